@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Prepares a fresh Debian machine with Node 20: system packages sandtrail uses (redis-server for the
+# queue when no REDIS_URL is given, lbzip2 for fast bzip2 decoding), then npm dependencies and the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || [ -n "${REDIS_URL:-}" ] || need+=(redis-server)
+command -v lbzip2 >/dev/null 2>&1 || need+=(lbzip2)
+command -v bzip2 >/dev/null 2>&1 || need+=(bzip2)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need[*]} from Debian" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "setup: missing ${need[*]}; install them (apt-get install ${need[*]}) or set REDIS_URL" >&2
+  fi
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm dependencies (better-sqlite3 compiles from source: about a minute)" >&2
+  npm ci --no-audit --no-fund --loglevel=error
+else
+  npm run --silent build
+fi

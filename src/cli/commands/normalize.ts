@@ -1,0 +1,73 @@
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { SandtrailError } from '../../errors/index.js';
+import { compressionOf, decodeStream, readLines, type Compression } from '../../feed/index.js';
+import { normalizeLine } from '../../normalize/index.js';
+import { writeOut, type CliContext } from '../context.js';
+
+/** Peeks the first bytes of stdin to pick a decoder, then replays them. */
+async function* sniffed(src: AsyncIterable<Buffer>, onKind: (c: Compression) => void): AsyncGenerator<Buffer> {
+  let decided = false;
+  for await (const chunk of src) {
+    if (!decided) {
+      decided = true;
+      onKind(chunk[0] === 0x42 && chunk[1] === 0x5a && chunk[2] === 0x68 ? 'bz2' : chunk[0] === 0x1f && chunk[1] === 0x8b ? 'gz' : 'none');
+    }
+    yield chunk;
+  }
+  if (!decided) onKind('none');
+}
+
+async function stdinBytes(): Promise<{ compression: Compression; bytes: AsyncIterable<Buffer> }> {
+  const it = sniffed(process.stdin as AsyncIterable<Buffer>, (c) => (kind = c))[Symbol.asyncIterator]();
+  let kind: Compression = 'none';
+  const first = await it.next();
+  async function* all(): AsyncGenerator<Buffer> {
+    if (!first.done) yield first.value;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  }
+  return { compression: kind, bytes: all() };
+}
+
+/**
+ * `sandtrail normalize`: canonical documents to stdout, one JSON rejection per bad line to
+ * stderr. Returns the exit code: 0 clean, 3 when any line was rejected.
+ */
+export async function normalizeCommand(files: string[], ctx: CliContext): Promise<number> {
+  for (const f of files) {
+    await access(f).catch(() => {
+      throw new SandtrailError('USAGE', `cannot read ${f}`);
+    });
+  }
+  const inputs = files.length ? files : ['-'];
+  let rejected = 0;
+  for (const file of inputs) {
+    let bytes: AsyncIterable<Buffer>;
+    if (file === '-') {
+      const s = await stdinBytes();
+      bytes = decodeStream(s.bytes, s.compression, { decoder: ctx.config.feed.decoder });
+    } else {
+      const c = compressionOf(file);
+      bytes = c === 'none' ? (createReadStream(file) as AsyncIterable<Buffer>) : decodeStream(file, c, { decoder: ctx.config.feed.decoder });
+    }
+    const where = inputs.length > 1 ? { file } : {};
+    for await (const line of readLines(bytes, { maxLineBytes: ctx.config.feed.maxLineBytes, prefixBytes: 0 })) {
+      if (line.kind === 'text') {
+        const r = normalizeLine(line.text);
+        if (r.ok) {
+          await writeOut(`${JSON.stringify(r.doc)}\n`);
+          continue;
+        }
+        process.stderr.write(`${JSON.stringify({ ...where, line: line.lineNo, ...r.rejection })}\n`);
+      } else {
+        const err =
+          line.kind === 'oversize'
+            ? { code: 'line_too_long', path: '$', message: `line is ${line.size} bytes, over the ${ctx.config.feed.maxLineBytes}-byte cap` }
+            : { code: 'invalid_utf8', path: '$', message: 'line is not valid UTF-8' };
+        process.stderr.write(`${JSON.stringify({ ...where, line: line.lineNo, ...err })}\n`);
+      }
+      rejected += 1;
+    }
+  }
+  return rejected > 0 ? 3 : 0;
+}

@@ -1,0 +1,32 @@
+import { loadConfig, type Config, type ConfigInput } from '../config/index.js';
+import { createLogger, type Logger } from '../log/index.js';
+
+/** Options every command accepts (declared once on the root program). */
+export interface GlobalOptions {
+  config?: string;
+  redisUrl?: string;
+  sink?: string;
+  queuePrefix?: string;
+  logLevel?: string;
+}
+
+export interface CliContext {
+  config: Config;
+  log: Logger;
+}
+
+/** Validates configuration once: flags > env (SANDTRAIL_*) > config file > defaults. */
+export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: ConfigInput = {}): CliContext {
+  const flags: ConfigInput = { ...extra };
+  if (g.redisUrl) flags.redisUrl = g.redisUrl;
+  if (g.sink) flags.sink = g.sink;
+  if (g.queuePrefix) flags.queuePrefix = g.queuePrefix;
+  if (g.logLevel) flags.logLevel = g.logLevel as ConfigInput['logLevel'];
+  const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG });
+  return { config, log: createLogger(config.logLevel) };
+}
+
+/** Writes to stdout honouring backpressure, so piping into `head` or a slow consumer stays bounded. */
+export async function writeOut(text: string): Promise<void> {
+  if (!process.stdout.write(text)) await new Promise<void>((r) => process.stdout.once('drain', r));
+}

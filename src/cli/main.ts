@@ -1,0 +1,146 @@
+import { Command, CommanderError, Option } from 'commander';
+import { envSettings } from '../config/index.js';
+import { errorCode, messageOf } from '../errors/index.js';
+import { runWorkerProcess } from '../queue/index.js';
+import { formatSummary, runBackfillCommand } from './commands/backfill.js';
+import { demoCommand } from './commands/demo.js';
+import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
+import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
+import { normalizeCommand } from './commands/normalize.js';
+import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
+
+const ENV_HELP = `
+Environment (flags win over environment, environment over the config file):
+  REDIS_URL, SANDTRAIL_REDIS_URL   Redis for queues (none: a private redis-server is started for the command)
+  SANDTRAIL_CONFIG                 JSON config file (same as --config)
+${envSettings()
+  .filter((s) => s.env !== 'SANDTRAIL_REDIS_URL')
+  .map((s) => `  ${s.env.padEnd(33)}${s.path.join('.')}`)
+  .join('\n')}
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 some input lines rejected (normalize).`;
+
+/** Builds the command tree; `run` receives each command's action and returns its exit code. */
+export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => void): Command {
+  const program = new Command('sandtrail')
+    .description('Ingest the GTI sandbox file-behaviour feed into a store threat hunters pivot on.')
+    .version('0.1.0')
+    .option('--config <file>', 'JSON config file')
+    .option('--redis-url <url>', 'Redis URL (env REDIS_URL)')
+    .option('--sink <spec>', 'store: sqlite:FILE (default sqlite:./sandtrail.db)')
+    .option('--queue-prefix <prefix>', 'BullMQ key prefix, to run several pipelines on one Redis')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+    .addHelpText('after', ENV_HELP)
+    .showHelpAfterError()
+    .exitOverride();
+
+  const ctxOf = (cmd: Command, defaults: Partial<GlobalOptions> = {}): CliContext => {
+    const g = cmd.optsWithGlobals<GlobalOptions>();
+    return createContext({ ...g, logLevel: g.logLevel ?? env.SANDTRAIL_LOG_LEVEL ?? defaults.logLevel }, env);
+  };
+  const action =
+    <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>
+    async (...args: A): Promise<void> =>
+      setExit(await fn(...args));
+
+  program
+    .command('normalize')
+    .description('normalize feed lines (files or stdin; .bz2/.gz read transparently): documents to stdout, rejections to stderr')
+    .argument('[file...]', 'feed batch files; stdin when none')
+    .action(action((files: string[], _o, cmd: Command) => normalizeCommand(files, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  program
+    .command('backfill')
+    .description('enqueue one feed job per minute of a range, process it, wait and summarize')
+    .requiredOption('--source <spec>', 'dir:PATH (a directory of minute batch files)')
+    .option('--from <YYYYMMDDhhmm>', 'first minute (UTC); default: first minute found')
+    .option('--to <YYYYMMDDhhmm>', 'last minute (UTC); default: last minute found')
+    .option('--no-workers', 'only enqueue and wait: let fleet workers on the same Redis do the work')
+    .option('--json', 'print the summary as one JSON object')
+    .action(
+      action(async (o: { source: string; from?: string; to?: string; workers: boolean; json?: boolean }, cmd: Command) => {
+        const run = await runBackfillCommand(o, ctxOf(cmd, { logLevel: 'warn' }));
+        await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
+        return run.summary.batches.failed > 0 ? 1 : 0;
+      }),
+    );
+
+  const worker = program.command('worker').description('run a long-lived stage worker against a shared Redis (first SIGTERM drains, second forces)');
+  for (const kind of ['feed', 'index'] as const) {
+    worker
+      .command(kind)
+      .description(`run the ${kind} stage worker`)
+      .action(
+        action(async (_o, cmd: Command) => {
+          const ctx = ctxOf(cmd);
+          await runWorkerProcess(kind, ctx.config, ctx.log.child({ worker: kind }));
+          return 0;
+        }),
+      );
+  }
+
+  const query = program.command('query').description('behaviour ids matching one pivot (hashes match case-insensitively)');
+  for (const [flag, , , what] of PIVOT_FLAGS) query.addOption(new Option(flag, what));
+  query.option('--json', 'print a sorted JSON array of ids').action(action((o: Record<string, unknown>, cmd: Command) => queryCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  program
+    .command('get')
+    .description('print one stored behaviour document')
+    .argument('<id>', 'behaviour id: <sha256>_<sandbox name>')
+    .option('--json', 'compact JSON on one line')
+    .action(action((id: string, o: { json?: boolean }, cmd: Command) => getCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  const dlq = program.command('dlq').description('manage the dead-letter store');
+  dlq
+    .command('list')
+    .description('list dead letters (id, code, path, message)')
+    .option('--json', 'JSON array')
+    .option('--limit <n>', 'at most n entries', '1000')
+    .option('--stage <stage>', 'normalize or index')
+    .option('--batch <minute>', 'one batch only')
+    .action(action((o, cmd: Command) => dlqList(o, ctxOf(cmd, { logLevel: 'warn' }))));
+  dlq
+    .command('show')
+    .description('show one dead letter with its raw text')
+    .argument('<id>')
+    .option('--json', 'compact JSON')
+    .action(action((id: string, o: { json?: boolean }, cmd: Command) => dlqShow(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
+  dlq
+    .command('replay')
+    .description('re-run dead letters through the normalizer and sink; those that pass are indexed and removed')
+    .argument('[id...]')
+    .option('--all', 'replay every entry')
+    .option('--json', 'JSON result')
+    .action(action((ids: string[], o: { all?: boolean; json?: boolean }, cmd: Command) => dlqReplay(ids, o, ctxOf(cmd, { logLevel: 'warn' }))));
+  dlq
+    .command('purge')
+    .description('delete every dead letter')
+    .option('--json', 'JSON result')
+    .action(action((o: { json?: boolean }, cmd: Command) => dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  program
+    .command('demo')
+    .description('ingest the bundled sample feed into a fresh SQLite store and show example pivot queries')
+    .option('--feed <dir>', 'feed directory (default: the bundled sample)')
+    .action(action((o: { feed?: string }, cmd: Command) => demoCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) c.exitOverride();
+  return program;
+}
+
+/** CLI entry: maps usage errors to exit 2 and any other error to a one-line message and exit 1. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let code = 0;
+  const program = buildProgram(env, (c) => (code = c));
+  try {
+    await program.parseAsync(argv);
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
+    }
+    const c = errorCode(err);
+    process.stderr.write(`sandtrail: ${messageOf(err)}\n`);
+    return c === 'USAGE' || c === 'CONFIG_INVALID' ? 2 : 1;
+  }
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { SandtrailError } from '../errors/index.js';
+import { configSchema, type Config, type ConfigInput } from './schema.js';
+
+type Dict = Record<string, unknown>;
+
+/** One environment variable per setting: `SANDTRAIL_` + the dotted path in SCREAMING_SNAKE. */
+export interface EnvSetting {
+  env: string;
+  path: string[];
+  kind: 'string' | 'number';
+}
+
+const snake = (s: string): string => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/** Every setting with its environment variable, derived from the schema so docs never drift. */
+export function envSettings(): EnvSetting[] {
+  const out: EnvSetting[] = [];
+  const walk = (shape: Dict, path: string[]): void => {
+    for (const [key, value] of Object.entries(shape)) {
+      const inner = unwrap(value);
+      const p = [...path, key];
+      if (inner && typeof inner === 'object' && 'shape' in inner) {
+        walk((inner as { shape: Dict }).shape, p);
+      } else {
+        const typeName = (inner as { _def?: { typeName?: string } })._def?.typeName;
+        out.push({ env: `SANDTRAIL_${p.map(snake).join('_')}`, path: p, kind: typeName === 'ZodNumber' ? 'number' : 'string' });
+      }
+    }
+  };
+  walk(configSchema.shape as unknown as Dict, []);
+  return out;
+}
+
+function unwrap(t: unknown): unknown {
+  let cur = t as { _def?: { innerType?: unknown; schema?: unknown } };
+  while (cur?._def?.innerType || cur?._def?.schema) cur = (cur._def.innerType ?? cur._def.schema) as typeof cur;
+  return cur;
+}
+
+function setPath(target: Dict, path: string[], value: unknown): void {
+  let cur = target;
+  for (const key of path.slice(0, -1)) {
+    if (typeof cur[key] !== 'object' || cur[key] === null) cur[key] = {};
+    cur = cur[key] as Dict;
+  }
+  cur[path[path.length - 1] as string] = value;
+}
+
+function deepMerge(base: Dict, over: Dict): Dict {
+  const out: Dict = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    const b = out[k];
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? deepMerge(b as Dict, v as Dict)
+        : v;
+  }
+  return out;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Reads `SANDTRAIL_*` variables (plus the conventional `REDIS_URL`) into a partial config. */
+export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
+  const out: Dict = {};
+  if (env.REDIS_URL) out.redisUrl = env.REDIS_URL;
+  for (const s of envSettings()) {
+    const raw = env[s.env];
+    if (raw === undefined || raw === '') continue;
+    const value = s.kind === 'number' ? Number(raw) : raw;
+    if (s.kind === 'number' && !Number.isFinite(value)) {
+      throw new SandtrailError('CONFIG_INVALID', `${s.env} must be a number, got "${raw}"`);
+    }
+    setPath(out, s.path, value);
+  }
+  return out as ConfigInput;
+}
+
+export interface LoadConfigOptions {
+  /** Settings from command-line flags (highest precedence). */
+  flags?: ConfigInput;
+  /** Environment (defaults to none: callers pass process.env explicitly at the edge). */
+  env?: NodeJS.ProcessEnv;
+  /** Path of a JSON config file. */
+  file?: string;
+}
+
+/**
+ * Validates configuration once at start-up: flags > env > file > defaults, unknown keys
+ * rejected, result deep-frozen. Throws CONFIG_INVALID naming every bad setting.
+ */
+export function loadConfig(opts: LoadConfigOptions = {}): Config {
+  let fromFile: Dict = {};
+  if (opts.file) {
+    try {
+      fromFile = JSON.parse(readFileSync(opts.file, 'utf8')) as Dict;
+    } catch (err) {
+      throw new SandtrailError('CONFIG_INVALID', `cannot read config file ${opts.file}: ${(err as Error).message}`);
+    }
+  }
+  const merged = deepMerge(deepMerge(fromFile, configFromEnv(opts.env ?? {}) as Dict), (opts.flags ?? {}) as Dict);
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new SandtrailError('CONFIG_INVALID', `invalid configuration: ${problems}`);
+  }
+  return deepFreeze(parsed.data) as Config;
+}

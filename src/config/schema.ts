@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+
+/** Feed stage settings: how batches are read and decoded. */
+const feedSchema = z
+  .object({
+    concurrency: positiveInt.default(1),
+    maxLineBytes: positiveInt.default(32 * 1024 * 1024),
+    dlqPrefixBytes: positiveInt.default(64 * 1024),
+    decoder: z.enum(['auto', 'lbzip2', 'pbzip2', 'bzip2']).default('auto'),
+    decoderThreads: z.number().int().min(0).default(0),
+    attempts: positiveInt.default(5),
+    backoffMs: positiveInt.default(2000),
+  })
+  .strict();
+
+/** Index stage settings: chunking, backpressure and sink retries. */
+const indexSchema = z
+  .object({
+    concurrency: positiveInt.default(1),
+    chunkMaxDocs: positiveInt.default(500),
+    chunkMaxBytes: positiveInt.default(8 * 1024 * 1024),
+    highWaterChunks: positiveInt.default(20),
+    attempts: positiveInt.default(8),
+    backoffMs: positiveInt.default(1000),
+    sinkRetries: z.number().int().min(0).default(3),
+  })
+  .strict();
+
+/** BullMQ worker lock settings: how fast a crashed worker's job is picked up again. */
+const workerSchema = z
+  .object({
+    lockDurationMs: positiveInt.default(30_000),
+    stalledIntervalMs: positiveInt.default(30_000),
+    maxStalledCount: positiveInt.default(10),
+    drainTimeoutMs: positiveInt.default(300_000),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    redisUrl: z.string().url().optional(),
+    queuePrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+      .default('sandtrail'),
+    sink: z.string().min(1).default('sqlite:./sandtrail.db'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    feed: feedSchema.default({}),
+    index: indexSchema.default({}),
+    worker: workerSchema.default({}),
+  })
+  .strict();
+
+/** The validated, frozen configuration every module receives. */
+export type Config = Readonly<{
+  [K in keyof z.infer<typeof configSchema>]: Readonly<z.infer<typeof configSchema>[K]>;
+}>;
+/** Configuration as written in a file or assembled from env and flags, before defaults. */
+export type ConfigInput = z.input<typeof configSchema>;

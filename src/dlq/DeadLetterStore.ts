@@ -1,0 +1,46 @@
+/** The pipeline stage that gave up on a record. */
+export type DeadLetterStage = 'normalize' | 'index';
+
+/**
+ * A record sandtrail could not process, kept with everything needed to understand and replay
+ * it: the raw line (or the normalized document for index failures), where it came from and why.
+ */
+export interface DeadLetter {
+  /** Deterministic: `normalize:<batch>:<line>` or `index:<batch>:<docId>`, so re-runs overwrite. */
+  id: string;
+  stage: DeadLetterStage;
+  batch: string;
+  line: number | null;
+  docId: string | null;
+  code: string;
+  path: string | null;
+  message: string;
+  /** Raw text (utf8), or base64 when the bytes were not valid UTF-8. */
+  raw: string;
+  rawEncoding: 'utf8' | 'base64';
+  /** Size in bytes of the whole original line; larger than `raw` when only a prefix was kept. */
+  rawSize: number;
+  rawTruncated: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type DeadLetterInput = Omit<DeadLetter, 'createdAt' | 'updatedAt'>;
+export type DeadLetterSummary = Omit<DeadLetter, 'raw'>;
+
+/** Durable home of dead letters. `put` is idempotent by id. */
+export interface DeadLetterStore {
+  put(entries: readonly DeadLetterInput[]): Promise<void>;
+  get(id: string): Promise<DeadLetter | null>;
+  list(opts?: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string }): Promise<DeadLetterSummary[]>;
+  /** Every entry, oldest first, streamed in pages so replay of a large store stays bounded. */
+  iterate(pageSize?: number): AsyncIterable<DeadLetter>;
+  remove(ids: readonly string[]): Promise<number>;
+  purge(): Promise<number>;
+  count(filter?: { stage?: DeadLetterStage; batches?: readonly string[] }): Promise<number>;
+}
+
+/** Builds the deterministic id of a dead letter. */
+export function deadLetterId(stage: DeadLetterStage, batch: string, key: number | string): string {
+  return `${stage}:${batch}:${key}`;
+}

@@ -1,0 +1,102 @@
+import type { Database } from 'better-sqlite3';
+import type { DeadLetter, DeadLetterInput, DeadLetterStage, DeadLetterStore, DeadLetterSummary } from './DeadLetterStore.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS dead_letters (
+  id TEXT PRIMARY KEY,
+  stage TEXT NOT NULL,
+  batch TEXT NOT NULL,
+  line INTEGER,
+  doc_id TEXT,
+  code TEXT NOT NULL,
+  path TEXT,
+  message TEXT NOT NULL,
+  raw TEXT NOT NULL,
+  raw_encoding TEXT NOT NULL,
+  raw_size INTEGER NOT NULL,
+  raw_truncated INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dead_letters_batch ON dead_letters(batch, stage);
+`;
+
+const COLUMNS = `id, stage, batch, line, doc_id AS docId, code, path, message, raw_encoding AS rawEncoding,
+  raw_size AS rawSize, raw_truncated AS rawTruncated, created_at AS createdAt, updated_at AS updatedAt`;
+
+type Row = Omit<DeadLetter, 'rawTruncated'> & { rawTruncated: number };
+const fromRow = <T extends { rawTruncated: number }>(r: T): Omit<T, 'rawTruncated'> & { rawTruncated: boolean } => ({
+  ...r,
+  rawTruncated: r.rawTruncated === 1,
+});
+
+/** Dead letters in the same SQLite file as the embedded sink. */
+export class SqliteDeadLetterStore implements DeadLetterStore {
+  constructor(private readonly db: Database) {
+    db.exec(SCHEMA);
+  }
+
+  async put(entries: readonly DeadLetterInput[]): Promise<void> {
+    if (entries.length === 0) return;
+    const now = Date.now();
+    const stmt = this.db.prepare(`
+      INSERT INTO dead_letters (id, stage, batch, line, doc_id, code, path, message, raw, raw_encoding, raw_size, raw_truncated, created_at, updated_at)
+      VALUES (@id, @stage, @batch, @line, @docId, @code, @path, @message, @raw, @rawEncoding, @rawSize, @rawTruncated, @now, @now)
+      ON CONFLICT(id) DO UPDATE SET code = excluded.code, path = excluded.path, message = excluded.message,
+        raw = excluded.raw, raw_encoding = excluded.raw_encoding, raw_size = excluded.raw_size,
+        raw_truncated = excluded.raw_truncated, updated_at = excluded.updated_at`);
+    this.db.transaction(() => {
+      for (const e of entries) stmt.run({ ...e, rawTruncated: e.rawTruncated ? 1 : 0, now });
+    }).immediate();
+  }
+
+  async get(id: string): Promise<DeadLetter | null> {
+    const row = this.db.prepare(`SELECT ${COLUMNS}, raw FROM dead_letters WHERE id = ?`).get(id) as Row | undefined;
+    return row ? fromRow(row) : null;
+  }
+
+  async list(opts: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string } = {}): Promise<DeadLetterSummary[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (opts.stage) (where.push('stage = ?'), args.push(opts.stage));
+    if (opts.batch) (where.push('batch = ?'), args.push(opts.batch));
+    const sql = `SELECT ${COLUMNS} FROM dead_letters ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY batch, stage, line, id LIMIT ? OFFSET ?`;
+    const rows = this.db.prepare(sql).all(...args, opts.limit ?? 1000, opts.offset ?? 0) as (Omit<Row, 'raw'>)[];
+    return rows.map(fromRow);
+  }
+
+  async *iterate(pageSize = 500): AsyncIterable<DeadLetter> {
+    let after = '';
+    for (;;) {
+      const rows = this.db
+        .prepare(`SELECT ${COLUMNS}, raw FROM dead_letters WHERE id > ? ORDER BY id LIMIT ?`)
+        .all(after, pageSize) as Row[];
+      if (rows.length === 0) return;
+      for (const r of rows) yield fromRow(r);
+      after = (rows[rows.length - 1] as Row).id;
+    }
+  }
+
+  async remove(ids: readonly string[]): Promise<number> {
+    const stmt = this.db.prepare('DELETE FROM dead_letters WHERE id = ?');
+    return this.db.transaction(() => ids.reduce((n, id) => n + stmt.run(id).changes, 0)).immediate();
+  }
+
+  async purge(): Promise<number> {
+    return this.db.prepare('DELETE FROM dead_letters').run().changes;
+  }
+
+  async count(filter: { stage?: DeadLetterStage; batches?: readonly string[] } = {}): Promise<number> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.stage) (where.push('stage = ?'), args.push(filter.stage));
+    if (filter.batches) {
+      if (filter.batches.length === 0) return 0;
+      where.push(`batch IN (SELECT value FROM json_each(?))`);
+      args.push(JSON.stringify(filter.batches));
+    }
+    const sql = `SELECT count(*) AS n FROM dead_letters ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+    return (this.db.prepare(sql).get(...args) as { n: number }).n;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Every error sandtrail raises on purpose carries a stable `code`. Callers match on `code`
+ * (or `name === 'SandtrailError'`), never only on `instanceof`, so errors crossing a worker
+ * boundary (serialized into a BullMQ job's failedReason) stay recognizable.
+ */
+export type ErrorCode =
+  // configuration and usage
+  | 'CONFIG_INVALID'
+  | 'USAGE'
+  // components
+  | 'REDIS_UNAVAILABLE'
+  | 'DECODER_UNAVAILABLE'
+  | 'DECODE_FAILED'
+  | 'SOURCE_READ_FAILED'
+  | 'SOURCE_NOT_FOUND'
+  | 'SINK_UNAVAILABLE'
+  | 'SINK_WRITE_FAILED'
+  | 'SINK_BUSY'
+  | 'CHUNK_CORRUPT'
+  | 'NOT_FOUND'
+  | 'SHUTTING_DOWN';
+
+/** Base class of every deliberate error; `code` is stable and documented. */
+export class SandtrailError extends Error {
+  override readonly name = 'SandtrailError';
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.details = Object.freeze({ ...details });
+  }
+}
+
+/**
+ * The one table deciding whether a failure is worth retrying. Retryable failures are
+ * transient (a busy database, a decoder killed mid-stream, a flaky read); permanent ones
+ * will fail the same way again and must go to a dead-letter path or stop the process.
+ */
+const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
+  CONFIG_INVALID: false,
+  USAGE: false,
+  REDIS_UNAVAILABLE: true,
+  DECODER_UNAVAILABLE: false,
+  DECODE_FAILED: true,
+  SOURCE_READ_FAILED: true,
+  SOURCE_NOT_FOUND: false,
+  SINK_UNAVAILABLE: true,
+  SINK_WRITE_FAILED: true,
+  SINK_BUSY: true,
+  CHUNK_CORRUPT: false,
+  NOT_FOUND: false,
+  SHUTTING_DOWN: true,
+});
+
+/** Reads the stable code of any thrown value, or undefined for foreign errors. */
+export function errorCode(err: unknown): ErrorCode | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === 'string' && code in RETRYABLE) return code as ErrorCode;
+  }
+  return undefined;
+}
+
+/** True when the failure is transient. Unknown errors count as retryable: a bug is retried a few times, then dead-lettered. */
+export function isRetryable(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === undefined ? true : RETRYABLE[code];
+}
+
+/** Message of any thrown value, for logs and dead-letter entries. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

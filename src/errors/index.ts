@@ -1,0 +1,2 @@
+export { SandtrailError, errorCode, isRetryable, messageOf } from './SandtrailError.js';
+export type { ErrorCode } from './SandtrailError.js';

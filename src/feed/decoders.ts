@@ -1,0 +1,158 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants, createReadStream } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { SandtrailError } from '../errors/index.js';
+
+export type Compression = 'bz2' | 'gz' | 'none';
+export type DecoderChoice = 'auto' | 'lbzip2' | 'pbzip2' | 'bzip2';
+
+/** Where to look for decoder binaries besides PATH (sbin dirs are often missing for non-root users). */
+const EXTRA_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'];
+
+/** Absolute path of an executable, or undefined. */
+export function findExecutable(name: string, pathEnv = process.env.PATH ?? ''): string | undefined {
+  for (const dir of [...pathEnv.split(delimiter), ...EXTRA_DIRS]) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * bzip2 decoders in order of measured speed on two cores: lbzip2 ≈ 87 MB/s, pbzip2 (decodes
+ * multi-stream files in parallel), bzip2 ≈ 35 MB/s. All handle multi-stream files and fail
+ * loudly on truncated input, unlike the npm decoders we measured.
+ */
+const PREFERENCE: readonly Exclude<DecoderChoice, 'auto'>[] = ['lbzip2', 'pbzip2', 'bzip2'];
+
+export interface Bzip2Decoder {
+  name: string;
+  path: string;
+  args: string[];
+}
+
+/** Picks the bzip2 decoder to spawn; throws DECODER_UNAVAILABLE saying how to install one. */
+export function resolveBzip2Decoder(choice: DecoderChoice = 'auto', threads = 0): Bzip2Decoder {
+  const n = threads > 0 ? threads : availableParallelism();
+  const names = choice === 'auto' ? PREFERENCE : [choice];
+  for (const name of names) {
+    const path = findExecutable(name);
+    if (!path) continue;
+    const args = name === 'bzip2' ? ['-dc'] : name === 'lbzip2' ? ['-dc', `-n${n}`] : ['-dc', `-p${n}`];
+    return { name, path, args };
+  }
+  throw new SandtrailError(
+    'DECODER_UNAVAILABLE',
+    `no bzip2 decoder found (${names.join(', ')}); install one, e.g. "apt-get install lbzip2"`,
+  );
+}
+
+/** Compression implied by a file name. */
+export function compressionOf(fileName: string): Compression {
+  if (/\.bz2$/i.test(fileName)) return 'bz2';
+  if (/\.gz$/i.test(fileName)) return 'gz';
+  return 'none';
+}
+
+export interface DecodeOptions {
+  decoder?: DecoderChoice;
+  threads?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Streams the decoded bytes of a batch. Input is a file path or a byte stream (an HTTP body).
+ * bzip2 runs in a child process so decoding uses another core; the child's stdout is consumed
+ * by async iteration, which gives natural backpressure. A non-zero exit (truncated or corrupt
+ * input) raises DECODE_FAILED after the bytes already produced.
+ */
+export async function* decodeStream(
+  input: string | AsyncIterable<Buffer>,
+  compression: Compression,
+  opts: DecodeOptions = {},
+): AsyncGenerator<Buffer> {
+  if (compression === 'none') {
+    yield* typeof input === 'string' ? readFile(input, opts.signal) : input;
+    return;
+  }
+  if (compression === 'gz') {
+    const gunzip = createGunzip();
+    const feed = typeof input === 'string' ? createReadStream(input) : input;
+    const pump = pipeInto(feed, gunzip);
+    try {
+      for await (const chunk of gunzip) yield chunk as Buffer;
+    } catch (err) {
+      throw new SandtrailError('DECODE_FAILED', `gzip decode failed: ${(err as Error).message}`, {}, { cause: err });
+    } finally {
+      gunzip.destroy();
+    }
+    await pump;
+    return;
+  }
+  yield* bunzip(input, opts);
+}
+
+async function* readFile(path: string, signal?: AbortSignal): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024, signal })) yield chunk as Buffer;
+}
+
+async function pipeInto(src: AsyncIterable<Buffer> | NodeJS.ReadableStream, dst: NodeJS.WritableStream): Promise<void> {
+  try {
+    for await (const chunk of src as AsyncIterable<Buffer>) {
+      if (!dst.write(chunk)) await new Promise<void>((r) => dst.once('drain', r));
+    }
+    dst.end();
+  } catch (err) {
+    (dst as unknown as { destroy(e?: Error): void }).destroy(err as Error);
+  }
+}
+
+async function* bunzip(input: string | AsyncIterable<Buffer>, opts: DecodeOptions): AsyncGenerator<Buffer> {
+  const dec = resolveBzip2Decoder(opts.decoder, opts.threads);
+  const fromFile = typeof input === 'string';
+  const child = spawn(dec.path, fromFile ? [...dec.args, '--', input] : dec.args, {
+    stdio: [fromFile ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  const { stdout, stderr: errStream } = child;
+  if (!stdout || !errStream) throw new SandtrailError('DECODER_UNAVAILABLE', `${dec.name}: no stdio pipes`);
+  let stderr = '';
+  errStream.setEncoding('utf8');
+  errStream.on('data', (s: string) => {
+    if (stderr.length < 4096) stderr += s;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  const onAbort = (): void => {
+    child.kill('SIGKILL');
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let feeding: Promise<void> | undefined;
+  if (!fromFile && child.stdin) {
+    child.stdin.on('error', () => undefined); // EPIPE when the decoder dies early: reported via exit code
+    feeding = pipeInto(input, child.stdin);
+  }
+  let finished = false;
+  try {
+    for await (const chunk of stdout) yield chunk as Buffer;
+    await feeding;
+    const r = await exited;
+    finished = true;
+    if (r.error || r.code !== 0) {
+      const why = r.error?.message ?? (stderr.trim() || `exit code ${r.code ?? r.signal}`);
+      throw new SandtrailError('DECODE_FAILED', `${dec.name} failed: ${why.split('\n')[0]}`, { decoder: dec.name });
+    }
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (!finished) child.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,14 @@
+export { isMinuteId, minuteToMs, msToMinute, addMinutes, minuteRange } from './minute.js';
+export type { MinuteId } from './minute.js';
+export type { FeedSource, BatchHandle } from './FeedSource.js';
+export { DirectorySource } from './DirectorySource.js';
+export { createSource } from './createSource.js';
+export type { SourceSettings } from './createSource.js';
+export { decodeStream, resolveBzip2Decoder, compressionOf, findExecutable } from './decoders.js';
+export type { Compression, DecoderChoice } from './decoders.js';
+export { readLines } from './readLines.js';
+export type { FeedLine, ReadLinesOptions } from './readLines.js';
+export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
+export { SqliteBatchLog } from './SqliteBatchLog.js';
+export { processBatch } from './processBatch.js';
+export type { ProcessBatchOptions, BatchOutcome } from './processBatch.js';

@@ -1,0 +1,2 @@
+export { createLogger } from './createLogger.js';
+export type { Logger } from './createLogger.js';

@@ -1,0 +1,40 @@
+/**
+ * Normalizer: raw file_behaviour feed lines → canonical behaviour documents with pivots, or
+ * typed rejections (DESIGN.md §3). This file only re-exports; see each module for details.
+ */
+export { SCHEMA_VERSION, REJECT_CODES, WARNING_CODES } from './BehaviourDoc.js';
+export type {
+  BehaviourDoc,
+  NormalizeResult,
+  NormalizeWarning,
+  Pivots,
+  RejectCode,
+  Rejection,
+  WarningCode,
+} from './BehaviourDoc.js';
+export type {
+  CanonicalAttributes,
+  ContentModelSet,
+  DnsLookup,
+  DroppedFile,
+  FileCopy,
+  HttpConversation,
+  IdsAlert,
+  IdsAlertContext,
+  IpTraffic,
+  KeyValueSet,
+  MitreTechnique,
+  ProcessNode,
+  RegistryKeySet,
+  SigmaMatch,
+  SigmaResult,
+  SignatureMatch,
+  TlsEntry,
+} from './CanonicalAttributes.js';
+export { normalizeLine, normalizeRecord } from './normalizeRecord.js';
+export { computePivots } from './computePivots.js';
+export { parseBehaviourId, stripTimestampSuffix, MAX_ID_BYTES } from './parseBehaviourId.js';
+export type { BehaviourId } from './parseBehaviourId.js';
+export { KNOWN_ATTRIBUTES } from './normalizeAttributes.js';
+export { MAX_PROCESS_TREE_DEPTH } from './normalizeProcessTree.js';
+export { MAX_WARNINGS } from './WarningLog.js';

@@ -1,0 +1,172 @@
+/**
+ * Record-level normalization: identity (strict), attributes (lenient), feed-line extras, dates
+ * and pivots. Never throws on data: every failure is a typed rejection, every repair a warning.
+ */
+import {
+  SCHEMA_VERSION,
+  type BehaviourDoc,
+  type NormalizeResult,
+  type RejectCode,
+} from './BehaviourDoc.js';
+import type { CanonicalAttributes } from './CanonicalAttributes.js';
+import { lowerHash } from './coerceScalar.js';
+import { computePivots } from './computePivots.js';
+import { normalizeAttributes } from './normalizeAttributes.js';
+import { parseBehaviourId, stripTimestampSuffix, type BehaviourId } from './parseBehaviourId.js';
+import { WarningLog, isRecord, kindOf, setOwn } from './WarningLog.js';
+
+/** Envelope keys with a meaning here; others are reported (`dropped_field`) and not kept. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['type', 'id', 'attributes', 'links', 'context_attributes', 'relationships']);
+/** context_attributes hashes lower-cased like every other hash. */
+const CONTEXT_HASH_KEYS: ReadonlySet<string> = new Set(['file_md5', 'file_sha1', 'file_sha256']);
+
+function reject(code: RejectCode, path: string, message: string): NormalizeResult {
+  return { ok: false, rejection: { code, path, message } };
+}
+
+/** Message of a caught value; itself never throws (a hostile toString could). */
+function describeError(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+/** Identity established from the envelope, before any attribute work. */
+interface Envelope {
+  rec: Record<string, unknown>;
+  /** JSON path of the behaviour object: `$`, or `$.data` when the line was wrapped. */
+  base: string;
+  id: BehaviourId;
+  attributes: Record<string, unknown> | undefined;
+}
+
+function readEnvelope(value: unknown): Envelope | NormalizeResult {
+  if (!isRecord(value)) return reject('not_object', '$', `expected a JSON object, got ${kindOf(value)}`);
+  let rec = value;
+  let base = '$';
+  // `{data: {...}}` is the API response envelope; a feed line is the bare object.
+  if (!Object.hasOwn(rec, 'id') && Object.hasOwn(rec, 'data')) {
+    const data = rec.data;
+    if (!isRecord(data)) return reject('not_object', '$.data', `expected data to be an object, got ${kindOf(data)}`);
+    rec = data;
+    base = '$.data';
+  }
+  const type = rec.type;
+  if (type !== undefined && type !== 'file_behaviour') {
+    return reject('wrong_type', `${base}.type`, `expected type "file_behaviour", got ${typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : kindOf(type)}`);
+  }
+  const rawId = rec.id;
+  if (rawId === undefined || rawId === null) return reject('missing_id', `${base}.id`, 'record has no id');
+  if (typeof rawId !== 'string') return reject('bad_id', `${base}.id`, `id must be a string, got ${kindOf(rawId)}`);
+  const id = parseBehaviourId(rawId);
+  if (typeof id === 'string') return reject('bad_id', `${base}.id`, id);
+  const attributes = rec.attributes;
+  if (attributes !== undefined && !isRecord(attributes)) {
+    return reject('bad_attributes', `${base}.attributes`, `attributes must be an object, got ${kindOf(attributes)}`);
+  }
+  return { rec, base, id, attributes };
+}
+
+/** Shallow copy of context_attributes with the file hashes lower-cased. */
+function normalizeContext(ctx: Record<string, unknown>, path: string, w: WarningLog): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(ctx)) {
+    const v = ctx[k];
+    if (v === undefined) continue;
+    setOwn(out, k, typeof v === 'string' && CONTEXT_HASH_KEYS.has(k) ? lowerHash(v, path, k, w) : v);
+  }
+  return out;
+}
+
+function buildDoc(env: Envelope): NormalizeResult {
+  const { rec, base, id } = env;
+  const w = new WarningLog();
+  if (id.hexChanged) w.add('lowercased', `${base}.id`, 'sha256 part of the id was not lower-case');
+
+  const apath = `${base}.attributes`;
+  let attributes: CanonicalAttributes;
+  if (env.attributes === undefined) {
+    w.add('missing_attributes', apath, 'record has no attributes: treated as {}');
+    attributes = {};
+  } else {
+    attributes = normalizeAttributes(env.attributes, apath, w);
+  }
+
+  // The attribute is authoritative when usable; the id's sandbox part is the fallback.
+  let sandboxName = id.sandboxName;
+  const attrName = attributes.sandbox_name;
+  if (typeof attrName === 'string' && attrName.trim() !== '') {
+    if (stripTimestampSuffix(attrName) !== id.sandboxName) {
+      w.add('sandbox_mismatch', `${apath}.sandbox_name`, "attributes.sandbox_name differs from the id's sandbox part");
+    }
+    sandboxName = attrName;
+  }
+
+  const analysisDate = typeof attributes.analysis_date === 'number' ? attributes.analysis_date : null;
+  let lastModified = attributes.last_modification_date;
+  if (typeof lastModified !== 'number') {
+    lastModified = analysisDate ?? 0;
+    w.add(
+      'missing_date',
+      `${apath}.last_modification_date`,
+      analysisDate === null ? 'no last_modification_date nor analysis_date: using 0' : 'no last_modification_date: using analysis_date',
+    );
+  }
+
+  const doc: BehaviourDoc = {
+    schema_version: SCHEMA_VERSION,
+    id: id.id,
+    sha256: id.sha256,
+    sandbox_name: sandboxName,
+    analysis_date: analysisDate,
+    last_modification_date: lastModified,
+    pivots: computePivots(attributes),
+    attributes,
+  };
+
+  for (const k of Object.keys(rec)) {
+    if (ENVELOPE_KEYS.has(k)) continue;
+    w.addAt('dropped_field', base, k, 'unknown top-level field not kept (only attributes, context_attributes and relationships are)');
+  }
+  const ctx = rec.context_attributes;
+  if (isRecord(ctx)) doc.context_attributes = normalizeContext(ctx, `${base}.context_attributes`, w);
+  else if (ctx !== undefined && ctx !== null) w.addAt('dropped_field', base, 'context_attributes', `expected an object, got ${kindOf(ctx)}`);
+  const rel = rec.relationships;
+  if (isRecord(rel)) doc.relationships = rel;
+  else if (rel !== undefined && rel !== null) w.addAt('dropped_field', base, 'relationships', `expected an object, got ${kindOf(rel)}`);
+
+  return { ok: true, doc, warnings: w.finish() };
+}
+
+/**
+ * Normalizes one parsed feed record (a file_behaviour object, bare or wrapped as `{data}`).
+ * Never throws: hostile values (throwing getters, proxies) end as a rejection too.
+ */
+export function normalizeRecord(value: unknown): NormalizeResult {
+  let env: Envelope | NormalizeResult;
+  try {
+    env = readEnvelope(value);
+  } catch (err) {
+    return reject('not_object', '$', `record could not be read: ${describeError(err)}`);
+  }
+  if ('ok' in env) return env;
+  try {
+    return buildDoc(env);
+  } catch (err) {
+    return reject('bad_attributes', `${env.base}.attributes`, `attributes could not be normalized: ${describeError(err)}`);
+  }
+}
+
+/** Parses one JSON line (a leading BOM is ignored) and normalizes it. Never throws. */
+export function normalizeLine(text: string): NormalizeResult {
+  if (typeof text !== 'string') return reject('not_json', '$', `expected a line of text, got ${kindOf(text)}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (err) {
+    return reject('not_json', '$', `invalid JSON: ${describeError(err)}`);
+  }
+  return normalizeRecord(value);
+}

@@ -1,0 +1,104 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
+import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
+import type { BehaviourDoc } from '../normalize/index.js';
+import { decodeChunk } from './chunkCodec.js';
+import { createRedis } from './connection.js';
+import type { StageWorkerOptions } from './FeedWorker.js';
+import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
+
+/**
+ * The index stage behind BullMQ: writes one chunk to the sink, retries only the items the sink
+ * calls retryable, dead-letters rejected items, and on the last attempt dead-letters whatever
+ * is still failing instead of dropping it.
+ */
+export class IndexWorker {
+  private worker: Worker<IndexJobData, IndexJobResult> | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly o: StageWorkerOptions) {}
+
+  start(): void {
+    if (this.worker) return;
+    const { config } = this.o;
+    this.worker = new Worker<IndexJobData, IndexJobResult>(INDEX_QUEUE, (job) => this.process(job), {
+      connection: createRedis(this.o.redisUrl),
+      prefix: config.queuePrefix,
+      concurrency: config.index.concurrency,
+      lockDuration: config.worker.lockDurationMs,
+      stalledInterval: config.worker.stalledIntervalMs,
+      maxStalledCount: config.worker.maxStalledCount,
+    });
+    this.worker.on('error', (err) => this.o.log.error({ stage: 'index', err: messageOf(err) }, 'index worker error'));
+    this.worker.on('failed', (job, err) =>
+      this.o.log.warn({ stage: 'index', job: job?.id, attempts: job?.attemptsMade, err: messageOf(err) }, 'index job failed'),
+    );
+  }
+
+  stop(force = false): Promise<void> {
+    if (!this.worker) return Promise.resolve();
+    if (force) return this.worker.close(true);
+    return (this.stopping ??= this.worker.close(false));
+  }
+
+  private async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
+    const { batch, n } = job.data;
+    const { store, config } = this.o;
+    const log = this.o.log.child({ stage: 'index', batch, job: job.id });
+    let docs: BehaviourDoc[];
+    try {
+      docs = await decodeChunk(job.data.payload);
+    } catch (err) {
+      await store.dlq.put([chunkLetter(batch, n, job.data.payload, err)]);
+      throw new UnrecoverableError(messageOf(err));
+    }
+    const result: IndexJobResult = { indexed: 0, stale: 0, rejected: 0, deadLettered: 0 };
+    const dead: DeadLetterInput[] = [];
+    let pending = docs;
+    let lastReason = '';
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const results = await store.sink.upsert(pending);
+      const retry: BehaviourDoc[] = [];
+      results.forEach((r, i) => {
+        const doc = pending[i] as BehaviourDoc;
+        if (r.status === 'ok') r.stale ? result.stale++ : result.indexed++;
+        else if (r.status === 'rejected') dead.push(docLetter(batch, doc, r.code, r.reason));
+        else (retry.push(doc), (lastReason = r.reason));
+      });
+      pending = retry;
+      if (pending.length === 0 || attempt >= config.index.sinkRetries) break;
+      // exponential backoff with full jitter, so several workers do not retry in lockstep
+      await sleep(Math.random() * config.index.backoffMs * 2 ** attempt);
+    }
+    const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    if (pending.length > 0 && final) {
+      for (const doc of pending) dead.push(docLetter(batch, doc, 'retry_exhausted', lastReason));
+      pending = [];
+    }
+    result.rejected = dead.length;
+    await store.dlq.put(dead);
+    result.deadLettered = dead.length;
+    if (dead.length) log.warn({ deadLettered: dead.length }, 'items dead-lettered');
+    if (pending.length > 0) {
+      throw new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
+    }
+    return result;
+  }
+}
+
+function docLetter(batch: string, doc: BehaviourDoc, code: string, reason: string): DeadLetterInput {
+  const raw = JSON.stringify(doc);
+  return {
+    id: deadLetterId('index', batch, doc.id), stage: 'index', batch, line: null, docId: doc.id,
+    code, path: null, message: reason, raw, rawEncoding: 'utf8', rawSize: Buffer.byteLength(raw), rawTruncated: false,
+  };
+}
+
+function chunkLetter(batch: string, n: number, payload: string, err: unknown): DeadLetterInput {
+  return {
+    id: deadLetterId('index', batch, `chunk-${n}`), stage: 'index', batch, line: null, docId: null,
+    code: errorCode(err) ?? 'CHUNK_CORRUPT', path: null, message: messageOf(err),
+    raw: payload, rawEncoding: 'base64', rawSize: payload.length, rawTruncated: false,
+  };
+}

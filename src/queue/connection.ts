@@ -1,0 +1,32 @@
+import { Redis } from 'ioredis';
+import { SandtrailError } from '../errors/index.js';
+
+/** A Redis connection as BullMQ workers need it (no per-command retry limit: workers block). */
+export function createRedis(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+}
+
+/** Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is unreachable. */
+export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
+  const r = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null });
+  r.on('error', () => undefined);
+  try {
+    await r.connect();
+    await r.ping();
+  } catch (err) {
+    throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** Drops the password part of a URL before it is shown anywhere. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}

@@ -1,0 +1,53 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import { createRedis } from './connection.js';
+import { FEED_QUEUE, INDEX_QUEUE, type FeedJobData, type IndexJobData } from './names.js';
+
+export interface Queues {
+  feed: Queue<FeedJobData>;
+  index: Queue<IndexJobData>;
+  connection: Redis;
+  close(): Promise<void>;
+}
+
+/**
+ * Both queues with their retry policy. Finished feed jobs are kept a week (they are small and
+ * make re-enqueues no-ops); finished index jobs are dropped quickly because they carry data.
+ */
+export function createQueues(redisUrl: string, config: Config): Queues {
+  const connection = createRedis(redisUrl);
+  connection.on('error', () => undefined); // surfaced by the commands that use it
+  const prefix = config.queuePrefix;
+  const feed = new Queue<FeedJobData>(FEED_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: {
+      attempts: config.feed.attempts,
+      backoff: { type: 'exponential', delay: config.feed.backoffMs },
+      removeOnComplete: { age: 7 * 24 * 3600, count: 50_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    },
+  });
+  const index = new Queue<IndexJobData>(INDEX_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: {
+      attempts: config.index.attempts,
+      backoff: { type: 'exponential', delay: config.index.backoffMs },
+      removeOnComplete: { age: 3600, count: 1000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    },
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    feed,
+    index,
+    connection,
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.allSettled([feed.close(), index.close()]);
+        connection.disconnect();
+      })()),
+  };
+}

@@ -1,0 +1,13 @@
+export { FEED_QUEUE, INDEX_QUEUE, feedJobId, indexJobId } from './names.js';
+export type { FeedJobData, IndexJobData, FeedJobResult, IndexJobResult } from './names.js';
+export { encodeChunk, decodeChunk } from './chunkCodec.js';
+export { createRedis, checkRedis, redactUrl } from './connection.js';
+export { createQueues } from './createQueues.js';
+export type { Queues } from './createQueues.js';
+export { FeedWorker } from './FeedWorker.js';
+export type { StageWorkerOptions } from './FeedWorker.js';
+export { IndexWorker } from './IndexWorker.js';
+export { runBackfill, summarize } from './runBackfill.js';
+export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';
+export { runWorkerProcess } from './runWorkerProcess.js';
+export type { WorkerKind } from './runWorkerProcess.js';

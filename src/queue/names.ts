@@ -1,0 +1,37 @@
+import type { MinuteId } from '../feed/index.js';
+
+export const FEED_QUEUE = 'feed';
+export const INDEX_QUEUE = 'index';
+
+/** Feed job data: which batch, from which source. Never credentials. */
+export interface FeedJobData {
+  batch: MinuteId;
+  source: string;
+}
+
+/** Index job data: one compressed chunk of normalized documents. */
+export interface IndexJobData {
+  batch: MinuteId;
+  n: number;
+  count: number;
+  /** base64 of brotli-compressed JSON array of BehaviourDoc (BullMQ stores JSON, not bytes). */
+  payload: string;
+}
+
+export interface FeedJobResult {
+  status: 'ok' | 'empty' | 'missing';
+  chunks: number;
+  accepted: number;
+  rejected: number;
+}
+
+export interface IndexJobResult {
+  indexed: number;
+  stale: number;
+  rejected: number;
+  deadLettered: number;
+}
+
+/** Deterministic ids make every enqueue idempotent: adding an existing job id is a no-op. */
+export const feedJobId = (batch: MinuteId): string => `feed-${batch}`;
+export const indexJobId = (batch: MinuteId, n: number): string => `idx-${batch}-${n}`;

@@ -1,0 +1,2 @@
+export { ensureRedis } from './ensureRedis.js';
+export type { RedisHandle, EnsureRedisOptions } from './ensureRedis.js';

@@ -1,0 +1,35 @@
+import type { BehaviourDoc } from '../normalize/index.js';
+
+/** Pivot kinds a hunter can query by. */
+export type PivotKind = 'behash' | 'sigma_rule_id' | 'ja3' | 'ja3s' | 'dropped_sha256' | 'sha256';
+export const PIVOT_KINDS: readonly PivotKind[] = ['behash', 'sigma_rule_id', 'ja3', 'ja3s', 'dropped_sha256', 'sha256'];
+
+/**
+ * Outcome of one document in a batch write. A document older than the stored one is `ok`
+ * with `stale: true`: the store already holds the newer state, so the write has converged.
+ */
+export type ItemResult =
+  | { id: string; status: 'ok'; stale?: boolean }
+  | { id: string; status: 'retryable'; code: string; reason: string }
+  | { id: string; status: 'rejected'; code: string; reason: string };
+
+/**
+ * Where behaviour documents are indexed. Implementations upsert by behaviour id, never let an
+ * older `last_modification_date` replace a newer one, and report per-item results instead of
+ * throwing for one bad document (they may throw when the whole store is unreachable).
+ */
+export interface Sink {
+  readonly kind: string;
+  upsert(docs: readonly BehaviourDoc[]): Promise<ItemResult[]>;
+  get(id: string): Promise<BehaviourDoc | null>;
+  /** Behaviour ids matching a pivot value, sorted; hash values match case-insensitively. */
+  query(kind: PivotKind, value: string): Promise<string[]>;
+  count(): Promise<number>;
+  /** Most frequent values of a pivot (the clusters a hunter starts from), most frequent first. */
+  top(kind: Exclude<PivotKind, 'sha256'>, limit: number): Promise<{ value: string; count: number }[]>;
+}
+
+/** Normalizes a pivot value for lookup: every pivot is a hash or id, compared lower-case. */
+export function pivotKey(value: string): string {
+  return value.trim().toLowerCase();
+}

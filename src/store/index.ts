@@ -1,0 +1,2 @@
+export { openStore } from './openStore.js';
+export type { Store } from './openStore.js';

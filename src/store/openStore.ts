@@ -1,0 +1,49 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { SqliteDeadLetterStore, type DeadLetterStore } from '../dlq/index.js';
+import { SandtrailError } from '../errors/index.js';
+import { SqliteBatchLog, type BatchLog } from '../feed/index.js';
+import { SqliteSink, type Sink } from '../sink/index.js';
+
+/** The three durable parts of a deployment, kept together in one backend. */
+export interface Store {
+  readonly spec: string;
+  sink: Sink;
+  dlq: DeadLetterStore;
+  batches: BatchLog;
+  close(): Promise<void>;
+}
+
+/** Opens the store named by a sink spec: `sqlite:FILE` (created when missing). */
+export function openStore(spec: string): Store {
+  if (spec.startsWith('sqlite:')) {
+    const file = spec.slice('sqlite:'.length);
+    if (!file) throw new SandtrailError('USAGE', 'sqlite: sink needs a file, e.g. --sink sqlite:./sandtrail.db');
+    const path = resolve(file);
+    mkdirSync(dirname(path), { recursive: true });
+    let db: BetterSqlite3.Database;
+    try {
+      db = new BetterSqlite3(path);
+    } catch (err) {
+      throw new SandtrailError('SINK_UNAVAILABLE', `cannot open SQLite file ${path}: ${(err as Error).message}`);
+    }
+    // WAL lets lookups run while a worker writes; several local workers share the file.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 15000');
+    let closed = false;
+    return {
+      spec: `sqlite:${path}`,
+      sink: new SqliteSink(db),
+      dlq: new SqliteDeadLetterStore(db),
+      batches: new SqliteBatchLog(db),
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        db.close();
+      },
+    };
+  }
+  throw new SandtrailError('USAGE', `unknown sink "${spec}": expected sqlite:FILE`);
+}

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { decodeStream, findExecutable, resolveBzip2Decoder, type DecoderChoice } from '../../src/feed/index.js';
+import { tempDir } from '../support/env.js';
+
+const dir = tempDir();
+const bz = (s: string): Buffer => execFileSync('bzip2', ['-c'], { input: s });
+
+async function decodeAll(path: string, decoder: DecoderChoice, c: 'bz2' | 'gz' = 'bz2'): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const b of decodeStream(path, c, { decoder })) parts.push(b);
+  return Buffer.concat(parts).toString();
+}
+
+const decoders = (['lbzip2', 'pbzip2', 'bzip2'] as const).filter((d) => findExecutable(d));
+
+test('at least the fast decoder is available (setup installs lbzip2)', () => {
+  assert.ok(decoders.length > 0);
+  assert.equal(resolveBzip2Decoder('auto').name, decoders[0]);
+});
+
+for (const d of decoders) {
+  test(`${d}: decodes every stream of a multi-stream file`, async () => {
+    const path = join(dir, `multi-${d}.bz2`);
+    writeFileSync(path, Buffer.concat([bz('first\n'), bz('second\n'), bz('third\n')]));
+    assert.equal(await decodeAll(path, d), 'first\nsecond\nthird\n');
+  });
+
+  test(`${d}: a truncated file fails with DECODE_FAILED, never a silent short read`, async () => {
+    const full = bz('x'.repeat(200_000) + '\n');
+    const path = join(dir, `trunc-${d}.bz2`);
+    writeFileSync(path, full.subarray(0, Math.floor(full.length / 2)));
+    await assert.rejects(decodeAll(path, d), (e: { code?: string }) => e.code === 'DECODE_FAILED');
+  });
+
+  test(`${d}: decodes a byte stream (an HTTP body) as well as a file`, async () => {
+    async function* body(): AsyncGenerator<Buffer> {
+      const b = Buffer.concat([bz('a\n'), bz('b\n')]);
+      for (let i = 0; i < b.length; i += 7) yield b.subarray(i, i + 7);
+    }
+    const parts: Buffer[] = [];
+    for await (const b of decodeStream(body(), 'bz2', { decoder: d })) parts.push(b);
+    assert.equal(Buffer.concat(parts).toString(), 'a\nb\n');
+  });
+}
+
+test('gzip files decode, and a corrupt one fails with DECODE_FAILED', async () => {
+  const ok = join(dir, 'ok.gz');
+  writeFileSync(ok, gzipSync('hello\n'));
+  assert.equal(await decodeAll(ok, 'auto', 'gz'), 'hello\n');
+  const bad = join(dir, 'bad.gz');
+  writeFileSync(bad, gzipSync('hello world\n').subarray(0, 12));
+  await assert.rejects(decodeAll(bad, 'auto', 'gz'), (e: { code?: string }) => e.code === 'DECODE_FAILED');
+});
+
+test('a decoder that is not installed is a clear DECODER_UNAVAILABLE error naming the fix', () => {
+  assert.throws(
+    () => resolveBzip2Decoder('nonexistent' as DecoderChoice),
+    (e: { code?: string; message: string }) => e.code === 'DECODER_UNAVAILABLE' && /apt-get install lbzip2/.test(e.message),
+  );
+});

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
+import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.js';
+import { ensureRedis, type RedisHandle } from '../../src/redis/index.js';
+
+let shared: Promise<RedisHandle> | undefined;
+
+/**
+ * The Redis the test run started (scripts/run-tests.mjs), or a private one when a test file is
+ * run on its own. Each test isolates itself with its own queue prefix.
+ */
+export async function testRedisUrl(): Promise<string> {
+  const fromRunner = process.env.SANDTRAIL_TEST_REDIS_URL;
+  if (fromRunner) return fromRunner;
+  shared ??= ensureRedis({ install: false });
+  const h = await shared;
+  after(() => h.stop());
+  return h.url;
+}
+
+/** A fresh temporary directory removed when the test file ends. */
+export function tempDir(label = 'sandtrail-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), label));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A queue prefix no other test uses. */
+export function uniquePrefix(): string {
+  return `t${randomBytes(5).toString('hex')}`;
+}
+
+/** A validated config for a test: its own prefix, its own SQLite file, fast stall detection. */
+export async function testConfig(dir: string, over: ConfigInput = {}): Promise<Config> {
+  return loadConfig({
+    flags: {
+      redisUrl: await testRedisUrl(),
+      queuePrefix: uniquePrefix(),
+      sink: `sqlite:${join(dir, 'store.db')}`,
+      logLevel: 'silent',
+      ...over,
+      worker: { lockDurationMs: 4000, stalledIntervalMs: 2000, ...over.worker },
+      feed: { backoffMs: 100, ...over.feed },
+      index: { backoffMs: 50, ...over.index },
+    },
+  });
+}
