@@ -26,7 +26,11 @@ async function freePort() {
 const bin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].find(existsSync) ?? 'redis-server';
 const port = await freePort();
 const dir = mkdtempSync(join(tmpdir(), 'sandtrail-test-redis-'));
-const redis = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+const redis = spawn(
+  bin,
+  ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction'],
+  { stdio: 'ignore' },
+);
 redis.on('error', (e) => {
   console.error(`cannot start redis-server (${e.message}); install it: apt-get install redis-server`);
   process.exit(1);

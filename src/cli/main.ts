@@ -65,7 +65,9 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       }),
     );
 
-  const worker = program.command('worker').description('run a long-lived stage worker against a shared Redis (first SIGTERM drains, second forces)');
+  const worker = program
+    .command('worker')
+    .description('run a long-lived stage worker against a shared Redis (first SIGTERM drains, second forces)');
   for (const kind of ['feed', 'index'] as const) {
     worker
       .command(kind)
@@ -81,7 +83,9 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
 
   const query = program.command('query').description('behaviour ids matching one pivot (hashes match case-insensitively)');
   for (const [flag, , , what] of PIVOT_FLAGS) query.addOption(new Option(flag, what));
-  query.option('--json', 'print a sorted JSON array of ids').action(action((o: Record<string, unknown>, cmd: Command) => queryCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+  query
+    .option('--json', 'print a sorted JSON array of ids')
+    .action(action((o: Record<string, unknown>, cmd: Command) => queryCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
 
   program
     .command('get')
@@ -111,7 +115,9 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .argument('[id...]')
     .option('--all', 'replay every entry')
     .option('--json', 'JSON result')
-    .action(action((ids: string[], o: { all?: boolean; json?: boolean }, cmd: Command) => dlqReplay(ids, o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action((ids: string[], o: { all?: boolean; json?: boolean }, cmd: Command) => dlqReplay(ids, o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
   dlq
     .command('purge')
     .description('delete every dead letter')

@@ -5,7 +5,11 @@ const WIDTH = 28;
 function duration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '--';
   const s = Math.round(ms / 1000);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+      : `${s}s`;
 }
 
 /** One-line progress bar with ETA, redrawn in place; only used when stderr is a terminal. */

@@ -45,9 +45,11 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
       ON CONFLICT(id) DO UPDATE SET code = excluded.code, path = excluded.path, message = excluded.message,
         raw = excluded.raw, raw_encoding = excluded.raw_encoding, raw_size = excluded.raw_size,
         raw_truncated = excluded.raw_truncated, updated_at = excluded.updated_at`);
-    this.db.transaction(() => {
-      for (const e of entries) stmt.run({ ...e, rawTruncated: e.rawTruncated ? 1 : 0, now });
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const e of entries) stmt.run({ ...e, rawTruncated: e.rawTruncated ? 1 : 0, now });
+      })
+      .immediate();
   }
 
   async get(id: string): Promise<DeadLetter | null> {
@@ -58,11 +60,15 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
   async list(opts: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string } = {}): Promise<DeadLetterSummary[]> {
     const where: string[] = [];
     const args: unknown[] = [];
-    if (opts.stage) (where.push('stage = ?'), args.push(opts.stage));
-    if (opts.batch) (where.push('batch = ?'), args.push(opts.batch));
+    const add = (clause: string, arg: unknown): void => {
+      where.push(clause);
+      args.push(arg);
+    };
+    if (opts.stage) add('stage = ?', opts.stage);
+    if (opts.batch) add('batch = ?', opts.batch);
     const sql = `SELECT ${COLUMNS} FROM dead_letters ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY batch, stage, line, id LIMIT ? OFFSET ?`;
-    const rows = this.db.prepare(sql).all(...args, opts.limit ?? 1000, opts.offset ?? 0) as (Omit<Row, 'raw'>)[];
+    const rows = this.db.prepare(sql).all(...args, opts.limit ?? 1000, opts.offset ?? 0) as Omit<Row, 'raw'>[];
     return rows.map(fromRow);
   }
 
@@ -90,11 +96,14 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
   async count(filter: { stage?: DeadLetterStage; batches?: readonly string[] } = {}): Promise<number> {
     const where: string[] = [];
     const args: unknown[] = [];
-    if (filter.stage) (where.push('stage = ?'), args.push(filter.stage));
+    const add = (clause: string, arg: unknown): void => {
+      where.push(clause);
+      args.push(arg);
+    };
+    if (filter.stage) add('stage = ?', filter.stage);
     if (filter.batches) {
       if (filter.batches.length === 0) return 0;
-      where.push(`batch IN (SELECT value FROM json_each(?))`);
-      args.push(JSON.stringify(filter.batches));
+      add('batch IN (SELECT value FROM json_each(?))', JSON.stringify(filter.batches));
     }
     const sql = `SELECT count(*) AS n FROM dead_letters ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     return (this.db.prepare(sql).get(...args) as { n: number }).n;

@@ -21,9 +21,11 @@ export async function replayDeadLetters(
 ): Promise<ReplayResult> {
   const result: ReplayResult = { replayed: 0, stillRejected: 0, retryable: 0, indexedIds: [] };
   const entries: AsyncIterable<DeadLetter | null> =
-    'all' in select ? dlq.iterate() : (async function* () {
-      for (const id of select.ids) yield await dlq.get(id);
-    })();
+    'all' in select
+      ? dlq.iterate()
+      : (async function* () {
+          for (const id of select.ids) yield await dlq.get(id);
+        })();
   for await (const entry of entries) {
     if (!entry) continue;
     const attempt = reprocess(entry);

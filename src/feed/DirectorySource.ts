@@ -34,9 +34,7 @@ export class DirectorySource implements FeedSource {
 
   async listMinutes(range: { from?: MinuteId; to?: MinuteId } = {}): Promise<MinuteId[]> {
     const index = await this.scan();
-    return [...index.keys()]
-      .filter((m) => (!range.from || m >= range.from) && (!range.to || m <= range.to))
-      .sort();
+    return [...index.keys()].filter((m) => (!range.from || m >= range.from) && (!range.to || m <= range.to)).sort();
   }
 
   async open(batch: MinuteId): Promise<BatchHandle | null> {

@@ -112,7 +112,14 @@ function letter(batch: MinuteId, line: FeedLine & { kind: 'text' }, code: string
 }
 
 function unreadableLetter(batch: MinuteId, line: Exclude<FeedLine, { kind: 'text' }>, maxLineBytes: number): DeadLetterInput {
-  const common = { id: deadLetterId('normalize', batch, line.lineNo), stage: 'normalize' as const, batch, line: line.lineNo, docId: null, path: '$' };
+  const common = {
+    id: deadLetterId('normalize', batch, line.lineNo),
+    stage: 'normalize' as const,
+    batch,
+    line: line.lineNo,
+    docId: null,
+    path: '$',
+  };
   if (line.kind === 'oversize') {
     return {
       ...common,

@@ -14,14 +14,7 @@ export const SCHEMA_VERSION = 1;
  * before the normalizer runs; they live here so the dead-letter store has one code table.
  */
 export type RejectCode =
-  | 'not_json'
-  | 'not_object'
-  | 'missing_id'
-  | 'bad_id'
-  | 'wrong_type'
-  | 'bad_attributes'
-  | 'line_too_long'
-  | 'invalid_utf8';
+  'not_json' | 'not_object' | 'missing_id' | 'bad_id' | 'wrong_type' | 'bad_attributes' | 'line_too_long' | 'invalid_utf8';
 
 /** Every reject code, in a stable order (for CLI filters, metrics labels, docs). */
 export const REJECT_CODES: readonly RejectCode[] = Object.freeze([
@@ -125,6 +118,4 @@ export interface BehaviourDoc {
 }
 
 /** Outcome of normalizing one record: a doc plus its warnings, or a rejection. */
-export type NormalizeResult =
-  | { ok: true; doc: BehaviourDoc; warnings: NormalizeWarning[] }
-  | { ok: false; rejection: Rejection };
+export type NormalizeResult = { ok: true; doc: BehaviourDoc; warnings: NormalizeWarning[] } | { ok: false; rejection: Rejection };

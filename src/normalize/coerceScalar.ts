@@ -49,7 +49,12 @@ export const coerceInt: Coerce = (v, parent, key, w): number | undefined => {
   else if (typeof v === 'string') n = parseNumeric(v);
   if (Number.isFinite(n)) {
     const t = Math.trunc(n);
-    w.addAt('coerced_scalar', parent, key, `expected an integer, got ${typeof v === 'string' ? 'a numeric string' : 'a fraction'}: converted`);
+    w.addAt(
+      'coerced_scalar',
+      parent,
+      key,
+      `expected an integer, got ${typeof v === 'string' ? 'a numeric string' : 'a fraction'}: converted`,
+    );
     return t === 0 ? 0 : t;
   }
   w.addAt('dropped_field', parent, key, `expected an integer, got ${kindOf(v)}`);

@@ -21,14 +21,10 @@ export const normalizeDroppedFile: EntryFn = entryOf(schemaOf({ path: str, sha25
 export const normalizeDnsLookup: EntryFn = entryOf(schemaOf({ hostname: str, resolved_ips: coerceStringList }));
 
 /** `http_conversations[]`. */
-export const normalizeHttpConversation: EntryFn = entryOf(
-  schemaOf({ request_headers: coerceStringMap, request_method: str, url: str }),
-);
+export const normalizeHttpConversation: EntryFn = entryOf(schemaOf({ request_headers: coerceStringMap, request_method: str, url: str }));
 
 /** `ip_traffic[]`. */
-export const normalizeIpTraffic: EntryFn = entryOf(
-  schemaOf({ destination_ip: str, destination_port: int, transport_layer_protocol: str }),
-);
+export const normalizeIpTraffic: EntryFn = entryOf(schemaOf({ destination_ip: str, destination_port: int, transport_layer_protocol: str }));
 
 /** `tls[]`: ja3, ja3s and thumbprint lower-cased. */
 export const normalizeTls: EntryFn = entryOf(

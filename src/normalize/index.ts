@@ -3,15 +3,7 @@
  * typed rejections (DESIGN.md §3). This file only re-exports; see each module for details.
  */
 export { SCHEMA_VERSION, REJECT_CODES, WARNING_CODES } from './BehaviourDoc.js';
-export type {
-  BehaviourDoc,
-  NormalizeResult,
-  NormalizeWarning,
-  Pivots,
-  RejectCode,
-  Rejection,
-  WarningCode,
-} from './BehaviourDoc.js';
+export type { BehaviourDoc, NormalizeResult, NormalizeWarning, Pivots, RejectCode, Rejection, WarningCode } from './BehaviourDoc.js';
 export type {
   CanonicalAttributes,
   ContentModelSet,

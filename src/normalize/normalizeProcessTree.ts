@@ -77,5 +77,4 @@ function nodeList(v: unknown, parent: string, key: string, depth: number, w: War
 }
 
 /** `processes_tree` attribute coercer (roots are level 1). */
-export const coerceProcessTree: Coerce = (v, parent, key, w): ProcessNode[] | undefined =>
-  nodeList(v, parent, String(key), 1, w);
+export const coerceProcessTree: Coerce = (v, parent, key, w): ProcessNode[] | undefined => nodeList(v, parent, String(key), 1, w);

@@ -2,12 +2,7 @@
  * Record-level normalization: identity (strict), attributes (lenient), feed-line extras, dates
  * and pivots. Never throws on data: every failure is a typed rejection, every repair a warning.
  */
-import {
-  SCHEMA_VERSION,
-  type BehaviourDoc,
-  type NormalizeResult,
-  type RejectCode,
-} from './BehaviourDoc.js';
+import { SCHEMA_VERSION, type BehaviourDoc, type NormalizeResult, type RejectCode } from './BehaviourDoc.js';
 import type { CanonicalAttributes } from './CanonicalAttributes.js';
 import { lowerHash } from './coerceScalar.js';
 import { computePivots } from './computePivots.js';
@@ -55,7 +50,11 @@ function readEnvelope(value: unknown): Envelope | NormalizeResult {
   }
   const type = rec.type;
   if (type !== undefined && type !== 'file_behaviour') {
-    return reject('wrong_type', `${base}.type`, `expected type "file_behaviour", got ${typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : kindOf(type)}`);
+    return reject(
+      'wrong_type',
+      `${base}.type`,
+      `expected type "file_behaviour", got ${typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : kindOf(type)}`,
+    );
   }
   const rawId = rec.id;
   if (rawId === undefined || rawId === null) return reject('missing_id', `${base}.id`, 'record has no id');
@@ -132,7 +131,8 @@ function buildDoc(env: Envelope): NormalizeResult {
   }
   const ctx = rec.context_attributes;
   if (isRecord(ctx)) doc.context_attributes = normalizeContext(ctx, `${base}.context_attributes`, w);
-  else if (ctx !== undefined && ctx !== null) w.addAt('dropped_field', base, 'context_attributes', `expected an object, got ${kindOf(ctx)}`);
+  else if (ctx !== undefined && ctx !== null)
+    w.addAt('dropped_field', base, 'context_attributes', `expected an object, got ${kindOf(ctx)}`);
   const rel = rec.relationships;
   if (isRecord(rel)) doc.relationships = rel;
   else if (rel !== undefined && rel !== null) w.addAt('dropped_field', base, 'relationships', `expected an object, got ${kindOf(rel)}`);

@@ -27,6 +27,7 @@ export const MAX_ID_BYTES = 512;
 
 const HEX_PREFIX_RE = /^[0-9a-fA-F]{64}_/;
 // Control characters would corrupt logs, file names and ES ids; real sandbox names have none.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 const EDGE_SPACE_RE = /^\s|\s$/;
 const TIMESTAMP_SUFFIX_RE = /-\d+$/;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { isRetryable, messageOf } from '../errors/index.js';
 import { createSource, processBatch, type FeedSource } from '../feed/index.js';
@@ -26,6 +27,7 @@ export class FeedWorker {
   private worker: Worker<FeedJobData, FeedJobResult> | undefined;
   private readonly sources = new Map<string, FeedSource>();
   private stopping: Promise<void> | undefined;
+  private connection: Redis | undefined;
 
   constructor(private readonly o: StageWorkerOptions) {}
 
@@ -34,7 +36,7 @@ export class FeedWorker {
     if (this.worker) return;
     const { config } = this.o;
     this.worker = new Worker<FeedJobData, FeedJobResult>(FEED_QUEUE, (job, _token, signal) => this.process(job, signal), {
-      connection: createRedis(this.o.redisUrl),
+      connection: (this.connection = createRedis(this.o.redisUrl)),
       prefix: config.queuePrefix,
       concurrency: config.feed.concurrency,
       lockDuration: config.worker.lockDurationMs,
@@ -49,9 +51,12 @@ export class FeedWorker {
 
   /** Drains (waits for active jobs) or, with force, abandons them to be picked up again; safe to call twice. */
   stop(force = false): Promise<void> {
-    if (!this.worker) return Promise.resolve();
-    if (force) return this.worker.close(true);
-    return (this.stopping ??= this.worker.close(false));
+    const worker = this.worker;
+    if (!worker) return Promise.resolve();
+    // BullMQ leaves connections it was handed open: close ours once the worker is done with it.
+    const release = (): void => this.connection?.disconnect();
+    if (force) return worker.close(true).finally(release);
+    return (this.stopping ??= worker.close(false).finally(release));
   }
 
   private sourceFor(spec: string): FeedSource {
@@ -86,15 +91,27 @@ export class FeedWorker {
         },
       });
       await store.batches.record({ ...outcome, error: null });
-      log.info({ status: outcome.status, lines: outcome.lines, accepted: outcome.accepted, rejected: outcome.rejected, chunks: outcome.chunks }, 'batch done');
+      log.info(
+        { status: outcome.status, lines: outcome.lines, accepted: outcome.accepted, rejected: outcome.rejected, chunks: outcome.chunks },
+        'batch done',
+      );
       return { status: outcome.status, chunks: outcome.chunks, accepted: outcome.accepted, rejected: outcome.rejected };
     } catch (err) {
       const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (final) {
         // Recorded before the job settles so anyone waiting on the job sees the log entry.
         await store.batches.record({
-          batch, source: spec, status: 'failed', lines: 0, accepted: 0, rejected: 0, chunks: 0,
-          bytesDecoded: 0, error: messageOf(err), startedAt, finishedAt: Date.now(),
+          batch,
+          source: spec,
+          status: 'failed',
+          lines: 0,
+          accepted: 0,
+          rejected: 0,
+          chunks: 0,
+          bytesDecoded: 0,
+          error: messageOf(err),
+          startedAt,
+          finishedAt: Date.now(),
         });
       }
       if (!isRetryable(err)) throw new UnrecoverableError(messageOf(err));

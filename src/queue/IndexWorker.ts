@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
@@ -16,6 +17,7 @@ import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js'
 export class IndexWorker {
   private worker: Worker<IndexJobData, IndexJobResult> | undefined;
   private stopping: Promise<void> | undefined;
+  private connection: Redis | undefined;
 
   constructor(private readonly o: StageWorkerOptions) {}
 
@@ -23,7 +25,7 @@ export class IndexWorker {
     if (this.worker) return;
     const { config } = this.o;
     this.worker = new Worker<IndexJobData, IndexJobResult>(INDEX_QUEUE, (job) => this.process(job), {
-      connection: createRedis(this.o.redisUrl),
+      connection: (this.connection = createRedis(this.o.redisUrl)),
       prefix: config.queuePrefix,
       concurrency: config.index.concurrency,
       lockDuration: config.worker.lockDurationMs,
@@ -37,9 +39,12 @@ export class IndexWorker {
   }
 
   stop(force = false): Promise<void> {
-    if (!this.worker) return Promise.resolve();
-    if (force) return this.worker.close(true);
-    return (this.stopping ??= this.worker.close(false));
+    const worker = this.worker;
+    if (!worker) return Promise.resolve();
+    // BullMQ leaves connections it was handed open: close ours once the worker is done with it.
+    const release = (): void => this.connection?.disconnect();
+    if (force) return worker.close(true).finally(release);
+    return (this.stopping ??= worker.close(false).finally(release));
   }
 
   private async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
@@ -62,9 +67,15 @@ export class IndexWorker {
       const retry: BehaviourDoc[] = [];
       results.forEach((r, i) => {
         const doc = pending[i] as BehaviourDoc;
-        if (r.status === 'ok') r.stale ? result.stale++ : result.indexed++;
-        else if (r.status === 'rejected') dead.push(docLetter(batch, doc, r.code, r.reason));
-        else (retry.push(doc), (lastReason = r.reason));
+        if (r.status === 'ok') {
+          if (r.stale) result.stale++;
+          else result.indexed++;
+        } else if (r.status === 'rejected') {
+          dead.push(docLetter(batch, doc, r.code, r.reason));
+        } else {
+          retry.push(doc);
+          lastReason = r.reason;
+        }
       });
       pending = retry;
       if (pending.length === 0 || attempt >= config.index.sinkRetries) break;
@@ -90,15 +101,34 @@ export class IndexWorker {
 function docLetter(batch: string, doc: BehaviourDoc, code: string, reason: string): DeadLetterInput {
   const raw = JSON.stringify(doc);
   return {
-    id: deadLetterId('index', batch, doc.id), stage: 'index', batch, line: null, docId: doc.id,
-    code, path: null, message: reason, raw, rawEncoding: 'utf8', rawSize: Buffer.byteLength(raw), rawTruncated: false,
+    id: deadLetterId('index', batch, doc.id),
+    stage: 'index',
+    batch,
+    line: null,
+    docId: doc.id,
+    code,
+    path: null,
+    message: reason,
+    raw,
+    rawEncoding: 'utf8',
+    rawSize: Buffer.byteLength(raw),
+    rawTruncated: false,
   };
 }
 
 function chunkLetter(batch: string, n: number, payload: string, err: unknown): DeadLetterInput {
   return {
-    id: deadLetterId('index', batch, `chunk-${n}`), stage: 'index', batch, line: null, docId: null,
-    code: errorCode(err) ?? 'CHUNK_CORRUPT', path: null, message: messageOf(err),
-    raw: payload, rawEncoding: 'base64', rawSize: payload.length, rawTruncated: false,
+    id: deadLetterId('index', batch, `chunk-${n}`),
+    stage: 'index',
+    batch,
+    line: null,
+    docId: null,
+    code: errorCode(err) ?? 'CHUNK_CORRUPT',
+    path: null,
+    message: messageOf(err),
+    raw: payload,
+    rawEncoding: 'base64',
+    rawSize: payload.length,
+    rawTruncated: false,
   };
 }

@@ -3,7 +3,10 @@ import { SandtrailError } from '../errors/index.js';
 
 /** A Redis connection as BullMQ workers need it (no per-command retry limit: workers block). */
 export function createRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  const r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  // Connection errors are retried by ioredis and surface through the operations that need Redis.
+  r.on('error', () => undefined);
+  return r;
 }
 
 /** Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is unreachable. */

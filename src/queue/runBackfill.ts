@@ -98,7 +98,9 @@ async function enqueue(o: BackfillOptions): Promise<void> {
         if (state === 'completed' || state === 'failed') await (await o.queues.feed.getJob(id))?.remove();
       }),
     );
-    await o.queues.feed.addBulk(slice.map((batch) => ({ name: 'batch', data: { batch, source: o.sourceSpec }, opts: { jobId: feedJobId(batch) } })));
+    await o.queues.feed.addBulk(
+      slice.map((batch) => ({ name: 'batch', data: { batch, source: o.sourceSpec }, opts: { jobId: feedJobId(batch) } })),
+    );
   }
 }
 

@@ -20,10 +20,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   const store = openStore(config.sink);
   const queues = createQueues(config.redisUrl, config);
   const opts = { redisUrl: config.redisUrl, config, store, queues, log };
-  const workers = [
-    ...(kind !== 'index' ? [new FeedWorker(opts)] : []),
-    ...(kind !== 'feed' ? [new IndexWorker(opts)] : []),
-  ];
+  const workers = [...(kind !== 'index' ? [new FeedWorker(opts)] : []), ...(kind !== 'feed' ? [new IndexWorker(opts)] : [])];
   workers.forEach((w) => w.start());
   log.info({ kind, sink: store.spec, prefix: config.queuePrefix }, 'worker started');
 

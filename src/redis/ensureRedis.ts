@@ -83,7 +83,24 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'sandtrail-redis-'));
   const child: ChildProcess = spawn(
     bin,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--loglevel', 'warning'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--maxmemory-policy',
+      'noeviction',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+    ],
     { stdio: 'ignore' },
   );
   let exited = false;

@@ -33,3 +33,17 @@ export interface Sink {
 export function pivotKey(value: string): string {
   return value.trim().toLowerCase();
 }
+
+/**
+ * Checks the fields every sink relies on; a document failing this is rejected on its own
+ * (code `invalid_document`) instead of failing its chunk.
+ */
+export function invalidDocReason(doc: unknown): string | undefined {
+  const d = doc as Partial<BehaviourDoc> | null;
+  if (!d || typeof d !== 'object') return 'document is not an object';
+  if (typeof d.id !== 'string' || d.id.length === 0) return 'document has no id';
+  if (typeof d.sha256 !== 'string' || typeof d.sandbox_name !== 'string') return 'document has no sha256 or sandbox_name';
+  if (!Number.isInteger(d.last_modification_date)) return 'last_modification_date is not an integer';
+  if (!d.pivots || typeof d.pivots !== 'object') return 'document has no pivots';
+  return undefined;
+}

@@ -1,10 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { pivotKey, type ItemResult, type PivotKind, type Sink } from './Sink.js';
+import { invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from './Sink.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS behaviours (
-  id TEXT PRIMARY KEY,
+  id TEXT PRIMARY KEY NOT NULL,
   sha256 TEXT NOT NULL,
   sandbox_name TEXT NOT NULL,
   analysis_date INTEGER,
@@ -67,6 +67,8 @@ export class SqliteSink implements Sink {
   }
 
   private writeOne(doc: BehaviourDoc, now: number): ItemResult {
+    const invalid = invalidDocReason(doc);
+    if (invalid) return { id: String(doc?.id), status: 'rejected', code: 'invalid_document', reason: invalid };
     try {
       const changed = this.upsertDoc.run({
         id: doc.id,

@@ -48,7 +48,11 @@ export function createPivotPools(seed: number | string, sizes: Partial<PivotPool
     ja3s: many(n.ja3s, () => rng.hex(32)),
     sigmaRuleIds: many(n.sigmaRuleIds, () => rng.hex(64)),
     droppedSha256: many(n.droppedSha256, () => rng.hex(64)),
-    c2Domains: many(n.c2Domains, () => `${rng.pick(vocab.domainWords)}${rng.pick(vocab.domainWords)}${rng.chars(rng.range(0, 4), 'abcdefghijklmnopqrstuvwxyz0123456789')}.${rng.pick(vocab.tlds)}`),
+    c2Domains: many(
+      n.c2Domains,
+      () =>
+        `${rng.pick(vocab.domainWords)}${rng.pick(vocab.domainWords)}${rng.chars(rng.range(0, 4), 'abcdefghijklmnopqrstuvwxyz0123456789')}.${rng.pick(vocab.tlds)}`,
+    ),
     c2Ips: many(n.c2Ips, () => publicIp(rng)),
   };
 }

@@ -94,9 +94,15 @@ export function emptyTally(): VariantTally {
 
 /** Defaults overlaid with `partial`; rejects rates outside [0, 1] so typos fail loudly. */
 export function resolveVariantRates(partial: Partial<VariantRates> = {}): VariantRates {
+  // generateRecord resolves per record: skip the work for objects this function already returned.
+  if (RESOLVED.has(partial)) return partial as VariantRates;
   const out = { ...DEFAULT_VARIANT_RATES, ...partial };
   for (const [k, v] of Object.entries(out)) {
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new RangeError(`variant rate ${k} must be in [0, 1], got ${String(v)}`);
   }
-  return out;
+  const frozen = Object.freeze(out);
+  RESOLVED.add(frozen);
+  return frozen;
 }
+
+const RESOLVED = new WeakSet<object>();

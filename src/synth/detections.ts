@@ -1,6 +1,7 @@
 import type { Attrs } from './hostActivity.js';
 import type { RecordContext } from './RecordContext.js';
-import { commandLine, userPath } from './values.js';
+import { commandLine, registryKey, userPath } from './values.js';
+import { detectionVocab } from './detectionVocab.js';
 import { vocab } from './vocab.js';
 
 /**
@@ -32,21 +33,21 @@ export function detections(ctx: RecordContext, out: Attrs): void {
     out[asResults ? 'ids_results' : 'ids_alerts'] = Array.from({ length: nIds }, () => idsAlert(ctx, asResults));
   }
 
-  const nSigma = rng.skewedInt(0, ctx.scale > 1 ? 10 : 4);
+  const nSigma = rng.skewedInt(0, ctx.scale > 1 ? 10 : 3);
   if (nSigma > 0) out.sigma_analysis_results = Array.from({ length: nSigma }, () => sigmaResult(ctx));
 
   const nSig = rng.skewedInt(0, 5);
   if (nSig > 0) out.signature_matches = Array.from({ length: nSig }, () => signatureMatch(ctx));
 
-  const nMitre = rng.skewedInt(0, 9);
+  const nMitre = rng.skewedInt(0, 7);
   if (nMitre > 0) {
     const seen = new Set<string>();
     const techniques: Attrs[] = [];
     for (let i = 0; i < nMitre; i++) {
-      const [id, desc] = rng.pick(vocab.mitre);
+      const [id, desc] = rng.pick(detectionVocab.mitre);
       if (seen.has(id)) continue;
       seen.add(id);
-      techniques.push({ id, signature_description: desc, severity: rng.pick(vocab.mitreSeverities) });
+      techniques.push({ id, signature_description: desc, severity: rng.pick(detectionVocab.mitreSeverities) });
     }
     out.mitre_attack_techniques = techniques;
   }
@@ -56,7 +57,7 @@ const CONTEXT_KEYS = ['dest_port', 'src_port', 'hostname', 'url', 'protocol', 's
 
 function idsAlert(ctx: RecordContext, asResults: boolean): Attrs {
   const { rng } = ctx;
-  const rule = rng.pick(vocab.idsRules);
+  const rule = rng.pick(detectionVocab.idsRules);
   const host = rng.pick(ctx.hosts);
   const http = rng.chance(0.5);
   const context: Attrs = {
@@ -76,7 +77,7 @@ function idsAlert(ctx: RecordContext, asResults: boolean): Attrs {
     delete context[rng.chance(0.5) ? 'dest_port' : 'src_port'];
     for (const k of CONTEXT_KEYS) if (rng.chance(0.25)) delete context[k];
   }
-  const alert: Attrs = { alert_context: context, alert_severity: rng.pick(vocab.severities) };
+  const alert: Attrs = { alert_context: context, alert_severity: rng.pick(detectionVocab.severities) };
   if (!asResults) alert.rule_category = rule.category;
   alert.rule_id = String(rng.pick([2000000, 2010000, 2020000, 2030000, 2840000, 2850000]) + rng.int(9999));
   alert.rule_msg = rule.msg;
@@ -88,25 +89,13 @@ function sigmaResult(ctx: RecordContext): Attrs {
   const { rng } = ctx;
   // Rule ids map to fixed titles so a rule_id pivot returns entries that agree with each other.
   const idx = rng.skewedIndex(ctx.pools.sigmaRuleIds.length);
-  const rule = vocab.sigmaRules[idx % vocab.sigmaRules.length]!;
+  const rule = detectionVocab.sigmaRules[idx % detectionVocab.sigmaRules.length]!;
   const events: Array<{ values: Record<string, string> }> = [];
-  for (let i = rng.range(1, ctx.scale > 1 ? 12 : 3); i > 0; i--) {
-    events.push({
-      values: {
-        EventID: rng.pick(['1', '11', '13', '4688']),
-        Image: rng.chance(0.5) ? ctx.samplePath : `C:\\Windows\\System32\\${rng.pick(vocab.exes)}`,
-        CommandLine: commandLine(ctx),
-        ParentImage: ctx.samplePath,
-        TargetFilename: userPath(ctx),
-        User: `DESKTOP-${rng.hex(7).toUpperCase()}\\${ctx.user}`,
-        ProcessId: String(rng.range(1, 2600) * 4),
-      },
-    });
-  }
+  for (let i = rng.range(1, ctx.scale > 1 ? 12 : 2); i > 0; i--) events.push({ values: sysmonEvent(ctx) });
   const dict = rng.chance(ctx.rates.sigmaMatchContextDict);
   ctx.marks.add(dict ? 'sigma_match_context_dict' : 'sigma_match_context_list');
   const matchContext = dict ? { values: events.map((e) => e.values) } : events;
-  const level = rng.pick(vocab.sigmaLevels);
+  const level = rng.pick(detectionVocab.sigmaLevels);
   if (rng.chance(ctx.rates.sigmaSparse)) {
     ctx.marks.add('sigma_sparse');
     return { rule_id: ctx.pools.sigmaRuleIds[idx], rule_level: level, match_context: matchContext };
@@ -122,9 +111,32 @@ function sigmaResult(ctx: RecordContext): Attrs {
   };
 }
 
+/** The fields of one matched Sysmon event, as sigma match contexts show them. */
+function sysmonEvent(ctx: RecordContext): Record<string, string> {
+  const { rng } = ctx;
+  const image = rng.chance(0.5) ? ctx.samplePath : `C:\\Windows\\System32\\${rng.pick(vocab.exes)}`;
+  const x = rng.next();
+  if (x < 0.5)
+    return {
+      EventID: '1',
+      Image: image,
+      CommandLine: commandLine(ctx),
+      ParentImage: ctx.samplePath,
+      User: `DESKTOP-${rng.hex(7).toUpperCase()}\\${ctx.user}`,
+    };
+  if (x < 0.8) return { EventID: '11', Image: image, TargetFilename: userPath(ctx) };
+  return {
+    EventID: '13',
+    EventType: 'SetValue',
+    Image: image,
+    TargetObject: registryKey(rng),
+    Details: rng.chance(0.5) ? 'DWORD (0x00000001)' : userPath(ctx),
+  };
+}
+
 function signatureMatch(ctx: RecordContext): Attrs {
   const { rng } = ctx;
-  const authors = Array.from({ length: rng.range(1, 3) }, () => rng.pick(vocab.sigAuthors));
+  const authors = Array.from({ length: rng.range(1, 3) }, () => rng.pick(detectionVocab.sigAuthors));
   let a: unknown = authors;
   if (rng.chance(ctx.rates.authorsDict)) {
     ctx.marks.add('authors_dict');
@@ -133,6 +145,12 @@ function signatureMatch(ctx: RecordContext): Attrs {
   } else {
     ctx.marks.add('authors_list');
   }
-  const name = rng.pick(vocab.sigNames);
-  return { format: rng.pick(vocab.sigFormats), authors: a, rule_src: rng.pick(vocab.sigSources), name, description: `Detects ${name.replace(/_/g, ' ')}` };
+  const name = rng.pick(detectionVocab.sigNames);
+  return {
+    format: rng.pick(detectionVocab.sigFormats),
+    authors: a,
+    rule_src: rng.pick(detectionVocab.sigSources),
+    name,
+    description: `Detects ${name.replace(/_/g, ' ')}`,
+  };
 }

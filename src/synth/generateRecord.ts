@@ -1,7 +1,7 @@
 import { detections } from './detections.js';
 import { hostActivity, type Attrs } from './hostActivity.js';
 import { networkActivity } from './networkActivity.js';
-import type { PivotPools } from './PivotPools.js';
+import { createPivotPools, type PivotPools } from './PivotPools.js';
 import { processActivity } from './processActivity.js';
 import type { RecordContext } from './RecordContext.js';
 import type { Rng } from './Rng.js';
@@ -38,9 +38,10 @@ export interface RecordIdentity {
 
 /** Options of {@link generateRecord}. */
 export interface GenerateRecordOptions {
-  pools: PivotPools;
-  /** `last_modification_date`, epoch seconds (the feed minute the record is published in). */
-  lastModificationDate: number;
+  /** Shared pivot pools; default: the pools of seed 0 (pass the feed's own to match a writeFeed run). */
+  pools?: PivotPools;
+  /** `last_modification_date`, epoch seconds (the feed minute the record is published in); default 2026-11-01T00:00:xxZ. */
+  lastModificationDate?: number;
   /** Share of big (100 KB and more) records; default 0.02. Ignored when `big` is set. */
   bigRate?: number;
   /** Force a big (true) or ordinary (false) record. */
@@ -53,10 +54,27 @@ export interface GenerateRecordOptions {
   tally?: VariantTally;
 }
 
+/** 2026-11-01T00:00:00Z, the start of the bundled sample feed. */
+const DEFAULT_LMD = 1_793_491_200;
+let defaultPools: PivotPools | undefined;
+
 // Weighted toward the sandboxes that dominate the real feed.
 const SANDBOX_WEIGHTS = [18, 14, 12, 8, 6, 5, 4, 3, 3, 2];
 const SANDBOX_TOTAL = SANDBOX_WEIGHTS.reduce((a, b) => a + b, 0);
-const STRING_LISTS = ['tags', 'verdicts', 'files_opened', 'files_written', 'files_deleted', 'modules_loaded', 'registry_keys_opened', 'mutexes_created', 'mutexes_opened', 'calls_highlighted', 'processes_created', 'command_executions'];
+const STRING_LISTS = [
+  'tags',
+  'verdicts',
+  'files_opened',
+  'files_written',
+  'files_deleted',
+  'modules_loaded',
+  'registry_keys_opened',
+  'mutexes_created',
+  'mutexes_opened',
+  'calls_highlighted',
+  'processes_created',
+  'command_executions',
+];
 const ODD_ITEMS: readonly unknown[] = [42, null, true, 3.5, { value: 'x' }, ['nested'], 0];
 
 /** Canonical form of a behaviour id: lower-case sha part, rest untouched. */
@@ -67,7 +85,12 @@ export function canonicalId(id: string): string {
 /** The identity a record was generated with (sha lower-cased). */
 export function identityOf(record: FeedRecord): RecordIdentity {
   const a = record.attributes;
-  return { sha256: record.id.slice(0, 64).toLowerCase(), sandboxId: record.id.slice(65), sandboxName: String(a.sandbox_name), analysisDate: Number(a.analysis_date) };
+  return {
+    sha256: record.id.slice(0, 64).toLowerCase(),
+    sandboxId: record.id.slice(65),
+    sandboxName: String(a.sandbox_name),
+    analysisDate: Number(a.analysis_date),
+  };
 }
 
 /**
@@ -77,7 +100,8 @@ export function identityOf(record: FeedRecord): RecordIdentity {
 export function generateRecord(rng: Rng, opts: GenerateRecordOptions): FeedRecord {
   const rates = resolveVariantRates(opts.variants);
   const big = opts.big ?? rng.chance(opts.bigRate ?? 0.02);
-  const lmd = opts.lastModificationDate;
+  const pools = opts.pools ?? (defaultPools ??= createPivotPools(0));
+  const lmd = opts.lastModificationDate ?? DEFAULT_LMD + rng.int(60);
   const given = opts.identity ?? {};
   const analysisDate = given.analysisDate ?? lmd - rng.int(7200);
   let sandboxName = given.sandboxName;
@@ -99,9 +123,9 @@ export function generateRecord(rng: Rng, opts: GenerateRecordOptions): FeedRecor
   const ctx: RecordContext = {
     rng,
     rates,
-    pools: opts.pools,
-    // Calibrated so big records land between ~120 KB and ~600 KB of JSON.
-    scale: big ? rng.range(14, 60) : 1,
+    pools,
+    // Calibrated so big records land between ~120 KB and ~550 KB of JSON.
+    scale: big ? rng.range(12, 44) : 1,
     user,
     sampleName,
     samplePath: `C:\\Users\\${user}\\${rng.pick(['Desktop', 'AppData\\Local\\Temp', 'Downloads'])}\\${sampleName}`,
@@ -112,7 +136,7 @@ export function generateRecord(rng: Rng, opts: GenerateRecordOptions): FeedRecor
   if (big) ctx.marks.add('big');
 
   const attrs: Attrs = { analysis_date: analysisDate, sandbox_name: sandboxName };
-  if (rng.chance(0.95)) attrs.behash = rng.chance(0.9) ? rng.pickSkewed(opts.pools.behash) : rng.hex(32);
+  if (rng.chance(0.95)) attrs.behash = rng.chance(0.9) ? rng.pickSkewed(pools.behash) : rng.hex(32);
   const hasHtml = rng.chance(0.9);
   const hasPcap = rng.chance(0.6);
   const hasEvtx = rng.chance(0.4);
@@ -133,17 +157,19 @@ export function generateRecord(rng: Rng, opts: GenerateRecordOptions): FeedRecor
     attrs.memory_pattern_urls = ctx.hosts.length > 0 ? ctx.hosts.map((h) => urlOn(rng, h)) : [urlOn(rng, 'example.com')];
     if (rng.chance(0.5)) attrs.sandbox_version = `${rng.range(1, 9)}.${rng.range(0, 20)}.${rng.range(0, 99)}`;
   }
+  let oddKey: string | undefined;
   if (rng.chance(rates.nonStringItems)) {
-    const key = presentStringList(rng, attrs) ?? 'tags';
-    const list = Array.isArray(attrs[key]) ? (attrs[key] as unknown[]) : [];
+    oddKey = presentStringList(rng, attrs) ?? 'tags';
+    const list = Array.isArray(attrs[oddKey]) ? (attrs[oddKey] as unknown[]) : [];
     for (let i = rng.range(1, 3); i > 0; i--) list.splice(rng.int(list.length + 1), 0, rng.pick(ODD_ITEMS));
-    attrs[key] = list;
+    attrs[oddKey] = list;
     ctx.marks.add('non_string_items');
   }
   if (rng.chance(rates.scalarForList)) {
-    const key = presentStringList(rng, attrs);
-    if (key === undefined) attrs.tags = rng.pick(vocab.tags);
-    else attrs[key] = (attrs[key] as unknown[])[0];
+    // A different list than the one holding odd items, so each variant stays visible on its own.
+    const key = presentStringList(rng, attrs, oddKey);
+    if (key === undefined) attrs.processes_killed = 'MsMpEng.exe';
+    else attrs[key] = (attrs[key] as unknown[]).find((v) => typeof v === 'string');
     ctx.marks.add('scalar_for_list');
   }
 
@@ -165,7 +191,10 @@ export function generateRecord(rng: Rng, opts: GenerateRecordOptions): FeedRecor
     const self = `${API_BASE}/file_behaviours/${encodeURIComponent(id)}`;
     record.relationships = {
       file: { data: { type: 'file', id: sha }, links: { self: `${self}/relationships/file`, related: `${self}/file` } },
-      attack_techniques: { data: mitre.map((m) => ({ type: 'attack_technique', id: m.id })), links: { self: `${self}/relationships/attack_techniques`, related: `${self}/attack_techniques` } },
+      attack_techniques: {
+        data: mitre.map((m) => ({ type: 'attack_technique', id: m.id })),
+        links: { self: `${self}/relationships/attack_techniques`, related: `${self}/attack_techniques` },
+      },
     };
   }
   if (opts.tally) for (const m of ctx.marks) opts.tally[m] += 1;
@@ -181,12 +210,19 @@ function weightedSandbox(rng: Rng): string {
   return vocab.sandboxes[0];
 }
 
-function presentStringList(rng: Rng, attrs: Attrs): string | undefined {
-  const present = STRING_LISTS.filter((k) => Array.isArray(attrs[k]) && (attrs[k] as unknown[]).length > 0);
+function presentStringList(rng: Rng, attrs: Attrs, except?: string): string | undefined {
+  const present = STRING_LISTS.filter((k) => k !== except && Array.isArray(attrs[k]) && (attrs[k] as unknown[]).length > 0);
   return present.length > 0 ? rng.pick(present) : undefined;
 }
 
-function contextAttributes(ctx: RecordContext, sha: string, fileType: string, id: string, lmd: number, has: { hasHtml: boolean; hasPcap: boolean; hasEvtx: boolean; hasMemdump: boolean }): Record<string, unknown> {
+function contextAttributes(
+  ctx: RecordContext,
+  sha: string,
+  fileType: string,
+  id: string,
+  lmd: number,
+  has: { hasHtml: boolean; hasPcap: boolean; hasEvtx: boolean; hasMemdump: boolean },
+): Record<string, unknown> {
   const { rng } = ctx;
   // Feed artefact links carry an opaque per-batch token; they are only valid while the batch is in the feed.
   const token = Buffer.from(`${id}|${lmd}`).toString('base64url');
@@ -209,7 +245,10 @@ function androidActivity(ctx: RecordContext, out: Attrs): void {
   const { rng } = ctx;
   const pkg = `com.${stem(rng).toLowerCase()}.app`;
   out.activities_started = [`${pkg}.MainActivity`, `${pkg}.ui.SettingsActivity`].slice(0, rng.range(1, 2));
-  out.permissions_requested = ['android.permission.READ_SMS', 'android.permission.INTERNET', 'android.permission.READ_CONTACTS'].slice(0, rng.range(1, 3));
+  out.permissions_requested = ['android.permission.READ_SMS', 'android.permission.INTERNET', 'android.permission.READ_CONTACTS'].slice(
+    0,
+    rng.range(1, 3),
+  );
   out.shared_preferences_sets = [{ key: 'device_id', value: rng.hex(16) }];
   out.system_property_lookups = ['ro.build.version.sdk', 'ro.product.model'];
   out.databases_opened = [`/data/data/${pkg}/databases/config.db`];

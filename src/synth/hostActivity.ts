@@ -20,7 +20,7 @@ export function putList<T>(out: Attrs, key: string, n: number, make: () => T): v
  */
 export function hostActivity(ctx: RecordContext, out: Attrs): void {
   const { rng } = ctx;
-  putList(out, 'files_opened', listLength(ctx, 24), () => anyPath(ctx));
+  putList(out, 'files_opened', listLength(ctx, 18), () => anyPath(ctx));
   putList(out, 'files_written', listLength(ctx, 10), () => userPath(ctx));
   putList(out, 'files_deleted', listLength(ctx, 5), () => (rng.chance(0.3) ? ctx.samplePath : userPath(ctx)));
   putList(out, 'files_attribute_changed', listLength(ctx, 3), () => userPath(ctx));
@@ -30,9 +30,9 @@ export function hostActivity(ctx: RecordContext, out: Attrs): void {
     const sha = rng.chance(0.7) ? rng.pickSkewed(ctx.pools.droppedSha256) : rng.hex(64);
     return { path: userPath(ctx), sha256: maybeUpper(ctx, sha, 'upper_case_dropped_sha256') };
   });
-  putList(out, 'modules_loaded', listLength(ctx, 20), () => (rng.chance(0.8) ? rng.pick(vocab.dlls) : systemPath(rng)));
+  putList(out, 'modules_loaded', listLength(ctx, 14), () => (rng.chance(0.8) ? rng.pick(vocab.dlls) : systemPath(rng)));
 
-  putList(out, 'registry_keys_opened', listLength(ctx, 30), () => registryKey(rng));
+  putList(out, 'registry_keys_opened', listLength(ctx, 14), () => registryKey(rng));
   putList(out, 'registry_keys_set', listLength(ctx, 6), () => {
     const key = registryKey(rng);
     if (rng.chance(ctx.rates.registryValueAbsent)) {
@@ -68,14 +68,20 @@ export function hostActivity(ctx: RecordContext, out: Attrs): void {
   putList(out, 'crypto_algorithms_observed', rng.skewedInt(0, 3), () => rng.pick(vocab.cryptoAlgorithms));
   putList(out, 'crypto_keys', rng.skewedInt(0, 2), () => rng.hex(rng.pick([32, 64])));
   putList(out, 'crypto_plain_text', rng.skewedInt(0, 2), () => `${stem(rng)}|${ctx.user}|${rng.pick(vocab.tlds)}|${rng.u32()}`);
-  putList(out, 'text_decoded', listLength(ctx, 3), () => `${rng.pick(['http://', 'cmd /c ', 'HKCU\\', 'Mozilla/5.0 '])}${stem(rng)}${rng.pick(vocab.extensions)}`);
+  putList(
+    out,
+    'text_decoded',
+    listLength(ctx, 3),
+    () => `${rng.pick(['http://', 'cmd /c ', 'HKCU\\', 'Mozilla/5.0 '])}${stem(rng)}${rng.pick(vocab.extensions)}`,
+  );
   putList(out, 'text_highlighted', rng.skewedInt(0, 3), () => rng.pick(vocab.windowTitles));
 
   if (rng.chance(0.04)) {
     // hosts_file is populated if and only if the sample modified it.
     ctx.marks.add('hosts_file');
     let hosts = '# Copyright (c) 1993-2009 Microsoft Corp.\r\n#\r\n127.0.0.1       localhost\r\n::1             localhost\r\n';
-    for (let i = rng.range(1, 6); i > 0; i--) hosts += `127.0.0.1 ${rng.pick(['www.', 'update.', ''])}${rng.pick(['avast', 'kaspersky', 'eset', 'malwarebytes', 'microsoft'])}.com\r\n`;
+    for (let i = rng.range(1, 6); i > 0; i--)
+      hosts += `127.0.0.1 ${rng.pick(['www.', 'update.', ''])}${rng.pick(['avast', 'kaspersky', 'eset', 'malwarebytes', 'microsoft'])}.com\r\n`;
     out.hosts_file = hosts;
   }
 }

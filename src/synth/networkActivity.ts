@@ -42,13 +42,23 @@ export function networkActivity(ctx: RecordContext, out: Attrs): void {
         url: urlOn(rng, host),
         request_method: method,
         request_headers: rng.chance(0.85)
-          ? { 'User-Agent': rng.pick(vocab.userAgents), Host: host, ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(rng.range(40, 4000)) } : {}), ...(rng.chance(0.3) ? { Connection: 'Keep-Alive', 'Cache-Control': 'no-cache' } : {}) }
+          ? {
+              'User-Agent': rng.pick(vocab.userAgents),
+              Host: host,
+              ...(method === 'POST'
+                ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(rng.range(40, 4000)) }
+                : {}),
+              ...(rng.chance(0.3) ? { Connection: 'Keep-Alive', 'Cache-Control': 'no-cache' } : {}),
+            }
           : { 'User-Agent': rng.pick(vocab.userAgents) },
       };
       if (rng.chance(0.6)) {
         // Not in the spec's table but present on real reports: kept by a lenient normalizer.
         conv.response_status_code = rng.pick([200, 200, 200, 301, 302, 404, 403, 500]);
-        conv.response_headers = { 'Content-Type': rng.pick(['text/html', 'application/octet-stream', 'application/json']), Server: rng.pick(['nginx', 'Apache/2.4.41 (Ubuntu)', 'cloudflare', 'Microsoft-IIS/10.0']) };
+        conv.response_headers = {
+          'Content-Type': rng.pick(['text/html', 'application/octet-stream', 'application/json']),
+          Server: rng.pick(['nginx', 'Apache/2.4.41 (Ubuntu)', 'cloudflare', 'Microsoft-IIS/10.0']),
+        };
       }
       convs.push(conv);
     }
@@ -59,7 +69,11 @@ export function networkActivity(ctx: RecordContext, out: Attrs): void {
   if (nIp > 0) {
     const traffic: Attrs[] = [];
     for (let i = 0; i < nIp; i++) {
-      traffic.push({ destination_ip: rng.chance(0.8) ? rng.pick(ctx.ips) : publicIp(rng), destination_port: rng.pick(vocab.ports), transport_layer_protocol: rng.chance(0.85) ? 'TCP' : 'UDP' });
+      traffic.push({
+        destination_ip: rng.chance(0.8) ? rng.pick(ctx.ips) : publicIp(rng),
+        destination_port: rng.pick(vocab.ports),
+        transport_layer_protocol: rng.chance(0.85) ? 'TCP' : 'UDP',
+      });
     }
     out.ip_traffic = traffic;
   }
@@ -74,7 +88,13 @@ export function networkActivity(ctx: RecordContext, out: Attrs): void {
       const j3 = maybeUpper(ctx, rng.pickSkewed(ctx.pools.ja3), 'upper_case_ja3');
       ja3.push(j3);
       tls.push({
-        issuer: rng.chance(0.9) ? { C: rng.pick(['US', 'GB', 'RU', 'NL']), O: org, CN: rng.pick(['R3', 'E1', 'DigiCert Global G2 TLS RSA SHA256 2020 CA1', 'localhost', sni]) } : { CN: sni },
+        issuer: rng.chance(0.9)
+          ? {
+              C: rng.pick(['US', 'GB', 'RU', 'NL']),
+              O: org,
+              CN: rng.pick(['R3', 'E1', 'DigiCert Global G2 TLS RSA SHA256 2020 CA1', 'localhost', sni]),
+            }
+          : { CN: sni },
         subject: { CN: sni, ...(rng.chance(0.4) ? { O: org } : {}) },
         ja3: j3,
         ja3s: rng.pickSkewed(ctx.pools.ja3s),

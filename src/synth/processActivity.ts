@@ -22,10 +22,19 @@ export function processActivity(ctx: RecordContext, out: Attrs): void {
   const big = ctx.scale > 1;
   putList(out, 'processes_created', listLength(ctx, 6), () => commandLine(ctx, big && rng.chance(0.05)));
   putList(out, 'command_executions', listLength(ctx, 6), () => (big && rng.chance(0.03) ? commandLine(ctx, true) : shellCommand(ctx)));
-  putList(out, 'processes_terminated', listLength(ctx, 4), () => (rng.chance(0.5) ? ctx.samplePath : `${vocab.sysDirs[0]}\\${rng.pick(vocab.exes)}`));
-  putList(out, 'processes_killed', rng.skewedInt(0, 2), () => rng.pick(['MsMpEng.exe', 'sqlservr.exe', 'outlook.exe', 'procexp64.exe', 'taskmgr.exe']));
-  putList(out, 'processes_injected', rng.skewedInt(0, 2), () => `${vocab.sysDirs[0]}\\${rng.pick(['svchost.exe', 'explorer.exe', 'RegAsm.exe', 'notepad.exe', 'dllhost.exe'])}`);
-  const nodes = big ? listLength(ctx, 3) : rng.range(1, 7);
+  putList(out, 'processes_terminated', listLength(ctx, 4), () =>
+    rng.chance(0.5) ? ctx.samplePath : `${vocab.sysDirs[0]}\\${rng.pick(vocab.exes)}`,
+  );
+  putList(out, 'processes_killed', rng.skewedInt(0, 2), () =>
+    rng.pick(['MsMpEng.exe', 'sqlservr.exe', 'outlook.exe', 'procexp64.exe', 'taskmgr.exe']),
+  );
+  putList(
+    out,
+    'processes_injected',
+    rng.skewedInt(0, 2),
+    () => `${vocab.sysDirs[0]}\\${rng.pick(['svchost.exe', 'explorer.exe', 'RegAsm.exe', 'notepad.exe', 'dllhost.exe'])}`,
+  );
+  const nodes = big ? listLength(ctx, 3) : rng.skewedInt(1, 7);
   out.processes_tree = processTree(ctx, Math.max(1, nodes));
 }
 

@@ -61,7 +61,16 @@ export function mutexName(rng: Rng): string {
   const x = rng.next();
   if (x < 0.3) return rng.pick(vocab.mutexPrefixes) + rng.u32().toString(16);
   if (x < 0.6) return `Global\\${guid(rng)}`;
-  if (x < 0.8) return rng.pick(['Local\\SM0:', 'Local\\MSCTF.Asm.Mutex', 'RasPbFile', 'DBWinMutex', 'Local\\RstrMgr-3887CAB8-533F-4C85-B0DC-3E5639F8D511']) + (rng.chance(0.5) ? `${rng.range(1000, 9999)}:${rng.range(100, 999)}:WilStaging_02` : '');
+  if (x < 0.8)
+    return (
+      rng.pick([
+        'Local\\SM0:',
+        'Local\\MSCTF.Asm.Mutex',
+        'RasPbFile',
+        'DBWinMutex',
+        'Local\\RstrMgr-3887CAB8-533F-4C85-B0DC-3E5639F8D511',
+      ]) + (rng.chance(0.5) ? `${rng.range(1000, 9999)}:${rng.range(100, 999)}:WilStaging_02` : '')
+    );
   return `${stem(rng)}${rng.range(0, 99)}`;
 }
 
@@ -83,11 +92,26 @@ export function hostname(ctx: RecordContext): string {
 export function urlOn(rng: Rng, host: string): string {
   const scheme = rng.chance(0.6) ? 'http' : 'https';
   const path = rng.pick(vocab.urlPaths);
-  const tail = path.endsWith('/') ? `${stem(rng)}${rng.pick(['.exe', '.bin', '.jpg', '.zip', ''])}` : rng.chance(0.4) ? `?id=${rng.hex(16)}` : '';
+  const tail = path.endsWith('/')
+    ? `${stem(rng)}${rng.pick(['.exe', '.bin', '.jpg', '.zip', ''])}`
+    : rng.chance(0.4)
+      ? `?id=${rng.hex(16)}`
+      : '';
   return `${scheme}://${host}${path}${tail}`;
 }
 
-const PS_WORDS = ['$c=New-Object Net.WebClient;', "$u='http://", 'IEX($c.DownloadString($u));', 'Start-Sleep -s 5;', '[Convert]::FromBase64String($d);', "Set-MpPreference -DisableRealtimeMonitoring $true;", 'Add-MpPreference -ExclusionPath C:\\;', '$p=[Diagnostics.Process]::Start($f);', 'Invoke-WebRequest -Uri $u -OutFile $f;', "[Reflection.Assembly]::Load($b).EntryPoint.Invoke($null,$null);"];
+const PS_WORDS = [
+  '$c=New-Object Net.WebClient;',
+  "$u='http://",
+  'IEX($c.DownloadString($u));',
+  'Start-Sleep -s 5;',
+  '[Convert]::FromBase64String($d);',
+  'Set-MpPreference -DisableRealtimeMonitoring $true;',
+  'Add-MpPreference -ExclusionPath C:\\;',
+  '$p=[Diagnostics.Process]::Start($f);',
+  'Invoke-WebRequest -Uri $u -OutFile $f;',
+  '[Reflection.Assembly]::Load($b).EntryPoint.Invoke($null,$null);',
+];
 
 /** PowerShell `-EncodedCommand` payload: UTF-16LE base64 of script text, as real ones are. */
 export function encodedPowerShell(rng: Rng, approxChars: number): string {
@@ -110,7 +134,12 @@ export function commandLine(ctx: RecordContext, long = false): string {
     case 2:
       return `"${ctx.samplePath}" ${rng.chance(0.5) ? '' : `/${rng.pick(['install', 'silent', 'run', 'S'])}`}`.trimEnd();
     case 3:
-      return rng.pick(['C:\\Windows\\system32\\vssadmin.exe delete shadows /all /quiet', 'wmic shadowcopy delete', 'bcdedit /set {default} recoveryenabled No', 'C:\\Windows\\System32\\wbem\\WMIC.exe computersystem get domain']);
+      return rng.pick([
+        'C:\\Windows\\system32\\vssadmin.exe delete shadows /all /quiet',
+        'wmic shadowcopy delete',
+        'bcdedit /set {default} recoveryenabled No',
+        'C:\\Windows\\System32\\wbem\\WMIC.exe computersystem get domain',
+      ]);
     case 4:
       return `reg add "HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run" /v ${stem(rng)} /t REG_SZ /d "${p}" /f`;
     case 5:

@@ -20,8 +20,16 @@ export interface BackfillRun {
 }
 
 /** Resolves the minutes of a backfill: the given range, or every minute between the first and last found. */
-export async function resolveMinutes(sourceSpec: string, from: string | undefined, to: string | undefined, ctx: CliContext): Promise<MinuteId[]> {
-  for (const [flag, v] of [['--from', from], ['--to', to]] as const) {
+export async function resolveMinutes(
+  sourceSpec: string,
+  from: string | undefined,
+  to: string | undefined,
+  ctx: CliContext,
+): Promise<MinuteId[]> {
+  for (const [flag, v] of [
+    ['--from', from],
+    ['--to', to],
+  ] as const) {
     if (v !== undefined && !isMinuteId(v)) throw new SandtrailError('USAGE', `${flag} must be a UTC minute YYYYMMDDhhmm, got "${v}"`);
   }
   if (from && to) {
@@ -61,7 +69,14 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   try {
     workers.forEach((w) => w.start());
     const progress = createProgressReporter();
-    const summary = await runBackfill({ queues, store, sourceSpec: createSource(args.source).spec, minutes, onProgress: progress.update, signal: abort.signal });
+    const summary = await runBackfill({
+      queues,
+      store,
+      sourceSpec: createSource(args.source).spec,
+      minutes,
+      onProgress: progress.update,
+      signal: abort.signal,
+    });
     progress.done();
     return { minutes, summary, sink: store.spec };
   } finally {

@@ -13,7 +13,8 @@ async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Prom
 }
 
 export async function dlqList(opts: { json?: boolean; limit?: string; stage?: string; batch?: string }, ctx: CliContext): Promise<number> {
-  if (opts.stage && opts.stage !== 'normalize' && opts.stage !== 'index') throw new SandtrailError('USAGE', '--stage must be normalize or index');
+  if (opts.stage && opts.stage !== 'normalize' && opts.stage !== 'index')
+    throw new SandtrailError('USAGE', '--stage must be normalize or index');
   const limit = opts.limit ? Number(opts.limit) : 1000;
   if (!Number.isInteger(limit) || limit <= 0) throw new SandtrailError('USAGE', '--limit must be a positive integer');
   return withStore(ctx, async (s) => {
@@ -50,7 +51,11 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
   return withStore(ctx, async (s) => {
     const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids });
     const out = { replayed: r.replayed, still_rejected: r.stillRejected, retryable: r.retryable, remaining: await s.dlq.count() };
-    await writeOut(opts.json ? `${JSON.stringify(out)}\n` : `replayed ${out.replayed}, still rejected ${out.still_rejected}, retryable ${out.retryable}; ${out.remaining} left in the dead-letter store\n`);
+    await writeOut(
+      opts.json
+        ? `${JSON.stringify(out)}\n`
+        : `replayed ${out.replayed}, still rejected ${out.still_rejected}, retryable ${out.retryable}; ${out.remaining} left in the dead-letter store\n`,
+    );
     return 0;
   });
 }

@@ -48,7 +48,8 @@ export async function normalizeCommand(files: string[], ctx: CliContext): Promis
       bytes = decodeStream(s.bytes, s.compression, { decoder: ctx.config.feed.decoder });
     } else {
       const c = compressionOf(file);
-      bytes = c === 'none' ? (createReadStream(file) as AsyncIterable<Buffer>) : decodeStream(file, c, { decoder: ctx.config.feed.decoder });
+      bytes =
+        c === 'none' ? (createReadStream(file) as AsyncIterable<Buffer>) : decodeStream(file, c, { decoder: ctx.config.feed.decoder });
     }
     const where = inputs.length > 1 ? { file } : {};
     for await (const line of readLines(bytes, { maxLineBytes: ctx.config.feed.maxLineBytes, prefixBytes: 0 })) {

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { normalizeRecord, type BehaviourDoc } from '../../src/normalize/index.js';
+import type { Sink } from '../../src/sink/index.js';
+
+export interface SinkFixture {
+  sink: Sink;
+  close(): Promise<void>;
+}
+
+const SHA = (c: string): string => c.repeat(64);
+
+/** A behaviour document built by the real normalizer from a raw feed record. */
+export function makeDoc(sha: string, sandbox: string, lmd: number, attrs: Record<string, unknown>): BehaviourDoc {
+  const r = normalizeRecord({
+    type: 'file_behaviour',
+    id: `${sha}_${sandbox}`,
+    attributes: { sandbox_name: sandbox, analysis_date: lmd - 5, last_modification_date: lmd, ...attrs },
+  });
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.rejection));
+  return r.doc;
+}
+
+const JA3_A = 'A'.repeat(32);
+const DROP = 'D'.repeat(64);
+
+function corpus(): BehaviourDoc[] {
+  return [
+    makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'B1', ja3_digests: [JA3_A], sigma_analysis_results: [{ rule_id: 'Sig-1' }] }),
+    makeDoc(SHA('b'), 'CAPE Sandbox', 1000, {
+      behash: 'b1',
+      tls: [{ ja3: JA3_A, ja3s: 'c'.repeat(32) }],
+      files_dropped: [{ path: 'x.exe', sha256: DROP }],
+    }),
+    makeDoc(SHA('c'), 'Zenbox', 1000, { behash: 'b2', sigma_analysis_results: [{ rule_id: 'sig-1' }, { rule_id: 'sig-2' }] }),
+  ];
+}
+
+/**
+ * One behaviour contract for every sink: upsert, newer-wins, pivot queries, per-item failure
+ * classification, idempotent replay. Each implementation runs it with its own fixture factory.
+ */
+export function sinkConformance(name: string, open: () => Promise<SinkFixture>): void {
+  describe(`sink conformance: ${name}`, () => {
+    test('upsert stores documents retrievable by id', async () => {
+      const f = await open();
+      try {
+        const docs = corpus();
+        const res = await f.sink.upsert(docs);
+        assert.deepEqual(
+          res.map((r) => r.status),
+          ['ok', 'ok', 'ok'],
+        );
+        assert.equal(await f.sink.count(), 3);
+        assert.deepEqual(await f.sink.get(docs[1]!.id), docs[1]);
+        assert.equal(await f.sink.get(`${SHA('f')}_Nothing`), null);
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('pivot queries return sorted ids and match hashes case-insensitively', async () => {
+      const f = await open();
+      try {
+        const [a, b, c] = corpus();
+        await f.sink.upsert([c!, a!, b!]);
+        assert.deepEqual(await f.sink.query('behash', 'b1'), [a!.id, b!.id].sort());
+        assert.deepEqual(await f.sink.query('ja3', JA3_A.toLowerCase()), [a!.id, b!.id].sort());
+        assert.deepEqual(await f.sink.query('ja3', JA3_A), [a!.id, b!.id].sort());
+        assert.deepEqual(await f.sink.query('ja3s', 'C'.repeat(32)), [b!.id]);
+        assert.deepEqual(await f.sink.query('dropped_sha256', DROP.toLowerCase()), [b!.id]);
+        assert.deepEqual(await f.sink.query('sigma_rule_id', 'SIG-1'), [a!.id, c!.id].sort());
+        assert.deepEqual(await f.sink.query('sigma_rule_id', 'sig-2'), [c!.id]);
+        assert.deepEqual(await f.sink.query('sha256', SHA('A')), [a!.id]);
+        assert.deepEqual(await f.sink.query('behash', 'nope'), []);
+        assert.deepEqual((await f.sink.top('behash', 1))[0], { value: 'b1', count: 2 });
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('newer last_modification_date wins whatever the arrival order, and pivots follow it', async () => {
+      const f = await open();
+      try {
+        const old = makeDoc(SHA('e'), 'Zenbox', 1000, { behash: 'old-hash' });
+        const newer = makeDoc(SHA('e'), 'Zenbox', 2000, { behash: 'new-hash' });
+        assert.equal((await f.sink.upsert([newer]))[0]?.status, 'ok');
+        const stale = (await f.sink.upsert([old]))[0];
+        assert.equal(stale?.status, 'ok');
+        assert.equal(stale?.status === 'ok' && stale.stale, true);
+        assert.deepEqual(await f.sink.get(newer.id), newer);
+        assert.deepEqual(await f.sink.query('behash', 'old-hash'), []);
+
+        const f2 = makeDoc(SHA('9'), 'Zenbox', 1000, { behash: 'first' });
+        const f3 = makeDoc(SHA('9'), 'Zenbox', 3000, { behash: 'second' });
+        await f.sink.upsert([f2]);
+        await f.sink.upsert([f3]);
+        assert.deepEqual(await f.sink.query('behash', 'first'), []);
+        assert.deepEqual(await f.sink.query('behash', 'second'), [f3.id]);
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('replaying the same writes converges to the same store', async () => {
+      const f = await open();
+      try {
+        const docs = corpus();
+        await f.sink.upsert(docs);
+        await f.sink.upsert([...docs].reverse());
+        await f.sink.upsert(docs);
+        assert.equal(await f.sink.count(), 3);
+        assert.deepEqual(await f.sink.query('behash', 'b1'), [docs[0]!.id, docs[1]!.id].sort());
+        for (const d of docs) assert.deepEqual(await f.sink.get(d.id), d);
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('one bad document is rejected on its own; the rest of the chunk is written', async () => {
+      const f = await open();
+      try {
+        const [a, b] = corpus();
+        const bad = { ...a!, id: null } as unknown as BehaviourDoc;
+        const res = await f.sink.upsert([a!, bad, b!]);
+        assert.equal(res[0]?.status, 'ok');
+        assert.equal(res[1]?.status, 'rejected');
+        assert.equal(res[2]?.status, 'ok');
+        assert.equal(await f.sink.count(), 2);
+      } finally {
+        await f.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import BetterSqlite3 from 'better-sqlite3';
+import type { FeedManifest } from '../../src/synth/index.js';
+
+/** Reads back what the store holds, straight from the SQLite file. */
+export function storeContents(file: string): {
+  ids: string[];
+  dead: { batch: string; line: number | null; stage: string }[];
+  lmd: Map<string, number>;
+} {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT id, last_modification_date AS lmd FROM behaviours ORDER BY id').all() as { id: string; lmd: number }[];
+    const dead = db.prepare('SELECT batch, line, stage FROM dead_letters ORDER BY batch, line').all() as {
+      batch: string;
+      line: number;
+      stage: string;
+    }[];
+    return { ids: rows.map((r) => r.id), dead, lmd: new Map(rows.map((r) => [r.id, r.lmd])) };
+  } finally {
+    db.close();
+  }
+}
+
+/** What the manifest says the dead-letter store must hold: exactly the planted malformed lines. */
+export function expectedDead(m: FeedManifest): { batch: string; line: number; stage: string }[] {
+  return m.files
+    .flatMap((f) => f.malformed.map((x) => ({ batch: f.minute, line: x.line, stage: 'normalize' })))
+    .sort((a, b) => a.batch.localeCompare(b.batch) || a.line - b.line);
+}
+
+/** Each updated id must hold the date of its newest occurrence. */
+export function assertNewestWins(m: FeedManifest, lmd: Map<string, number>): void {
+  const newest = new Map<string, number>();
+  for (const u of m.updates) newest.set(u.id, Math.max(newest.get(u.id) ?? 0, u.lastModificationDate));
+  for (const [id, date] of newest) assert.equal(lmd.get(id), date, `newest version of ${id}`);
+}
