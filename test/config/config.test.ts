@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { envSettings, loadConfig } from '../../src/config/index.js';
+import { tempDir } from '../support/env.js';
+
+const dir = tempDir();
+const file = join(dir, 'config.json');
+writeFileSync(file, JSON.stringify({ sink: 'sqlite:/from/file.db', queuePrefix: 'file', index: { chunkMaxDocs: 11, highWaterChunks: 7 } }));
+
+test('precedence is flags > env > file > defaults, per setting', () => {
+  const c = loadConfig({
+    file,
+    env: { SANDTRAIL_QUEUE_PREFIX: 'env', SANDTRAIL_INDEX_CHUNK_MAX_DOCS: '22', REDIS_URL: 'redis://127.0.0.1:1' },
+    flags: { queuePrefix: 'flag' },
+  });
+  assert.equal(c.queuePrefix, 'flag');
+  assert.equal(c.index.chunkMaxDocs, 22);
+  assert.equal(c.index.highWaterChunks, 7);
+  assert.equal(c.sink, 'sqlite:/from/file.db');
+  assert.equal(c.redisUrl, 'redis://127.0.0.1:1');
+  assert.equal(c.feed.maxLineBytes, 32 * 1024 * 1024);
+});
+
+test('the result is deeply frozen', () => {
+  const c = loadConfig();
+  assert.ok(Object.isFrozen(c) && Object.isFrozen(c.index));
+  assert.throws(() => {
+    (c.index as { chunkMaxDocs: number }).chunkMaxDocs = 1;
+  });
+});
+
+test('unknown keys and bad values are rejected with CONFIG_INVALID naming the setting', () => {
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, JSON.stringify({ index: { chunkMaxDoc: 1 } }));
+  assert.throws(() => loadConfig({ file: bad }), (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && /chunkMaxDoc/.test(e.message));
+  assert.throws(
+    () => loadConfig({ env: { SANDTRAIL_INDEX_CHUNK_MAX_DOCS: 'many' } }),
+    (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && /SANDTRAIL_INDEX_CHUNK_MAX_DOCS/.test(e.message),
+  );
+  assert.throws(() => loadConfig({ flags: { queuePrefix: 'has:colon' } }), (e: { code: string }) => e.code === 'CONFIG_INVALID');
+});
+
+test('every setting has an environment variable with its unit in the name', () => {
+  const names = envSettings().map((s) => s.env);
+  for (const n of ['SANDTRAIL_REDIS_URL', 'SANDTRAIL_SINK', 'SANDTRAIL_FEED_MAX_LINE_BYTES', 'SANDTRAIL_WORKER_LOCK_DURATION_MS', 'SANDTRAIL_INDEX_BACKOFF_MS']) {
+    assert.ok(names.includes(n), n);
+  }
+});
