@@ -22,12 +22,19 @@ const CODE_OF_KIND: Record<string, string> = {
 test('normalize FILE.bz2: one document per valid line, one JSON rejection per bad line, exit 3', async () => {
   const r = await runCli(['normalize', join(feed, withBad.file)]);
   assert.equal(r.code, 3);
-  const docs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const docs = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.equal(docs.length, withBad.records);
   for (const d of docs) {
-    for (const k of ['id', 'sha256', 'sandbox_name', 'analysis_date', 'last_modification_date', 'schema_version', 'attributes', 'pivots']) assert.ok(k in d, k);
+    for (const k of ['id', 'sha256', 'sandbox_name', 'analysis_date', 'last_modification_date', 'schema_version', 'attributes', 'pivots'])
+      assert.ok(k in d, k);
   }
-  const rejections = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as { line: number; code: string; path: string; message: string });
+  const rejections = r.stderr
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { line: number; code: string; path: string; message: string });
   assert.deepEqual(
     rejections.map((x) => ({ line: x.line, code: x.code })),
     withBad.malformed.map((m) => ({ line: m.line, code: CODE_OF_KIND[m.kind] })),
@@ -67,13 +74,30 @@ test('usage errors exit 2 with a message', async () => {
 test('--help works for the program and every command, documenting flags and environment', async () => {
   const top = await runCli(['--help']);
   assert.equal(top.code, 0);
-  for (const cmd of ['normalize', 'backfill', 'worker', 'query', 'get', 'dlq', 'demo']) assert.match(top.stdout, new RegExp(`\\b${cmd}\\b`));
-  for (const env of ['REDIS_URL', 'SANDTRAIL_SINK', 'SANDTRAIL_FEED_MAX_LINE_BYTES', 'SANDTRAIL_INDEX_CHUNK_MAX_DOCS']) assert.ok(top.stdout.includes(env), env);
-  for (const args of [['normalize'], ['backfill'], ['worker'], ['worker', 'feed'], ['worker', 'index'], ['query'], ['get'], ['dlq'], ['dlq', 'list'], ['dlq', 'show'], ['dlq', 'replay'], ['dlq', 'purge'], ['demo']]) {
+  for (const cmd of ['normalize', 'backfill', 'worker', 'query', 'get', 'dlq', 'demo'])
+    assert.match(top.stdout, new RegExp(`\\b${cmd}\\b`));
+  for (const env of ['REDIS_URL', 'SANDTRAIL_SINK', 'SANDTRAIL_FEED_MAX_LINE_BYTES', 'SANDTRAIL_INDEX_CHUNK_MAX_DOCS'])
+    assert.ok(top.stdout.includes(env), env);
+  for (const args of [
+    ['normalize'],
+    ['backfill'],
+    ['worker'],
+    ['worker', 'feed'],
+    ['worker', 'index'],
+    ['query'],
+    ['get'],
+    ['dlq'],
+    ['dlq', 'list'],
+    ['dlq', 'show'],
+    ['dlq', 'replay'],
+    ['dlq', 'purge'],
+    ['demo'],
+  ]) {
     const r = await runCli([...args, '--help']);
     assert.equal(r.code, 0, args.join(' '));
     assert.match(r.stdout, /Usage: sandtrail/);
   }
   const q = await runCli(['query', '--help']);
-  for (const f of ['--behash', '--sigma-rule', '--ja3', '--ja3s', '--dropped-sha256', '--sha256', '--json', '--sink']) assert.ok(q.stdout.includes(f) || top.stdout.includes(f), f);
+  for (const f of ['--behash', '--sigma-rule', '--ja3', '--ja3s', '--dropped-sha256', '--sha256', '--json', '--sink'])
+    assert.ok(q.stdout.includes(f) || top.stdout.includes(f), f);
 });

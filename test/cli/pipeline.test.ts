@@ -25,7 +25,9 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
 
   // pick a behash shared by several behaviours and check query agrees with the stored documents
   const db = new BetterSqlite3(join(dir, 'cli.db'), { readonly: true });
-  const docs = (db.prepare('SELECT doc FROM behaviours').all() as { doc: string }[]).map((r) => JSON.parse(r.doc) as { id: string; sha256: string; pivots: { behash: string | null; ja3: string[] } });
+  const docs = (db.prepare('SELECT doc FROM behaviours').all() as { doc: string }[]).map(
+    (r) => JSON.parse(r.doc) as { id: string; sha256: string; pivots: { behash: string | null; ja3: string[] } },
+  );
   db.close();
   const byBehash = new Map<string, string[]>();
   for (const d of docs) if (d.pivots.behash) byBehash.set(d.pivots.behash, [...(byBehash.get(d.pivots.behash) ?? []), d.id]);
@@ -64,7 +66,10 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   // an operator repairs one line (here: in place), and replay indexes it and removes the entry
   const fixedId = `${'ab'.repeat(32)}_Zenbox`;
   const w = new BetterSqlite3(join(dir, 'cli.db'));
-  w.prepare('UPDATE dead_letters SET raw = ? WHERE id = ?').run(JSON.stringify({ type: 'file_behaviour', id: fixedId, attributes: { behash: 'fixed', last_modification_date: 5 } }), first.id);
+  w.prepare('UPDATE dead_letters SET raw = ? WHERE id = ?').run(
+    JSON.stringify({ type: 'file_behaviour', id: fixedId, attributes: { behash: 'fixed', last_modification_date: 5 } }),
+    first.id,
+  );
   w.close();
   const replayOne = await runCli(['dlq', 'replay', first.id, '--json'], { env });
   assert.deepEqual(JSON.parse(replayOne.stdout), { replayed: 1, still_rejected: 0, retryable: 0, remaining: entries.length - 1 });

@@ -34,17 +34,29 @@ test('the result is deeply frozen', () => {
 test('unknown keys and bad values are rejected with CONFIG_INVALID naming the setting', () => {
   const bad = join(dir, 'bad.json');
   writeFileSync(bad, JSON.stringify({ index: { chunkMaxDoc: 1 } }));
-  assert.throws(() => loadConfig({ file: bad }), (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && /chunkMaxDoc/.test(e.message));
+  assert.throws(
+    () => loadConfig({ file: bad }),
+    (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && /chunkMaxDoc/.test(e.message),
+  );
   assert.throws(
     () => loadConfig({ env: { SANDTRAIL_INDEX_CHUNK_MAX_DOCS: 'many' } }),
     (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && /SANDTRAIL_INDEX_CHUNK_MAX_DOCS/.test(e.message),
   );
-  assert.throws(() => loadConfig({ flags: { queuePrefix: 'has:colon' } }), (e: { code: string }) => e.code === 'CONFIG_INVALID');
+  assert.throws(
+    () => loadConfig({ flags: { queuePrefix: 'has:colon' } }),
+    (e: { code: string }) => e.code === 'CONFIG_INVALID',
+  );
 });
 
 test('every setting has an environment variable with its unit in the name', () => {
   const names = envSettings().map((s) => s.env);
-  for (const n of ['SANDTRAIL_REDIS_URL', 'SANDTRAIL_SINK', 'SANDTRAIL_FEED_MAX_LINE_BYTES', 'SANDTRAIL_WORKER_LOCK_DURATION_MS', 'SANDTRAIL_INDEX_BACKOFF_MS']) {
+  for (const n of [
+    'SANDTRAIL_REDIS_URL',
+    'SANDTRAIL_SINK',
+    'SANDTRAIL_FEED_MAX_LINE_BYTES',
+    'SANDTRAIL_WORKER_LOCK_DURATION_MS',
+    'SANDTRAIL_INDEX_BACKOFF_MS',
+  ]) {
     assert.ok(names.includes(n), n);
   }
 });

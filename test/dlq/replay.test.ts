@@ -14,18 +14,53 @@ test('replay indexes what now passes, keeps what does not, and never replays a t
     const good = JSON.stringify({ id: `${'c'.repeat(64)}_Zenbox`, attributes: { behash: 'h1', last_modification_date: 9 } });
     const doc = makeDoc('d'.repeat(64), 'CAPE Sandbox', 50, { behash: 'h2' });
     const entries: DeadLetterInput[] = [
-      { ...base, id: 'normalize:202611010000:1', stage: 'normalize', line: 1, code: 'not_json', message: 'was bad', raw: good, rawSize: good.length },
+      {
+        ...base,
+        id: 'normalize:202611010000:1',
+        stage: 'normalize',
+        line: 1,
+        code: 'not_json',
+        message: 'was bad',
+        raw: good,
+        rawSize: good.length,
+      },
       { ...base, id: 'normalize:202611010000:2', stage: 'normalize', line: 2, code: 'not_json', message: 'bad', raw: '{nope', rawSize: 5 },
-      { ...base, id: 'normalize:202611010000:3', stage: 'normalize', line: 3, code: 'line_too_long', message: 'big', raw: good, rawSize: 5e7, rawTruncated: true },
-      { ...base, id: `index:202611010000:${doc.id}`, stage: 'index', line: null, docId: doc.id, code: 'SQLITE_FULL', message: 'disk full', raw: JSON.stringify(doc), rawSize: 1 },
+      {
+        ...base,
+        id: 'normalize:202611010000:3',
+        stage: 'normalize',
+        line: 3,
+        code: 'line_too_long',
+        message: 'big',
+        raw: good,
+        rawSize: 5e7,
+        rawTruncated: true,
+      },
+      {
+        ...base,
+        id: `index:202611010000:${doc.id}`,
+        stage: 'index',
+        line: null,
+        docId: doc.id,
+        code: 'SQLITE_FULL',
+        message: 'disk full',
+        raw: JSON.stringify(doc),
+        rawSize: 1,
+      },
     ];
     await store.dlq.put(entries);
     await store.dlq.put(entries); // idempotent by id
     assert.equal(await store.dlq.count(), 4);
 
     const r = await replayDeadLetters(store.dlq, store.sink, { all: true });
-    assert.deepEqual({ replayed: r.replayed, stillRejected: r.stillRejected, retryable: r.retryable }, { replayed: 2, stillRejected: 2, retryable: 0 });
-    assert.deepEqual((await store.dlq.list()).map((e) => e.id), ['normalize:202611010000:2', 'normalize:202611010000:3']);
+    assert.deepEqual(
+      { replayed: r.replayed, stillRejected: r.stillRejected, retryable: r.retryable },
+      { replayed: 2, stillRejected: 2, retryable: 0 },
+    );
+    assert.deepEqual(
+      (await store.dlq.list()).map((e) => e.id),
+      ['normalize:202611010000:2', 'normalize:202611010000:3'],
+    );
     assert.deepEqual(await store.sink.query('behash', 'h1'), [`${'c'.repeat(64)}_Zenbox`]);
     assert.deepEqual(await store.sink.get(doc.id), doc);
     assert.equal((await store.dlq.get('normalize:202611010000:3'))?.code, 'line_too_long');
