@@ -1,6 +1,6 @@
 import type { BackfillProgress } from '../queue/index.js';
 
-const WIDTH = 28;
+const WIDTH = 20;
 
 function duration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '--';
@@ -20,7 +20,7 @@ export function progressLine(p: BackfillProgress): string {
   const filled = Math.round(done * WIDTH);
   const rate = p.elapsedMs > 0 ? (p.recordsAccepted * 1000) / p.elapsedMs : 0;
   const eta = done > 0 ? (p.elapsedMs * (1 - done)) / done : Number.NaN;
-  return `[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${p.batchesDone}/${p.batchesTotal} batches  ${p.chunksDone}/${p.chunksKnown} chunks  ${p.recordsAccepted} records  ${rate.toFixed(0)} rec/s  ETA ${duration(eta)}`;
+  return `[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${p.batchesDone}/${p.batchesTotal} batches ${p.chunksDone}/${p.chunksKnown} chunks ${p.recordsAccepted} rec ${rate.toFixed(0)}/s ETA ${duration(eta)}`;
 }
 
 /** A progress reporter for stderr: redraws on a TTY, stays silent otherwise (logs carry progress there). */
@@ -32,7 +32,7 @@ export function createProgressReporter(stream: NodeJS.WriteStream = process.stde
       const now = Date.now();
       if (now - last < 200 && p.batchesDone < p.batchesTotal) return;
       last = now;
-      stream.write(`\r${progressLine(p).slice(0, (stream.columns ?? 120) - 1)}\x1b[K`);
+      stream.write(`\r${progressLine(p).slice(0, (stream.columns || 120) - 1)}\x1b[K`);
     },
     done() {
       stream.write('\n');
