@@ -22,7 +22,9 @@ export interface ProcessBatchOptions {
 
 export type BatchOutcome = Omit<BatchLogEntry, 'error'> & { status: 'ok' | 'empty' | 'missing' };
 
+/** Dead letters are written in groups, bounded by count and by raw bytes so memory stays bounded. */
 const DLQ_FLUSH = 100;
+const DLQ_FLUSH_BYTES = 4 * 1024 * 1024;
 
 /**
  * The feed stage as a plain function: stream one batch, normalize every line, hand chunks of
@@ -53,6 +55,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
   let docs: BehaviourDoc[] = [];
   let docBytes = 0;
   let dead: DeadLetterInput[] = [];
+  let deadBytes = 0;
 
   const flushChunk = async (): Promise<void> => {
     if (docs.length === 0) return;
@@ -67,6 +70,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
     if (dead.length === 0) return;
     const out = dead;
     dead = [];
+    deadBytes = 0;
     await o.deadLetter(out);
   };
 
@@ -87,7 +91,8 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
       dead.push(unreadableLetter(o.batch, line, o.maxLineBytes));
     }
     rejected += 1;
-    if (dead.length >= DLQ_FLUSH) await flushDead();
+    deadBytes += (dead[dead.length - 1] as DeadLetterInput).raw.length;
+    if (dead.length >= DLQ_FLUSH || deadBytes >= DLQ_FLUSH_BYTES) await flushDead();
   }
   await flushChunk();
   await flushDead();
