@@ -87,7 +87,11 @@ export class FeedWorker {
         emitChunk: async (n, docs) => {
           await this.waitForRoom(signal);
           const payload = await encodeChunk(docs);
-          await queues.index.add('chunk', { batch, n, count: docs.length, payload }, { jobId: indexJobId(batch, n) });
+          const jobId = indexJobId(batch, n);
+          // A failed job of an earlier run would make this add a no-op: replace it.
+          const previous = await queues.index.getJob(jobId);
+          if (previous && (await previous.isFailed())) await previous.remove();
+          await queues.index.add('chunk', { batch, n, count: docs.length, payload }, { jobId });
         },
       });
       await store.batches.record({ ...outcome, error: null });

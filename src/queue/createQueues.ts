@@ -13,7 +13,7 @@ export interface Queues {
 
 /**
  * Both queues with their retry policy. Finished feed jobs are kept a week (they are small and
- * make re-enqueues no-ops); finished index jobs are dropped quickly because they carry data.
+ * make re-enqueues no-ops); index jobs carry data and are dropped as soon as they succeed.
  */
 export function createQueues(redisUrl: string, config: Config): Queues {
   const connection = createRedis(redisUrl);
@@ -35,7 +35,8 @@ export function createQueues(redisUrl: string, config: Config): Queues {
     defaultJobOptions: {
       attempts: config.index.attempts,
       backoff: { type: 'exponential', delay: config.index.backoffMs },
-      removeOnComplete: { age: 3600, count: 1000 },
+      // Removed on success: a later backfill of the same batch must be able to add the same job id again.
+      removeOnComplete: true,
       removeOnFail: { age: 7 * 24 * 3600 },
     },
   });

@@ -163,7 +163,7 @@ export function canonicalProblems(attrs: Record<string, unknown>): string[] {
     if (k === 'ja3_digests' && isStrList(v) && (v as string[]).some((s) => s !== s.toLowerCase())) p.push('ja3_digests not lower');
     if (['analysis_date', 'last_modification_date', 'verdict_confidence'].includes(k)) checkField('i', v, k, p);
     if (['sandbox_name', 'behash', 'hosts_file'].includes(k)) checkField('s', v, k, p);
-    if (k.startsWith('has_') && typeof v !== 'boolean') p.push(`${k}: not boolean`);
+    if (['has_html_report', 'has_evtx', 'has_memdump', 'has_pcap'].includes(k) && typeof v !== 'boolean') p.push(`${k}: not boolean`);
     if (k === 'processes_tree') checkNodes(v, k, 1, p);
     const fields = Object.hasOwn(ENTRY_FIELDS, k) ? ENTRY_FIELDS[k] : undefined;
     if (fields === undefined) continue;

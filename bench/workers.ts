@@ -1,0 +1,70 @@
+/** The worker processes of the end-to-end phase, started exactly as an operator would start them. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A spawned worker process. */
+export interface WorkerChild {
+  kind: 'feed' | 'index';
+  pid: number;
+  logPath: string;
+  /** Set once the process has exited (code or signal), whoever stopped it. */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  exited: Promise<void>;
+  /** SIGTERM (the worker drains), then SIGKILL after `graceMs`; resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+  /** Last lines of its log, for error messages. */
+  tail(lines?: number): string;
+}
+
+/**
+ * Spawns `node --import tsx workers/<kind>-worker.ts` from the repository root with `env` (the
+ * SANDTRAIL_* settings), stdout and stderr appended to `logPath`: workers log to stderr, and a
+ * pipe nobody reads would eventually block them.
+ */
+export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.ProcessEnv, logPath: string): WorkerChild {
+  const fd = openSync(logPath, 'w');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, ['--import', 'tsx', `workers/${kind}-worker.ts`], { cwd: root, env, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd); // the child holds its own copy
+  }
+  if (child.pid === undefined) throw new Error(`could not spawn the ${kind} worker`);
+  const w: WorkerChild = {
+    kind,
+    pid: child.pid,
+    logPath,
+    exit: undefined,
+    exited: once(child, 'exit').then(([code, signal]) => {
+      w.exit = { code: code as number | null, signal: signal as NodeJS.Signals | null };
+    }),
+    async stop(graceMs = 30_000) {
+      if (w.exit) return;
+      child.kill('SIGTERM');
+      // unref'd: a pending grace timer must not keep the benchmark alive once the worker is gone
+      const done = await Promise.race([w.exited.then(() => true), sleep(graceMs, false, { ref: false })]);
+      if (!done) {
+        child.kill('SIGKILL');
+        await w.exited;
+      }
+    },
+    tail(lines = 20) {
+      try {
+        return readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      } catch {
+        return '(no log)';
+      }
+    },
+  };
+  return w;
+}
+
+/** Environment for the workers: ours without any SANDTRAIL_* or REDIS_URL the caller had set, plus `settings`. */
+export function workerEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  // A stray SANDTRAIL_CONFIG or SANDTRAIL_INDEX_CHUNK_MAX_DOCS from the shell would silently change what is measured.
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SANDTRAIL_') && k !== 'REDIS_URL') env[k] = v;
+  return { ...env, ...settings };
+}
