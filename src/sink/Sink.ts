@@ -47,3 +47,19 @@ export function invalidDocReason(doc: unknown): string | undefined {
   if (!d.pivots || typeof d.pivots !== 'object') return 'document has no pivots';
   return undefined;
 }
+
+const SERIALIZED = Symbol('sandtrail.serialized');
+
+/**
+ * Attaches a document's JSON text (non-enumerable: invisible to comparisons and to
+ * JSON.stringify), so a sink that stores JSON needs no second serialization.
+ */
+export function withSerialized<T extends object>(doc: T, json: string): T {
+  Object.defineProperty(doc, SERIALIZED, { value: json, enumerable: false });
+  return doc;
+}
+
+/** The document's JSON text: the attached one, or a fresh serialization. */
+export function serializedOf(doc: object): string {
+  return (doc as { [SERIALIZED]?: string })[SERIALIZED] ?? JSON.stringify(doc);
+}

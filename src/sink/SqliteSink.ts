@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from './Sink.js';
+import { invalidDocReason, pivotKey, serializedOf, type ItemResult, type PivotKind, type Sink } from './Sink.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS behaviours (
@@ -76,7 +76,7 @@ export class SqliteSink implements Sink {
         sandbox_name: doc.sandbox_name,
         analysis_date: doc.analysis_date,
         last_modification_date: doc.last_modification_date,
-        doc: JSON.stringify(doc),
+        doc: serializedOf(doc),
         indexed_at: now,
       }).changes;
       if (changed === 0) return { id: doc.id, status: 'ok', stale: true };

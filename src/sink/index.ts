@@ -1,3 +1,3 @@
-export { PIVOT_KINDS, pivotKey, invalidDocReason } from './Sink.js';
+export { PIVOT_KINDS, pivotKey, invalidDocReason, withSerialized, serializedOf } from './Sink.js';
 export type { Sink, ItemResult, PivotKind } from './Sink.js';
 export { SqliteSink } from './SqliteSink.js';
