@@ -7,12 +7,15 @@ import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
 import { normalizeCommand } from './commands/normalize.js';
+import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
 
 const ENV_HELP = `
 Environment (flags win over environment, environment over the config file):
-  REDIS_URL, SANDTRAIL_REDIS_URL   Redis for queues (none: a private redis-server is started for the command)
+  REDIS_URL, SANDTRAIL_REDIS_URL   Redis for queues and the quota ledger (none: a private redis-server is started for the command)
   SANDTRAIL_CONFIG                 JSON config file (same as --config)
+  GTI_APIKEY                       GTI API key (never logged; same as SANDTRAIL_GTI_API_KEY)
+  GTI_BASE_URL, GTI_XTOOL          GTI API base URL and x-tool header value
 ${envSettings()
   .filter((s) => s.env !== 'SANDTRAIL_REDIS_URL')
   .map((s) => `  ${s.env.padEnd(33)}${s.path.join('.')}`)
@@ -123,6 +126,34 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .description('delete every dead letter')
     .option('--json', 'JSON result')
     .action(action((o: { json?: boolean }, cmd: Command) => dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  const quota = program.command('quota').description('GTI quota policy and allowances');
+  quota
+    .command('replay')
+    .description('apply the quota policy (spec rules 1-15) to a file of JSON-lines operations and print the consumption')
+    .argument('<file>', 'operations, one JSON object per line')
+    .option('--json', 'print {"users":{...},"groups":{...}}')
+    .action(action((file: string, o: { json?: boolean }) => quotaReplayCommand(file, o)));
+  quota
+    .command('check')
+    .description("read the service's allowed/used quotas (/users/{id}/overall_quotas, 0 units by rule 2) beside the ledger's figures")
+    .option('--user <id>', 'GTI user id (env SANDTRAIL_GTI_USER)')
+    .option('--json', 'JSON output')
+    .action(action((o: { user?: string; json?: boolean }, cmd: Command) => quotaCheckCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  program
+    .command('ledger')
+    .description('units and call counts per quota kind and per operation recorded for upstream calls (needs REDIS_URL)')
+    .option('--user <id>', 'one user')
+    .option('--group <id>', 'one group')
+    .option('--period <period>', 'minute, day or month (UTC)', 'day')
+    .option('--at <iso>', 'a time inside the bucket to show (default now)')
+    .option('--json', 'JSON array of usage rows')
+    .action(
+      action((o: { user?: string; group?: string; period?: string; at?: string; json?: boolean }, cmd: Command) =>
+        ledgerCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   program
     .command('demo')

@@ -72,6 +72,10 @@ function deepFreeze<T>(o: T): T {
 export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   const out: Dict = {};
   if (env.REDIS_URL) out.redisUrl = env.REDIS_URL;
+  // the names the official GTI clients use
+  if (env.GTI_APIKEY) setPath(out, ['gti', 'apiKey'], env.GTI_APIKEY);
+  if (env.GTI_BASE_URL) setPath(out, ['gti', 'baseUrl'], env.GTI_BASE_URL);
+  if (env.GTI_XTOOL) setPath(out, ['gti', 'xTool'], env.GTI_XTOOL);
   for (const s of envSettings()) {
     const raw = env[s.env];
     if (raw === undefined || raw === '') continue;

@@ -38,6 +38,18 @@ const workerSchema = z
   })
   .strict();
 
+/** Upstream GTI API settings; the key comes from the environment and is never logged. */
+const gtiSchema = z
+  .object({
+    apiKey: z.string().min(1).optional(),
+    baseUrl: z.string().url().default('https://www.virustotal.com/api/v3'),
+    xTool: z.string().optional(),
+    user: z.string().min(1).optional(),
+    group: z.string().min(1).optional(),
+    timeoutMs: positiveInt.default(30_000),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     redisUrl: z.string().url().optional(),
@@ -50,6 +62,7 @@ export const configSchema = z
     feed: feedSchema.default({}),
     index: indexSchema.default({}),
     worker: workerSchema.default({}),
+    gti: gtiSchema.default({}),
   })
   .strict();
 

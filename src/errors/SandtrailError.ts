@@ -18,7 +18,18 @@ export type ErrorCode =
   | 'SINK_BUSY'
   | 'CHUNK_CORRUPT'
   | 'NOT_FOUND'
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  // upstream GTI API
+  | 'GTI_AUTH'
+  | 'GTI_FORBIDDEN'
+  | 'GTI_NOT_FOUND'
+  | 'GTI_NOT_AVAILABLE_YET'
+  | 'GTI_RATE_LIMITED'
+  | 'GTI_TRANSIENT'
+  | 'GTI_BAD_REQUEST'
+  | 'GTI_NETWORK'
+  // quota
+  | 'BUDGET_EXCEEDED';
 
 /** Base class of every deliberate error; `code` is stable and documented. */
 export class SandtrailError extends Error {
@@ -52,6 +63,15 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   CHUNK_CORRUPT: false,
   NOT_FOUND: false,
   SHUTTING_DOWN: true,
+  GTI_AUTH: false,
+  GTI_FORBIDDEN: false,
+  GTI_NOT_FOUND: false,
+  GTI_NOT_AVAILABLE_YET: true,
+  GTI_RATE_LIMITED: true,
+  GTI_TRANSIENT: true,
+  GTI_BAD_REQUEST: false,
+  GTI_NETWORK: true,
+  BUDGET_EXCEEDED: false,
 });
 
 /** Reads the stable code of any thrown value, or undefined for foreign errors. */

@@ -1,0 +1,172 @@
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { SandtrailError } from '../../errors/index.js';
+import { GtiClient } from '../../gti/index.js';
+import { createRedis } from '../../queue/index.js';
+import { QuotaLedger, replayOperations, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
+import { writeOut, type CliContext } from '../context.js';
+
+/** `sandtrail quota replay FILE`: the policy applied to a file of operations. Exit 3 if any line was malformed. */
+export async function quotaReplayCommand(file: string, opts: { json?: boolean }): Promise<number> {
+  await access(file).catch(() => {
+    throw new SandtrailError('USAGE', `cannot read ${file}`);
+  });
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) lines.push(line);
+  const { consumption, errors } = replayOperations(lines, new Date());
+  for (const e of errors) process.stderr.write(`${JSON.stringify({ line: e.line, message: e.message })}\n`);
+  if (opts.json) {
+    await writeOut(`${JSON.stringify(consumption)}\n`);
+  } else {
+    for (const [scope, table] of [
+      ['user', consumption.users],
+      ['group', consumption.groups],
+    ] as const) {
+      for (const [id, kinds] of Object.entries(table)) {
+        await writeOut(
+          `${scope} ${id}: ${Object.entries(kinds)
+            .map(([k, n]) => `${k}=${n}`)
+            .join(' ')}\n`,
+        );
+      }
+    }
+  }
+  return errors.length > 0 ? 3 : 0;
+}
+
+async function withLedger<T>(ctx: CliContext, fn: (l: QuotaLedger | undefined) => Promise<T>, required: boolean): Promise<T> {
+  if (!ctx.config.redisUrl) {
+    if (required) throw new SandtrailError('USAGE', 'the ledger lives in the shared Redis: set REDIS_URL (or --redis-url)');
+    return fn(undefined);
+  }
+  const redis = createRedis(ctx.config.redisUrl);
+  try {
+    return await fn(new QuotaLedger(redis, ctx.config.queuePrefix));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** `sandtrail ledger`: units and call counts per quota kind and per operation, for one period bucket. */
+export async function ledgerCommand(
+  opts: { user?: string; group?: string; period?: string; at?: string; json?: boolean },
+  ctx: CliContext,
+): Promise<number> {
+  const period = (opts.period ?? 'day') as Period;
+  if (!['minute', 'day', 'month'].includes(period)) throw new SandtrailError('USAGE', '--period must be minute, day or month');
+  const at = opts.at ? new Date(opts.at) : new Date();
+  if (Number.isNaN(at.getTime())) throw new SandtrailError('USAGE', `--at must be an ISO-8601 time, got "${opts.at}"`);
+  return withLedger(
+    ctx,
+    async (ledger) => {
+      const rows = await ledger!.usage({ period, at, user: opts.user, group: opts.group });
+      await writeOut(
+        opts.json ? `${JSON.stringify(rows)}\n` : rows.map(formatUsage).join('\n') || `no usage recorded for this ${period}\n`,
+      );
+      return 0;
+    },
+    true,
+  );
+}
+
+function formatUsage(r: UsageRow): string {
+  const kinds = Object.entries(r.units).map(([k, n]) => `${k}=${n}`);
+  const lines = [`${r.scope} ${r.id} (${r.period} ${r.bucket}): ${kinds.length ? kinds.join(' ') : 'no units'}`];
+  for (const [label, o] of Object.entries(r.operations).sort()) {
+    const units = Object.entries(o.units).map(([k, n]) => `${k}=${n}`);
+    lines.push(`  ${label}: ${o.calls} call(s), ${units.length ? units.join(' ') : '0 units'}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Quota names of `overall_quotas` → the ledger's kind and period they compare with. */
+const QUOTA_NAMES: Record<string, [QuotaKind, Period]> = {
+  api_requests_daily: ['api_requests', 'day'],
+  api_requests_monthly: ['api_requests', 'month'],
+  intelligence_searches_monthly: ['searches', 'month'],
+  intelligence_downloads_monthly: ['downloads', 'month'],
+  intelligence_hunting_rules: ['livehunt', 'month'],
+  intelligence_retrohunt_jobs_monthly: ['retrohunt', 'month'],
+  intelligence_vtdiff_creation_monthly: ['diff_sessions', 'month'],
+  private_scans_monthly: ['private_scanning_files', 'month'],
+  private_urlscans_monthly: ['private_scanning_urls', 'month'],
+  intelligence_graphs_private: ['private_graphs', 'month'],
+  asm_entities_monthly: ['asm_entities', 'month'],
+};
+
+interface QuotaRow {
+  quota: string;
+  user: { allowed: number | null; used: number | null };
+  group: { allowed: number | null; used: number | null; inherited_from: string | null };
+  ledger: { user: number | null; group: number | null; kind: QuotaKind | null; period: Period | null };
+}
+
+/** `sandtrail quota check`: the service's allowed/used per quota beside the ledger's figures (0 units, rule 2). */
+export async function quotaCheckCommand(opts: { user?: string; json?: boolean }, ctx: CliContext): Promise<number> {
+  const { gti } = ctx.config;
+  const user = opts.user ?? gti.user;
+  if (!gti.apiKey) throw new SandtrailError('USAGE', 'set GTI_APIKEY to read quotas');
+  if (!user) throw new SandtrailError('USAGE', 'give --user or set SANDTRAIL_GTI_USER (the GTI user id the key belongs to)');
+  return withLedger(
+    ctx,
+    async (ledger) => {
+      const client = new GtiClient({
+        baseUrl: gti.baseUrl,
+        apiKey: gti.apiKey as string,
+        xTool: gti.xTool,
+        timeoutMs: gti.timeoutMs,
+        onCall: async (c) => {
+          await ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
+        },
+      });
+      const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as { data?: Record<string, unknown> };
+      const rows: QuotaRow[] = [];
+      const usage = new Map<string, UsageRow>();
+      const ledgerUnits = async (
+        scope: 'user' | 'group',
+        id: string | undefined,
+        kind: QuotaKind,
+        period: Period,
+      ): Promise<number | null> => {
+        if (!ledger || !id) return null;
+        const k = `${scope}:${id}:${period}`;
+        if (!usage.has(k))
+          usage.set(k, (await ledger.usage({ period, ...(scope === 'user' ? { user: id } : { group: id }) }))[0] as UsageRow);
+        return usage.get(k)?.units[kind] ?? 0;
+      };
+      for (const [quota, value] of Object.entries(doc.data ?? {}).sort()) {
+        const v = value as {
+          user?: { allowed?: number; used?: number };
+          group?: { allowed?: number; used?: number; inherited_from?: string };
+        };
+        const [kind, period] = QUOTA_NAMES[quota] ?? [null, null];
+        rows.push({
+          quota,
+          user: { allowed: v.user?.allowed ?? null, used: v.user?.used ?? null },
+          group: { allowed: v.group?.allowed ?? null, used: v.group?.used ?? null, inherited_from: v.group?.inherited_from ?? null },
+          ledger: {
+            kind,
+            period,
+            user: kind && period ? await ledgerUnits('user', user, kind, period) : null,
+            group: kind && period ? await ledgerUnits('group', gti.group, kind, period) : null,
+          },
+        });
+      }
+      if (opts.json) {
+        await writeOut(`${JSON.stringify({ user, group: gti.group ?? null, quotas: rows })}\n`);
+      } else {
+        const f = (n: number | null): string => (n === null ? '-' : String(n));
+        await writeOut(`${'quota'.padEnd(38)} ${'user used/allowed'.padEnd(20)} ${'group used/allowed'.padEnd(20)} ledger user/group\n`);
+        for (const r of rows) {
+          await writeOut(
+            `${r.quota.padEnd(38)} ${`${f(r.user.used)}/${f(r.user.allowed)}`.padEnd(20)} ${`${f(r.group.used)}/${f(r.group.allowed)}`.padEnd(20)} ${f(r.ledger.user)}/${f(r.ledger.group)}\n`,
+          );
+        }
+        if (!ledger) process.stderr.write('no REDIS_URL: ledger figures unavailable\n');
+      }
+      return 0;
+    },
+    false,
+  );
+}

@@ -1,0 +1,2 @@
+export { GtiClient } from './GtiClient.js';
+export type { GtiClientOptions } from './GtiClient.js';

@@ -1,0 +1,154 @@
+import type { Redis } from 'ioredis';
+import {
+  chargeOf,
+  emptyPolicyState,
+  periodBuckets,
+  QUOTA_KINDS,
+  type Period,
+  type Charge,
+  type Operation,
+  type PolicyState,
+  type QuotaKind,
+} from '../policy/index.js';
+import { operationLabel } from './operationLabel.js';
+
+export type { Period } from '../policy/index.js';
+export type Scope = 'user' | 'group';
+
+/** Units and call counts of one user or group in one period bucket. */
+export interface UsageRow {
+  scope: Scope;
+  id: string;
+  period: Period;
+  bucket: string;
+  units: Partial<Record<QuotaKind, number>>;
+  /** Per operation label (`GET /feeds/file_behaviours/{minute}`, `ioc_delta`, ...): calls and units by kind. */
+  operations: Record<string, { calls: number; units: Partial<Record<QuotaKind, number>> }>;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  user: string;
+  group?: string;
+  op: string;
+  units: Partial<Record<QuotaKind, number>>;
+  rules: number[];
+  reason: string;
+}
+
+const MAX_TX_RETRIES = 20;
+const AUDIT_MAXLEN = 5_000_000;
+
+/**
+ * Applies the quota policy to every upstream call and keeps the result in Redis: per user and
+ * per group (rule 8), per period bucket (API requests per minute, day and month; the rest per
+ * month, UTC), with an append-only audit stream. Each record is one optimistic transaction
+ * (WATCH the user's policy state, MULTI, EXEC, retry on conflict), so concurrent workers never
+ * lose a unit and rule-6 / livehunt state stays consistent with the charges.
+ */
+export class QuotaLedger {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(...parts: string[]): string {
+    return [this.prefix, 'ledger', ...parts].join(':');
+  }
+
+  /** Records one operation (at defaults to now) and returns what it was charged. */
+  async record(input: Operation & { at?: Date }): Promise<Charge> {
+    const op = { ...input, at: input.at ?? new Date() } as Operation & { at: Date };
+    const stateKey = this.key('state', op.user);
+    for (let attempt = 0; attempt < MAX_TX_RETRIES; attempt++) {
+      await this.redis.watch(stateKey);
+      const raw = await this.redis.get(stateKey);
+      const state = raw ? (JSON.parse(raw) as PolicyState) : emptyPolicyState();
+      const { charge, state: next } = chargeOf(op, state);
+      const m = this.redis.multi();
+      this.applyCharge(m, op, charge);
+      const nextRaw = JSON.stringify(next);
+      if (nextRaw !== (raw ?? JSON.stringify(emptyPolicyState()))) m.set(stateKey, nextRaw);
+      const res = await m.exec();
+      if (res !== null) return charge; // null: the state changed under us (another worker): recompute
+    }
+    throw new Error(`quota ledger: too much contention recording for ${op.user}`);
+  }
+
+  private applyCharge(m: ReturnType<Redis['multi']>, op: Operation & { at: Date }, charge: Charge): void {
+    const label = operationLabel(op);
+    const scopes: [Scope, string][] = [['user', op.user]];
+    if (op.group) scopes.push(['group', op.group]);
+    const callBuckets = periodBuckets('api_requests', op.at);
+    for (const [scope, id] of scopes) {
+      m.sadd(this.key('index', scope), id);
+      // the call is counted in every period view, even when it costs nothing (rule 3 feed reads)
+      for (const b of callBuckets) m.hincrby(this.key(scope, id, b.period, b.bucket), `c|${label}`, 1);
+      for (const [kind, units] of Object.entries(charge.units) as [QuotaKind, number][]) {
+        if (!units) continue;
+        for (const b of periodBuckets(kind, op.at)) {
+          const k = this.key(scope, id, b.period, b.bucket);
+          m.hincrby(k, `k|${kind}`, units);
+          m.hincrby(k, `o|${label}|${kind}`, units);
+        }
+      }
+    }
+    const entry = {
+      at: op.at.toISOString(),
+      user: op.user,
+      group: op.group,
+      op: label,
+      units: charge.units,
+      rules: charge.rules,
+      reason: charge.reason,
+    };
+    m.xadd(this.key('audit'), 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', 'entry', JSON.stringify(entry));
+  }
+
+  /** Usage rows for the bucket of `period` containing `at`, for one user/group or all of them. */
+  async usage(q: { period: Period; at?: Date; user?: string; group?: string }): Promise<UsageRow[]> {
+    const at = q.at ?? new Date();
+    const bucket = periodBuckets('api_requests', at).find((b) => b.period === q.period)?.bucket as string;
+    const targets: [Scope, string][] = [];
+    if (q.user) targets.push(['user', q.user]);
+    if (q.group) targets.push(['group', q.group]);
+    if (targets.length === 0) {
+      for (const scope of ['user', 'group'] as const) {
+        for (const id of (await this.redis.smembers(this.key('index', scope))).sort()) targets.push([scope, id]);
+      }
+    }
+    const rows: UsageRow[] = [];
+    for (const [scope, id] of targets) {
+      const h = await this.redis.hgetall(this.key(scope, id, q.period, bucket));
+      rows.push(parseUsage(scope, id, q.period, bucket, h));
+    }
+    return rows;
+  }
+
+  /** The newest audit entries, newest first. */
+  async audit(limit = 100): Promise<AuditEntry[]> {
+    const raw = await this.redis.xrevrange(this.key('audit'), '+', '-', 'COUNT', limit);
+    return raw.map(([id, fields]) => ({ id, ...(JSON.parse(fields[1] as string) as Omit<AuditEntry, 'id'>) }));
+  }
+}
+
+function parseUsage(scope: Scope, id: string, period: Period, bucket: string, h: Record<string, string>): UsageRow {
+  const row: UsageRow = { scope, id, period, bucket, units: {}, operations: {} };
+  const opOf = (label: string): UsageRow['operations'][string] => (row.operations[label] ??= { calls: 0, units: {} });
+  for (const [field, value] of Object.entries(h)) {
+    const n = Number(value);
+    const parts = field.split('|');
+    if (parts[0] === 'k' && isKind(parts[1])) row.units[parts[1]] = n;
+    else if (parts[0] === 'c' && parts[1] !== undefined) opOf(parts.slice(1).join('|')).calls = n;
+    else if (parts[0] === 'o' && parts.length >= 3) {
+      const kind = parts[parts.length - 1];
+      if (isKind(kind)) opOf(parts.slice(1, -1).join('|')).units[kind] = n;
+    }
+  }
+  return row;
+}
+
+function isKind(s: string | undefined): s is QuotaKind {
+  return (QUOTA_KINDS as readonly string[]).includes(s ?? '');
+}
