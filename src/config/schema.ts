@@ -12,6 +12,17 @@ const feedSchema = z
     decoderThreads: z.number().int().min(0).default(0),
     attempts: positiveInt.default(5),
     backoffMs: positiveInt.default(2000),
+    /** API source: a 404 minute is asked again this many times, this far apart, before it counts as missing. */
+    missingRetries: z.number().int().min(0).default(3),
+    missingRetryDelayMs: positiveInt.default(120_000),
+    /** API source: wait before asking again for a minute answered NotAvailableYet. */
+    notAvailableDelayMs: positiveInt.default(60_000),
+    /** API source: wait after a 429 when the answer has no Retry-After. */
+    rateLimitDelayMs: positiveInt.default(30_000),
+    /** This many missing minutes in a row raise an alert. */
+    missingAlertMinutes: positiveInt.default(5),
+    /** `file_behaviours` or `file-behaviours` in the feed path. */
+    pathSpelling: z.enum(['file_behaviours', 'file-behaviours']).default('file_behaviours'),
   })
   .strict();
 

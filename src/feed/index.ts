@@ -2,6 +2,8 @@ export { isMinuteId, minuteToMs, msToMinute, addMinutes, minuteRange } from './m
 export type { MinuteId } from './minute.js';
 export type { FeedSource, BatchHandle } from './FeedSource.js';
 export { DirectorySource } from './DirectorySource.js';
+export { ApiSource } from './ApiSource.js';
+export type { ApiSourceOptions } from './ApiSource.js';
 export { createSource } from './createSource.js';
 export type { SourceSettings } from './createSource.js';
 export { decodeStream, resolveBzip2Decoder, compressionOf, findExecutable } from './decoders.js';

@@ -44,23 +44,54 @@ export class GtiClient {
     this.base = o.baseUrl.replace(/\/+$/, '');
   }
 
+  /**
+   * GETs a file the API answers with a redirect (feed batches): the redirect is followed by hand
+   * so the storage host never receives the API key. Returns the body stream, or null on 404.
+   */
+  async openDownload(path: string, signal?: AbortSignal): Promise<{ body: AsyncIterable<Buffer>; bytes: number | null } | null> {
+    let res: Response;
+    try {
+      res = await this.request('GET', path, 'manual', signal);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'GTI_NOT_FOUND') return null;
+      throw err;
+    }
+    if (res.status >= 300 && res.status < 400) {
+      const location = res.headers.get('location');
+      if (!location) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: ${res.status} without a Location`);
+      const target = new URL(location, `${this.base}${path}`).toString();
+      try {
+        res = await fetch(target, { signal: signal ?? AbortSignal.timeout(this.o.timeoutMs * 20) });
+      } catch (err) {
+        throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${(err as Error).message}`);
+      }
+      if (!res.ok) throw new SandtrailError(res.status === 404 ? 'GTI_NOT_FOUND' : 'GTI_TRANSIENT', `download of ${path}: ${res.status}`);
+    }
+    if (!res.body) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: empty body`);
+    const length = Number(res.headers.get('content-length'));
+    return {
+      body: bodyChunks(res.body, path, Number.isFinite(length) && length > 0 ? length : null),
+      bytes: Number.isFinite(length) ? length : null,
+    };
+  }
+
   /** GETs a JSON document at a path relative to the versioned base (e.g. `/users/me/overall_quotas`). */
   async getJson(path: string): Promise<unknown> {
     const res = await this.request('GET', path);
     return res.json();
   }
 
-  private async request(method: string, path: string): Promise<Response> {
+  private async request(method: string, path: string, redirect: 'follow' | 'manual' = 'follow', signal?: AbortSignal): Promise<Response> {
     const headers: Record<string, string> = { 'x-apikey': this.o.apiKey, accept: 'application/json' };
     if (this.o.xTool) headers['x-tool'] = this.o.xTool;
     let res: Response;
     try {
-      res = await fetch(`${this.base}${path}`, { method, headers, signal: AbortSignal.timeout(this.o.timeoutMs) });
+      res = await fetch(`${this.base}${path}`, { method, headers, redirect, signal: signal ?? AbortSignal.timeout(this.o.timeoutMs) });
     } catch (err) {
       throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${(err as Error).message}`);
     }
     await this.o.onCall?.({ method, path, status: res.status });
-    if (res.ok) return res;
+    if (res.ok || (redirect === 'manual' && res.status >= 300 && res.status < 400)) return res;
     let upstream: { code?: string; message?: string } = {};
     try {
       upstream = ((await res.json()) as { error?: typeof upstream }).error ?? {};
@@ -74,5 +105,24 @@ export class GtiClient {
       upstreamCode: upstream.code,
       retryAfterS: Number(res.headers.get('retry-after')) || undefined,
     });
+  }
+}
+
+/**
+ * Streams a response body as Buffers; a body shorter than its content-length (a connection cut
+ * mid-download) is an error, never a silently short batch.
+ */
+async function* bodyChunks(body: ReadableStream<Uint8Array>, path: string, expected: number | null): AsyncGenerator<Buffer> {
+  let got = 0;
+  try {
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      got += chunk.byteLength;
+      yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    }
+  } catch (err) {
+    throw new SandtrailError('GTI_NETWORK', `download of ${path} interrupted after ${got} bytes: ${(err as Error).message}`);
+  }
+  if (expected !== null && got < expected) {
+    throw new SandtrailError('GTI_NETWORK', `download of ${path} truncated: ${got} of ${expected} bytes`);
   }
 }

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { isRetryable, messageOf } from '../errors/index.js';
-import { createSource, processBatch, type FeedSource } from '../feed/index.js';
+import { errorCode, isRetryable, messageOf } from '../errors/index.js';
+import { GtiClient } from '../gti/index.js';
+import { QuotaLedger } from '../quota/index.js';
+import { addMinutes, createSource, processBatch, type FeedSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { encodeChunk } from './chunkCodec.js';
@@ -17,6 +19,8 @@ export interface StageWorkerOptions {
   store: Store;
   queues: Queues;
   log: Logger;
+  /** Called once when the upstream refuses the credentials: the process must stop, not retry. */
+  onFatal?: (err: Error) => void;
 }
 
 /**
@@ -35,7 +39,7 @@ export class FeedWorker {
   start(): void {
     if (this.worker) return;
     const { config } = this.o;
-    this.worker = new Worker<FeedJobData, FeedJobResult>(FEED_QUEUE, (job, _token, signal) => this.process(job, signal), {
+    this.worker = new Worker<FeedJobData, FeedJobResult>(FEED_QUEUE, (job, token, signal) => this.process(job, token, signal), {
       connection: (this.connection = createRedis(this.o.redisUrl)),
       prefix: config.queuePrefix,
       concurrency: config.feed.concurrency,
@@ -62,13 +66,25 @@ export class FeedWorker {
   private sourceFor(spec: string): FeedSource {
     let s = this.sources.get(spec);
     if (!s) {
-      s = createSource(spec, { decoder: this.o.config.feed.decoder, decoderThreads: this.o.config.feed.decoderThreads });
+      const { feed, gti, queuePrefix } = this.o.config;
+      let api;
+      if (spec === 'api' && gti.apiKey) {
+        const ledger = new QuotaLedger(this.o.queues.connection, queuePrefix);
+        const user = gti.user ?? 'default';
+        // every request is on record: feed reads at 0 API units (rule 3)
+        const onCall = async (c: { method: string; path: string }): Promise<void> => {
+          await ledger.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
+        };
+        const client = new GtiClient({ baseUrl: gti.baseUrl, apiKey: gti.apiKey, xTool: gti.xTool, timeoutMs: gti.timeoutMs, onCall });
+        api = { client, pathSpelling: feed.pathSpelling };
+      }
+      s = createSource(spec, { decoder: feed.decoder, decoderThreads: feed.decoderThreads, api });
       this.sources.set(spec, s);
     }
     return s;
   }
 
-  private async process(job: Job<FeedJobData, FeedJobResult>, signal?: AbortSignal): Promise<FeedJobResult> {
+  private async process(job: Job<FeedJobData, FeedJobResult>, token?: string, signal?: AbortSignal): Promise<FeedJobResult> {
     const { batch, source: spec } = job.data;
     const { config, store, queues } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
@@ -94,13 +110,35 @@ export class FeedWorker {
           await queues.index.add('chunk', { batch, n, count: docs.length, payload }, { jobId });
         },
       });
+      if (outcome.status === 'missing' && spec === 'api') {
+        // A 404 minute may still appear: ask again a few times over a grace period first.
+        const seen = (job.data.notFoundSeen ?? 0) + 1;
+        if (seen <= config.feed.missingRetries) {
+          await job.updateData({ ...job.data, notFoundSeen: seen });
+          return await this.defer(job, token, config.feed.missingRetryDelayMs, log, `not found (${seen}/${config.feed.missingRetries})`);
+        }
+      }
       await store.batches.record({ ...outcome, error: null });
+      if (outcome.status === 'missing') await this.checkMissingRun(batch, log);
       log.info(
         { status: outcome.status, lines: outcome.lines, accepted: outcome.accepted, rejected: outcome.rejected, chunks: outcome.chunks },
         'batch done',
       );
       return { status: outcome.status, chunks: outcome.chunks, accepted: outcome.accepted, rejected: outcome.rejected };
     } catch (err) {
+      if (err instanceof DelayedError || (err as Error).name === 'DelayedError') throw err;
+      const code = errorCode(err);
+      // Upstream answers that say "later" keep the minute and spend no attempt.
+      if (code === 'GTI_NOT_AVAILABLE_YET') return await this.defer(job, token, config.feed.notAvailableDelayMs, log, 'not available yet');
+      if (code === 'GTI_RATE_LIMITED') {
+        const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
+        return await this.defer(job, token, retryAfterS ? retryAfterS * 1000 : config.feed.rateLimitDelayMs, log, 'rate limited');
+      }
+      if (code === 'GTI_AUTH') {
+        log.fatal({ code }, `${messageOf(err)}: fix GTI_APIKEY; stopping`);
+        this.o.onFatal?.(err as Error);
+        return await this.defer(job, token, 60_000, log, 'credentials rejected');
+      }
       const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (final) {
         // Recorded before the job settles so anyone waiting on the job sees the log entry.
@@ -120,6 +158,29 @@ export class FeedWorker {
       }
       if (!isRetryable(err)) throw new UnrecoverableError(messageOf(err));
       throw err;
+    }
+  }
+
+  /** Puts the job back for later without spending an attempt. */
+  private async defer(
+    job: Job<FeedJobData, FeedJobResult>,
+    token: string | undefined,
+    delayMs: number,
+    log: Logger,
+    why: string,
+  ): Promise<never> {
+    log.info({ delayMs }, `deferred: ${why}`);
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    throw new DelayedError();
+  }
+
+  /** Several missing minutes in a row is an incident: say so loudly (status shows it too). */
+  private async checkMissingRun(batch: string, log: Logger): Promise<void> {
+    const n = this.o.config.feed.missingAlertMinutes;
+    const minutes = Array.from({ length: n }, (_, i) => addMinutes(batch, -i));
+    const entries = await this.o.store.batches.get(minutes);
+    if (entries.length === n && entries.every((e) => e.status === 'missing')) {
+      log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
     }
   }
 

@@ -7,6 +7,8 @@ export const INDEX_QUEUE = 'index';
 export interface FeedJobData {
   batch: MinuteId;
   source: string;
+  /** API source: how many times this minute answered 404 so far. */
+  notFoundSeen?: number;
 }
 
 /** Index job data: one compressed chunk of normalized documents. */

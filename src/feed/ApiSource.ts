@@ -1,0 +1,56 @@
+import type { GtiClient } from '../gti/index.js';
+import { decodeStream, type DecoderChoice } from './decoders.js';
+import type { BatchHandle, FeedSource } from './FeedSource.js';
+import type { MinuteId } from './minute.js';
+
+export interface ApiSourceOptions {
+  client: GtiClient;
+  /** `file_behaviours` (default) or `file-behaviours`. */
+  pathSpelling?: string;
+  decoder?: DecoderChoice;
+  decoderThreads?: number;
+}
+
+/**
+ * The GTI feed API: `/feeds/{file_behaviours}/{YYYYMMDDhhmm}` answers 302 to the bzip2 batch,
+ * which is streamed through the decoder, never buffered whole. Errors keep their typed codes
+ * (NotAvailableYet, rate limits, auth) so the feed worker can decide what to do with the minute.
+ */
+export class ApiSource implements FeedSource {
+  readonly spec = 'api';
+
+  constructor(private readonly o: ApiSourceOptions) {}
+
+  /** The API has no listing: every minute of a range is asked for. */
+  async listMinutes(): Promise<MinuteId[]> {
+    return [];
+  }
+
+  /** API path of one minute's batch. */
+  pathOf(batch: MinuteId): string {
+    return `/feeds/${this.o.pathSpelling ?? 'file_behaviours'}/${batch}`;
+  }
+
+  async open(batch: MinuteId): Promise<BatchHandle | null> {
+    const path = this.pathOf(batch);
+    // Probe once so a missing minute is known before the stage starts; bytes() re-opens for each read.
+    const first = await this.o.client.openDownload(path);
+    if (!first) return null;
+    let pending: typeof first | null = first;
+    const { decoder, decoderThreads } = this.o;
+    return {
+      batch,
+      origin: path,
+      storedBytes: first.bytes,
+      bytes: (signal?: AbortSignal) => {
+        const take = async function* (this: ApiSource): AsyncGenerator<Buffer> {
+          const dl = pending ?? (await this.o.client.openDownload(path, signal));
+          pending = null;
+          if (!dl) return;
+          yield* dl.body;
+        }.call(this);
+        return decodeStream(take, 'bz2', { decoder, threads: decoderThreads, signal });
+      },
+    };
+  }
+}
