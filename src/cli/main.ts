@@ -6,6 +6,7 @@ import { formatSummary, runBackfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
+import { runCommand, statusCommand } from './commands/live.js';
 import { normalizeCommand } from './commands/normalize.js';
 import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
@@ -55,7 +56,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   program
     .command('backfill')
     .description('enqueue one feed job per minute of a range, process it, wait and summarize')
-    .requiredOption('--source <spec>', 'dir:PATH (a directory of minute batch files)')
+    .requiredOption('--source <spec>', 'dir:PATH (a directory of minute batch files) or api (the GTI feed API; needs GTI_APIKEY)')
     .option('--from <YYYYMMDDhhmm>', 'first minute (UTC); default: first minute found')
     .option('--to <YYYYMMDDhhmm>', 'last minute (UTC); default: last minute found')
     .option('--no-workers', 'only enqueue and wait: let fleet workers on the same Redis do the work')

@@ -61,6 +61,14 @@ const gtiSchema = z
   })
   .strict();
 
+/** Live mode: when minutes are asked for. */
+const liveSchema = z
+  .object({
+    lagMinutes: z.number().int().min(0).default(60),
+    tickMs: positiveInt.default(15_000),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     redisUrl: z.string().url().optional(),
@@ -74,6 +82,7 @@ export const configSchema = z
     index: indexSchema.default({}),
     worker: workerSchema.default({}),
     gti: gtiSchema.default({}),
+    live: liveSchema.default({}),
   })
   .strict();
 

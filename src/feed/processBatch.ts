@@ -13,6 +13,8 @@ export interface ProcessBatchOptions {
   prefixBytes: number;
   chunkMaxDocs: number;
   chunkMaxBytes: number;
+  /** Lines 1..skipLines were consumed before (a cursor `minute-N`): read past them. */
+  skipLines?: number;
   /** Receives each full chunk in order (n = 0, 1, ...); awaiting it is the backpressure. */
   emitChunk(n: number, docs: BehaviourDoc[], approxBytes: number): Promise<void>;
   deadLetter(entries: DeadLetterInput[]): Promise<void>;
@@ -75,7 +77,9 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
   };
 
   const lineStream = readLines(counted(handle.bytes(o.signal)), { maxLineBytes: o.maxLineBytes, prefixBytes: o.prefixBytes });
+  const skip = o.skipLines ?? 0;
   for await (const line of lineStream) {
+    if (line.lineNo <= skip) continue;
     lines += 1;
     if (line.kind === 'text') {
       const r = normalizeLine(line.text);

@@ -97,6 +97,7 @@ export class FeedWorker {
         prefixBytes: config.feed.dlqPrefixBytes,
         chunkMaxDocs: config.index.chunkMaxDocs,
         chunkMaxBytes: config.index.chunkMaxBytes,
+        skipLines: job.data.skipLines,
         signal,
         log,
         deadLetter: (entries) => store.dlq.put(entries),

@@ -11,3 +11,7 @@ export { runBackfill, summarize } from './runBackfill.js';
 export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';
 export { runWorkerProcess } from './runWorkerProcess.js';
 export type { WorkerKind } from './runWorkerProcess.js';
+export { Scheduler, RETENTION_MS, pointerKeys } from './Scheduler.js';
+export type { SchedulerOptions, SchedulerPointers } from './Scheduler.js';
+export { parseCursor, formatCursor } from './cursor.js';
+export type { FeedCursor } from './cursor.js';

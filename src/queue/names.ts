@@ -9,6 +9,8 @@ export interface FeedJobData {
   source: string;
   /** API source: how many times this minute answered 404 so far. */
   notFoundSeen?: number;
+  /** Lines of this minute already consumed (a cursor `YYYYMMDDhhmm-N` from the official clients). */
+  skipLines?: number;
 }
 
 /** Index job data: one compressed chunk of normalized documents. */

@@ -19,8 +19,17 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   }
   const store = openStore(config.sink);
   const queues = createQueues(config.redisUrl, config);
+  let fatal: Error | undefined;
+  let stopNow: (() => void) | undefined;
+  const onFatal = (err: Error): void => {
+    fatal ??= err;
+    stopNow?.();
+  };
   const opts = { redisUrl: config.redisUrl, config, store, queues, log };
-  const workers = [...(kind !== 'index' ? [new FeedWorker(opts)] : []), ...(kind !== 'feed' ? [new IndexWorker(opts)] : [])];
+  const workers = [
+    ...(kind !== 'index' ? [new FeedWorker({ ...opts, onFatal })] : []),
+    ...(kind !== 'feed' ? [new IndexWorker(opts)] : []),
+  ];
   workers.forEach((w) => w.start());
   log.info({ kind, sink: store.spec, prefix: config.queuePrefix }, 'worker started');
 
@@ -40,8 +49,11 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // refused credentials: stop at once with one clear message, no retry storm
+    stopNow = () => void Promise.all(workers.map((w) => w.stop(true))).finally(() => resolve());
   });
   await queues.close();
   await store.close();
   log.info('worker stopped');
+  if (fatal) throw fatal;
 }

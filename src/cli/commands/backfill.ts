@@ -36,6 +36,7 @@ export async function resolveMinutes(
     if (from > to) throw new SandtrailError('USAGE', `--from ${from} is after --to ${to}`);
     return [...minuteRange(from, to)];
   }
+  if (sourceSpec === 'api') throw new SandtrailError('USAGE', 'the api source needs both --from and --to');
   const found = await createSource(sourceSpec, { decoder: ctx.config.feed.decoder }).listMinutes({ from, to });
   const first = from ?? found[0];
   const last = to ?? found[found.length - 1];
@@ -54,8 +55,13 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const store = openStore(config.sink);
   const queues = createQueues(redis.url, config);
   const workerOpts = { redisUrl: redis.url, config, store, queues, log };
-  const workers = args.workers === false ? [] : [new FeedWorker(workerOpts), new IndexWorker(workerOpts)];
   const abort = new AbortController();
+  let fatal: Error | undefined;
+  const onFatal = (err: Error): void => {
+    fatal ??= err;
+    abort.abort();
+  };
+  const workers = args.workers === false ? [] : [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker(workerOpts)];
   let signals = 0;
   const onSignal = (): void => {
     signals += 1;
@@ -82,7 +88,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await Promise.all(workers.map((w) => w.stop(false)));
+    await Promise.all(workers.map((w) => w.stop(fatal !== undefined)));
     await queues.close();
     await store.close();
     await redis.stop();

@@ -1,0 +1,135 @@
+import { addMinutes, minuteRange, minuteToMs, msToMinute, type MinuteId } from '../feed/index.js';
+import type { Logger } from '../log/index.js';
+import type { Store } from '../store/index.js';
+import type { Queues } from './createQueues.js';
+import type { FeedCursor } from './cursor.js';
+import { feedJobId } from './names.js';
+
+/** The feed keeps batches this long; older minutes cannot be fetched any more. */
+export const RETENTION_MS = 7 * 24 * 3600 * 1000;
+const MAX_PER_TICK = 600;
+
+export interface SchedulerOptions {
+  queues: Queues;
+  store: Store;
+  prefix: string;
+  sourceSpec: string;
+  log: Logger;
+  /** Minutes become available about this long after they end. */
+  lagMs: number;
+  tickMs: number;
+  /** Where to begin when no cursor is saved (default: now − lag). */
+  start?: FeedCursor;
+  now?: () => number;
+}
+
+/** What `status` reads: both pointers live in Redis beside the queues. */
+export interface SchedulerPointers {
+  /** Newest minute enqueued. */
+  scheduled: MinuteId | null;
+  /** Newest minute such that it and every minute before it since the start is fully processed. */
+  cursor: MinuteId | null;
+}
+
+/** Redis keys of the scheduler's pointers. */
+export const pointerKeys = (prefix: string): { scheduled: string; cursor: string; skip: string } => ({
+  scheduled: `${prefix}:live:scheduled`,
+  cursor: `${prefix}:live:cursor`,
+  skip: `${prefix}:live:skip`,
+});
+
+/**
+ * Live mode: enqueues every minute as soon as it can be published, oldest first, from a cursor
+ * saved in Redis, so a restart after hours down catches up (within the feed's retention). The
+ * cursor only moves past a minute once its feed job has completed, i.e. all its chunks are queued.
+ */
+export class Scheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly keys: ReturnType<typeof pointerKeys>;
+  private readonly now: () => number;
+
+  constructor(private readonly o: SchedulerOptions) {
+    this.keys = pointerKeys(o.prefix);
+    this.now = o.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    if (this.timer) return;
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), this.o.tickMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One scheduling pass (exposed for tests): enqueue what is publishable, then advance the cursor. */
+  tick(): Promise<void> {
+    this.running ??= this.pass()
+      .catch((err: unknown) => this.o.log.error({ err: (err as Error).message }, 'scheduler tick failed'))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const redis = this.o.queues.connection;
+    const newest = msToMinute(this.now() - this.o.lagMs - 60_000);
+    const floor = msToMinute(this.now() - RETENTION_MS + 10 * 60_000);
+    const saved = await redis.get(this.keys.scheduled);
+    let next: MinuteId;
+    if (saved) {
+      next = addMinutes(saved, 1);
+    } else {
+      next = this.o.start?.minute ?? newest;
+      if (this.o.start?.consumed) await redis.hset(this.keys.skip, this.o.start.minute, String(this.o.start.consumed));
+      await redis.set(this.keys.cursor, addMinutes(next, -1), 'NX');
+    }
+    if (next < floor) {
+      this.o.log.warn({ from: next, to: floor }, 'cursor older than the feed retention: minutes before the retention floor are skipped');
+      next = floor;
+      await redis.set(this.keys.cursor, addMinutes(floor, -1));
+    }
+    if (next <= newest) {
+      const behind = (minuteToMs(newest) - minuteToMs(next)) / 60_000 + 1;
+      if (behind > 1) this.o.log.info({ from: next, minutes: behind }, `catching up ${behind} minutes from ${next}, oldest first`);
+      const last = behind > MAX_PER_TICK ? addMinutes(next, MAX_PER_TICK - 1) : newest;
+      const minutes = [...minuteRange(next, last)];
+      const skips = await redis.hgetall(this.keys.skip);
+      await this.o.queues.feed.addBulk(
+        minutes.map((batch) => ({
+          name: 'batch',
+          data: { batch, source: this.o.sourceSpec, ...(skips[batch] ? { skipLines: Number(skips[batch]) } : {}) },
+          opts: { jobId: feedJobId(batch) },
+        })),
+      );
+      await redis.set(this.keys.scheduled, last);
+    }
+    await this.advanceCursor();
+  }
+
+  private async advanceCursor(): Promise<void> {
+    const redis = this.o.queues.connection;
+    const [cursor, scheduled] = await Promise.all([redis.get(this.keys.cursor), redis.get(this.keys.scheduled)]);
+    if (!cursor || !scheduled) return;
+    let c = cursor;
+    while (c < scheduled) {
+      const next = addMinutes(c, 1);
+      const [entry] = await this.o.store.batches.get([next]);
+      const state = await this.o.queues.feed.getJobState(feedJobId(next));
+      // completed (or finished long ago and removed, with its outcome in the batch log)
+      if (!entry || (state !== 'completed' && state !== 'unknown')) break;
+      c = next;
+    }
+    if (c !== cursor) await redis.set(this.keys.cursor, c);
+  }
+
+  /** Both pointers, for status. */
+  static async pointers(queues: Queues, prefix: string): Promise<SchedulerPointers> {
+    const k = pointerKeys(prefix);
+    const [scheduled, cursor] = await Promise.all([queues.connection.get(k.scheduled), queues.connection.get(k.cursor)]);
+    return { scheduled, cursor };
+  }
+}
