@@ -69,6 +69,21 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       }),
     );
 
+  program
+    .command('run')
+    .description('live ingestion: enqueue each minute once publishable (from the saved cursor), run feed and index workers')
+    .requiredOption('--source <spec>', 'api (the GTI feed API; needs GTI_APIKEY) or dir:PATH')
+    .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N (default: now - lag)')
+    .option('--lag-minutes <n>', 'minutes after which a minute is published (default 60, env SANDTRAIL_LIVE_LAG_MINUTES)')
+    .action(action((o: { source: string; start?: string; lagMinutes?: string }, cmd: Command) => runCommand(o, ctxOf(cmd))));
+
+  program
+    .command('status')
+    .description('cursor, ingestion lag, queue depths, recent batch outcomes, gaps, alerts and dead-letter count')
+    .option('--last <n>', 'recent batches to show', '10')
+    .option('--json', 'one JSON object')
+    .action(action((o: { json?: boolean; last?: string }, cmd: Command) => statusCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
   const worker = program
     .command('worker')
     .description('run a long-lived stage worker against a shared Redis (first SIGTERM drains, second forces)');
