@@ -7,6 +7,7 @@ import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
 import { runCommand, statusCommand } from './commands/live.js';
+import { mirrorCommand } from './commands/mirror.js';
 import { normalizeCommand } from './commands/normalize.js';
 import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
@@ -76,6 +77,19 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N (default: now - lag)')
     .option('--lag-minutes <n>', 'minutes after which a minute is published (default 60, env SANDTRAIL_LIVE_LAG_MINUTES)')
     .action(action((o: { source: string; start?: string; lagMinutes?: string }, cmd: Command) => runCommand(o, ctxOf(cmd))));
+
+  program
+    .command('mirror')
+    .description('download raw feed batches (verbatim bzip2, named by minute) into a directory; re-runs skip complete files')
+    .requiredOption('--from <YYYYMMDDhhmm>', 'first minute (UTC)')
+    .requiredOption('--to <YYYYMMDDhhmm>', 'last minute (UTC)')
+    .requiredOption('--out <dir>', 'directory (ingest it later with --source dir:DIR)')
+    .option('--json', 'summary as JSON')
+    .action(
+      action((o: { from: string; to: string; out: string; json?: boolean }, cmd: Command) =>
+        mirrorCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   program
     .command('status')

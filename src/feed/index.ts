@@ -14,3 +14,5 @@ export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
 export { SqliteBatchLog } from './SqliteBatchLog.js';
 export { processBatch } from './processBatch.js';
 export type { ProcessBatchOptions, BatchOutcome } from './processBatch.js';
+export { mirrorBatches, mirrorFileName } from './mirrorBatches.js';
+export type { MirrorOptions, MirrorOutcome, MirrorSummary } from './mirrorBatches.js';

@@ -1,0 +1,49 @@
+import { SandtrailError } from '../../errors/index.js';
+import { isMinuteId, minuteRange, mirrorBatches } from '../../feed/index.js';
+import { GtiClient } from '../../gti/index.js';
+import { createRedis } from '../../queue/index.js';
+import { QuotaLedger } from '../../quota/index.js';
+import { writeOut, type CliContext } from '../context.js';
+
+/** `sandtrail mirror`: raw batches of a range into a directory, skipping files already complete. */
+export async function mirrorCommand(opts: { from: string; to: string; out: string; json?: boolean }, ctx: CliContext): Promise<number> {
+  const { gti, feed, redisUrl, queuePrefix } = ctx.config;
+  for (const [flag, v] of [
+    ['--from', opts.from],
+    ['--to', opts.to],
+  ] as const) {
+    if (!isMinuteId(v)) throw new SandtrailError('USAGE', `${flag} must be a UTC minute YYYYMMDDhhmm, got "${v}"`);
+  }
+  if (opts.from > opts.to) throw new SandtrailError('USAGE', `--from ${opts.from} is after --to ${opts.to}`);
+  if (!gti.apiKey) throw new SandtrailError('USAGE', 'mirror reads the GTI feed API: set GTI_APIKEY');
+  const redis = redisUrl ? createRedis(redisUrl) : undefined;
+  const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
+  try {
+    const client = new GtiClient({
+      baseUrl: gti.baseUrl,
+      apiKey: gti.apiKey,
+      xTool: gti.xTool,
+      timeoutMs: gti.timeoutMs,
+      onCall: async (c) => {
+        await ledger?.record({ op: 'api', method: c.method, path: c.path, user: gti.user ?? 'default', group: gti.group });
+      },
+    });
+    const summary = await mirrorBatches({
+      client,
+      minutes: [...minuteRange(opts.from, opts.to)],
+      out: opts.out,
+      pathSpelling: feed.pathSpelling,
+      onMinute: (minute, outcome) => ctx.log.info({ minute, outcome }, 'mirror'),
+    });
+    await writeOut(
+      opts.json
+        ? `${JSON.stringify(summary)}\n`
+        : `mirror ${opts.from}..${opts.to} into ${opts.out}: ${Object.entries(summary)
+            .map(([k, n]) => `${n} ${k.replace('_', ' ')}`)
+            .join(', ')}\n`,
+    );
+    return summary.failed > 0 ? 1 : 0;
+  } finally {
+    redis?.disconnect();
+  }
+}

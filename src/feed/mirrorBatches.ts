@@ -1,0 +1,72 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorCode, messageOf } from '../errors/index.js';
+import type { GtiClient } from '../gti/index.js';
+import type { MinuteId } from './minute.js';
+
+export interface MirrorOptions {
+  client: GtiClient;
+  minutes: readonly MinuteId[];
+  out: string;
+  pathSpelling?: string;
+  /** Tries per minute for transient failures (5xx, cut downloads, 429). */
+  attempts?: number;
+  backoffMs?: number;
+  onMinute?: (minute: MinuteId, outcome: MirrorOutcome) => void;
+}
+
+export type MirrorOutcome = 'downloaded' | 'skipped' | 'missing' | 'not_available' | 'failed';
+export type MirrorSummary = Record<MirrorOutcome, number>;
+
+/** File name of a mirrored minute: what `--source dir:` reads back. */
+export const mirrorFileName = (minute: MinuteId): string => `${minute}.jsonl.bz2`;
+
+/**
+ * Downloads raw batches verbatim (bzip2 bytes as served) so a team can archive them before the
+ * feed's 7-day retention ends. Each file is written to `.part` and renamed once complete, so an
+ * existing file is always whole and a re-run skips it.
+ */
+export async function mirrorBatches(o: MirrorOptions): Promise<MirrorSummary> {
+  await mkdir(o.out, { recursive: true });
+  const summary: MirrorSummary = { downloaded: 0, skipped: 0, missing: 0, not_available: 0, failed: 0 };
+  for (const minute of o.minutes) {
+    const outcome = await mirrorOne(o, minute);
+    summary[outcome] += 1;
+    o.onMinute?.(minute, outcome);
+  }
+  return summary;
+}
+
+async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutcome> {
+  const final = join(o.out, mirrorFileName(minute));
+  if (await stat(final).catch(() => null)) return 'skipped';
+  const part = `${final}.part`;
+  const attempts = o.attempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const dl = await o.client.openDownload(`/feeds/${o.pathSpelling ?? 'file_behaviours'}/${minute}`);
+      if (!dl) return 'missing';
+      const file = createWriteStream(part);
+      try {
+        for await (const chunk of dl.body) if (!file.write(chunk)) await new Promise<void>((r) => file.once('drain', () => r()));
+      } finally {
+        await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      }
+      await rename(part, final);
+      return 'downloaded';
+    } catch (err) {
+      await rm(part, { force: true });
+      const code = errorCode(err);
+      if (code === 'GTI_NOT_AVAILABLE_YET') return 'not_available';
+      if (code === 'GTI_AUTH' || code === 'GTI_FORBIDDEN') throw err;
+      if (attempt >= attempts) {
+        process.emitWarning(`mirror ${minute}: ${messageOf(err)}`);
+        return 'failed';
+      }
+      const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
+      await sleep(retryAfterS ? retryAfterS * 1000 : (o.backoffMs ?? 1000) * 2 ** (attempt - 1));
+    }
+  }
+}
