@@ -61,13 +61,16 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--from <YYYYMMDDhhmm>', 'first minute (UTC); default: first minute found')
     .option('--to <YYYYMMDDhhmm>', 'last minute (UTC); default: last minute found')
     .option('--no-workers', 'only enqueue and wait: let fleet workers on the same Redis do the work')
+    .option('--hourly', 'read whole hours of the range from hourly packages (YYYYMMDDhh .tar.bz2 of minute files)')
     .option('--json', 'print the summary as one JSON object')
     .action(
-      action(async (o: { source: string; from?: string; to?: string; workers: boolean; json?: boolean }, cmd: Command) => {
-        const run = await runBackfillCommand(o, ctxOf(cmd, { logLevel: 'warn' }));
-        await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
-        return run.summary.batches.failed > 0 ? 1 : 0;
-      }),
+      action(
+        async (o: { source: string; from?: string; to?: string; workers: boolean; hourly?: boolean; json?: boolean }, cmd: Command) => {
+          const run = await runBackfillCommand(o, ctxOf(cmd, { logLevel: 'warn' }));
+          await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
+          return run.summary.batches.failed > 0 ? 1 : 0;
+        },
+      ),
     );
 
   program

@@ -2,6 +2,7 @@ import type { GtiClient } from '../gti/index.js';
 import { decodeStream, type DecoderChoice } from './decoders.js';
 import type { BatchHandle, FeedSource } from './FeedSource.js';
 import type { MinuteId } from './minute.js';
+import { readTar, type TarEntry } from './readTar.js';
 
 export interface ApiSourceOptions {
   client: GtiClient;
@@ -29,6 +30,13 @@ export class ApiSource implements FeedSource {
   /** API path of one minute's batch. */
   pathOf(batch: MinuteId): string {
     return `/feeds/${this.o.pathSpelling ?? 'file_behaviours'}/${batch}`;
+  }
+
+  /** Hourly packages lag ~2 hours; the tar is streamed, one minute entry at a time. */
+  async openHour(hour: string): Promise<AsyncIterable<TarEntry> | null> {
+    const dl = await this.o.client.openDownload(`/feeds/${this.o.pathSpelling ?? 'file_behaviours'}/hourly/${hour}`);
+    if (!dl) return null;
+    return readTar(decodeStream(dl.body, 'bz2', { decoder: this.o.decoder, threads: this.o.decoderThreads }));
   }
 
   async open(batch: MinuteId): Promise<BatchHandle | null> {

@@ -4,6 +4,7 @@ import { SandtrailError } from '../errors/index.js';
 import { compressionOf, decodeStream, type DecoderChoice } from './decoders.js';
 import type { BatchHandle, FeedSource } from './FeedSource.js';
 import { isMinuteId, type MinuteId } from './minute.js';
+import { readTar, type TarEntry } from './readTar.js';
 
 const MINUTE_IN_NAME = /(?<!\d)(\d{12})(?!\d)/;
 /** When a minute has several files, the one the feed itself serves wins. */
@@ -53,6 +54,14 @@ export class DirectorySource implements FeedSource {
       storedBytes: info.size,
       bytes: (signal?: AbortSignal) => decodeStream(path, compression, { decoder, threads: decoderThreads, signal }),
     };
+  }
+
+  /** A `YYYYMMDDhh*.tar.bz2` package in the directory, when there is one. */
+  async openHour(hour: string): Promise<AsyncIterable<TarEntry> | null> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const name = names.find((n) => new RegExp(`(?<!\\d)${hour}(?!\\d).*\\.tar\\.bz2$`).test(n));
+    if (!name) return null;
+    return readTar(decodeStream(join(this.dir, name), 'bz2', { decoder: this.opts.decoder, threads: this.opts.decoderThreads }));
   }
 
   private async scan(): Promise<Map<MinuteId, string>> {

@@ -1,4 +1,5 @@
 import type { MinuteId } from './minute.js';
+import type { TarEntry } from './readTar.js';
 
 /** An open feed batch: decoded bytes, streamed. */
 export interface BatchHandle {
@@ -21,4 +22,6 @@ export interface FeedSource {
   listMinutes(range?: { from?: MinuteId; to?: MinuteId }): Promise<MinuteId[]>;
   /** Opens one minute, or null when the source has no batch for it (a missing minute). */
   open(batch: MinuteId): Promise<BatchHandle | null>;
+  /** Opens an hourly package (`YYYYMMDDhh`, a tar of minute files), entry by entry; null when absent. */
+  openHour?(hour: string): Promise<AsyncIterable<TarEntry> | null>;
 }

@@ -16,3 +16,8 @@ export { processBatch } from './processBatch.js';
 export type { ProcessBatchOptions, BatchOutcome } from './processBatch.js';
 export { mirrorBatches, mirrorFileName } from './mirrorBatches.js';
 export type { MirrorOptions, MirrorOutcome, MirrorSummary } from './mirrorBatches.js';
+export { readTar } from './readTar.js';
+export type { TarEntry } from './readTar.js';
+export { entrySource, minuteOfEntry } from './entrySource.js';
+export { processHour } from './processHour.js';
+export type { ProcessHourOptions, HourOutcome } from './processHour.js';

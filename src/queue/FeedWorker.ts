@@ -5,7 +5,9 @@ import type { Config } from '../config/index.js';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { GtiClient } from '../gti/index.js';
 import { QuotaLedger } from '../quota/index.js';
-import { addMinutes, createSource, processBatch, type FeedSource } from '../feed/index.js';
+import type { DeadLetterInput } from '../dlq/index.js';
+import { addMinutes, createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
+import type { BehaviourDoc } from '../normalize/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { encodeChunk } from './chunkCodec.js';
@@ -86,30 +88,51 @@ export class FeedWorker {
 
   private async process(job: Job<FeedJobData, FeedJobResult>, token?: string, signal?: AbortSignal): Promise<FeedJobResult> {
     const { batch, source: spec } = job.data;
-    const { config, store, queues } = this.o;
+    const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
     const startedAt = Date.now();
     try {
-      const outcome = await processBatch({
-        source: this.sourceFor(spec),
-        batch,
+      const common = {
         maxLineBytes: config.feed.maxLineBytes,
         prefixBytes: config.feed.dlqPrefixBytes,
         chunkMaxDocs: config.index.chunkMaxDocs,
         chunkMaxBytes: config.index.chunkMaxBytes,
-        skipLines: job.data.skipLines,
         signal,
         log,
-        deadLetter: (entries) => store.dlq.put(entries),
-        emitChunk: async (n, docs) => {
-          await this.waitForRoom(signal);
-          const payload = await encodeChunk(docs);
-          const jobId = indexJobId(batch, n);
-          // A failed job of an earlier run would make this add a no-op: replace it.
-          const previous = await queues.index.getJob(jobId);
-          if (previous && (await previous.isFailed())) await previous.remove();
-          await queues.index.add('chunk', { batch, n, count: docs.length, payload }, { jobId });
-        },
+        deadLetter: (entries: DeadLetterInput[]) => store.dlq.put(entries),
+      };
+      if (job.data.hour) {
+        const hour = await processHour({
+          ...common,
+          source: this.sourceFor(spec),
+          hour: job.data.hour,
+          decoder: config.feed.decoder,
+          emitChunk: (minute, n, docs) => this.emit(minute, n, docs, signal),
+          record: (outcome) => store.batches.record({ ...outcome, error: null }),
+        });
+        if (!hour) {
+          // packages lag about two hours behind the minutes: a missing one is asked again later
+          if ((job.data.notFoundSeen ?? 0) < config.feed.missingRetries) {
+            await job.updateData({ ...job.data, notFoundSeen: (job.data.notFoundSeen ?? 0) + 1 });
+            return await this.defer(job, token, config.feed.missingRetryDelayMs, log, 'hourly package not found');
+          }
+          throw new UnrecoverableError(`hourly package ${job.data.hour} not found`);
+        }
+        log.info({ hour: job.data.hour, accepted: hour.accepted, rejected: hour.rejected, chunks: hour.chunks }, 'hourly package done');
+        return {
+          status: hour.accepted > 0 ? 'ok' : 'empty',
+          chunks: hour.chunks,
+          accepted: hour.accepted,
+          rejected: hour.rejected,
+          perMinute: hour.perMinute,
+        };
+      }
+      const outcome = await processBatch({
+        ...common,
+        source: this.sourceFor(spec),
+        batch,
+        skipLines: job.data.skipLines,
+        emitChunk: (n, docs) => this.emit(batch, n, docs, signal),
       });
       if (outcome.status === 'missing' && spec === 'api') {
         // A 404 minute may still appear: ask again a few times over a grace period first.
@@ -160,6 +183,17 @@ export class FeedWorker {
       if (!isRetryable(err)) throw new UnrecoverableError(messageOf(err));
       throw err;
     }
+  }
+
+  /** Queues one index chunk, waiting while the index queue is above its high-water mark. */
+  private async emit(batch: string, n: number, docs: BehaviourDoc[], signal?: AbortSignal): Promise<void> {
+    await this.waitForRoom(signal);
+    const payload = await encodeChunk(docs);
+    const jobId = indexJobId(batch, n);
+    // A failed job of an earlier run would make this add a no-op: replace it.
+    const previous = await this.o.queues.index.getJob(jobId);
+    if (previous && (await previous.isFailed())) await previous.remove();
+    await this.o.queues.index.add('chunk', { batch, n, count: docs.length, payload }, { jobId });
   }
 
   /** Puts the job back for later without spending an attempt. */

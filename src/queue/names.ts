@@ -9,6 +9,8 @@ export interface FeedJobData {
   source: string;
   /** API source: how many times this minute answered 404 so far. */
   notFoundSeen?: number;
+  /** Set for an hourly-package job: `YYYYMMDDhh` (then `batch` is the hour's first minute). */
+  hour?: string;
   /** Lines of this minute already consumed (a cursor `YYYYMMDDhhmm-N` from the official clients). */
   skipLines?: number;
 }
@@ -25,6 +27,8 @@ export interface IndexJobData {
 export interface FeedJobResult {
   status: 'ok' | 'empty' | 'missing';
   chunks: number;
+  /** Hourly jobs: index chunks per minute of the hour. */
+  perMinute?: Record<MinuteId, number>;
   accepted: number;
   rejected: number;
 }
@@ -38,4 +42,5 @@ export interface IndexJobResult {
 
 /** Deterministic ids make every enqueue idempotent: adding an existing job id is a no-op. */
 export const feedJobId = (batch: MinuteId): string => `feed-${batch}`;
+export const hourJobId = (hour: string): string => `feed-h-${hour}`;
 export const indexJobId = (batch: MinuteId, n: number): string => `idx-${batch}-${n}`;

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { MinuteId } from '../feed/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
-import { feedJobId, indexJobId, type FeedJobResult } from './names.js';
+import { feedJobId, hourJobId, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
 
 export interface BackfillProgress {
   batchesTotal: number;
@@ -25,6 +25,8 @@ export interface BackfillOptions {
   sourceSpec: string;
   minutes: readonly MinuteId[];
   onProgress?: (p: BackfillProgress) => void;
+  /** Read whole hours as hourly packages (one job per hour) instead of 60 minute jobs. */
+  hourly?: boolean;
   pollMs?: number;
   signal?: AbortSignal;
 }
@@ -39,15 +41,18 @@ const FINISHED = new Set(['completed', 'failed', 'unknown']);
  */
 export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> {
   const started = Date.now();
-  await enqueue(o);
-  const pendingFeed = new Set(o.minutes.map(feedJobId));
+  const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false);
+  await enqueue(o, jobs);
+  const minutesOf = new Map(jobs.map((j) => [j.id, j.minutes]));
+  const pendingFeed = new Set(minutesOf.keys());
   const pendingIndex = new Set<string>();
+  let batchesDone = 0;
   let chunksKnown = 0;
   let accepted = 0;
   const report = (): void =>
     o.onProgress?.({
       batchesTotal: o.minutes.length,
-      batchesDone: o.minutes.length - pendingFeed.size,
+      batchesDone,
       chunksKnown,
       chunksDone: chunksKnown - pendingIndex.size,
       recordsAccepted: accepted,
@@ -59,14 +64,17 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       const state = await o.queues.feed.getJobState(id);
       if (!FINISHED.has(state)) continue;
       pendingFeed.delete(id);
+      batchesDone += minutesOf.get(id) ?? 1;
       if (state !== 'completed') continue;
       const job = await o.queues.feed.getJob(id);
       const r = job?.returnvalue as FeedJobResult | undefined;
       if (!r) continue;
       accepted += r.accepted;
       chunksKnown += r.chunks;
-      const batch = id.slice('feed-'.length);
-      for (let n = 0; n < r.chunks; n++) pendingIndex.add(indexJobId(batch, n));
+      const perMinute = r.perMinute ?? { [(job?.data as FeedJobData).batch]: r.chunks };
+      for (const [batch, chunks] of Object.entries(perMinute)) {
+        for (let n = 0; n < chunks; n++) pendingIndex.add(indexJobId(batch, n));
+      }
     }
     for (const id of take(pendingIndex)) {
       // 'unknown' means completed and already removed: index jobs are dropped soon after success
@@ -79,6 +87,30 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
   return summarize(o.store, o.minutes);
 }
 
+interface PlannedJob {
+  id: string;
+  data: FeedJobData;
+  minutes: number;
+}
+
+/** One job per minute, or per whole hour when hourly packages are asked for. */
+export function planJobs(minutes: readonly MinuteId[], source: string, hourly: boolean): PlannedJob[] {
+  const byHour = new Map<string, MinuteId[]>();
+  if (hourly) for (const m of minutes) byHour.set(m.slice(0, 10), [...(byHour.get(m.slice(0, 10)) ?? []), m]);
+  const out: PlannedJob[] = [];
+  const done = new Set<string>();
+  for (const m of minutes) {
+    const hour = m.slice(0, 10);
+    if (hourly && byHour.get(hour)?.length === 60) {
+      if (!done.has(hour)) out.push({ id: hourJobId(hour), data: { batch: `${hour}00`, hour, source }, minutes: 60 });
+      done.add(hour);
+    } else {
+      out.push({ id: feedJobId(m), data: { batch: m, source }, minutes: 1 });
+    }
+  }
+  return out;
+}
+
 function take(set: Set<string>): string[] {
   const out: string[] = [];
   for (const id of set) {
@@ -88,19 +120,16 @@ function take(set: Set<string>): string[] {
   return out;
 }
 
-async function enqueue(o: BackfillOptions): Promise<void> {
-  for (let i = 0; i < o.minutes.length; i += STATE_BATCH) {
-    const slice = o.minutes.slice(i, i + STATE_BATCH);
+async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise<void> {
+  for (let i = 0; i < jobs.length; i += STATE_BATCH) {
+    const slice = jobs.slice(i, i + STATE_BATCH);
     await Promise.all(
-      slice.map(async (batch) => {
-        const id = feedJobId(batch);
+      slice.map(async ({ id }) => {
         const state = await o.queues.feed.getJobState(id);
         if (state === 'completed' || state === 'failed') await (await o.queues.feed.getJob(id))?.remove();
       }),
     );
-    await o.queues.feed.addBulk(
-      slice.map((batch) => ({ name: 'batch', data: { batch, source: o.sourceSpec }, opts: { jobId: feedJobId(batch) } })),
-    );
+    await o.queues.feed.addBulk(slice.map((j) => ({ name: 'batch', data: j.data, opts: { jobId: j.id } })));
   }
 }
 

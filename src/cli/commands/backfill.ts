@@ -11,6 +11,8 @@ export interface BackfillArgs {
   from?: string;
   to?: string;
   workers?: boolean;
+  /** Whole hours of the range come from hourly packages. */
+  hourly?: boolean;
 }
 
 export interface BackfillRun {
@@ -75,15 +77,19 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   try {
     workers.forEach((w) => w.start());
     const progress = createProgressReporter();
+    const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
+    if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
     const summary = await runBackfill({
       queues,
       store,
-      sourceSpec: createSource(args.source).spec,
+      sourceSpec,
       minutes,
+      hourly: args.hourly,
       onProgress: progress.update,
       signal: abort.signal,
     });
     progress.done();
+    if (fatal) throw fatal;
     return { minutes, summary, sink: store.spec };
   } finally {
     process.off('SIGINT', onSignal);
