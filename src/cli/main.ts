@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
-import { runWorkerProcess } from '../queue/index.js';
+import { parseCursor, runSchedulerProcess, runWorkerProcess } from '../queue/index.js';
 import { formatSummary, runBackfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
@@ -104,6 +104,19 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   const worker = program
     .command('worker')
     .description('run a long-lived stage worker against a shared Redis (first SIGTERM drains, second forces)');
+  worker
+    .command('scheduler')
+    .description('run the live scheduler alone (feed and index workers run as separate processes)')
+    .option('--source <spec>', 'api or dir:PATH', 'api')
+    .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N')
+    .action(
+      action(async (o: { source: string; start?: string }, cmd: Command) => {
+        const ctx = ctxOf(cmd);
+        const start = o.start ? parseCursor(o.start) : undefined;
+        await runSchedulerProcess(ctx.config, ctx.log.child({ worker: 'scheduler' }), { sourceSpec: o.source, start });
+        return 0;
+      }),
+    );
   for (const kind of ['feed', 'index'] as const) {
     worker
       .command(kind)

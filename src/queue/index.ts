@@ -15,3 +15,4 @@ export { Scheduler, RETENTION_MS, pointerKeys } from './Scheduler.js';
 export type { SchedulerOptions, SchedulerPointers } from './Scheduler.js';
 export { parseCursor, formatCursor } from './cursor.js';
 export type { FeedCursor } from './cursor.js';
+export { runSchedulerProcess } from './runSchedulerProcess.js';
