@@ -33,6 +33,7 @@ export class FeedWorker {
   private worker: Worker<FeedJobData, FeedJobResult> | undefined;
   private readonly sources = new Map<string, FeedSource>();
   private stopping: Promise<void> | undefined;
+  private fatal: Error | undefined;
   private connection: Redis | undefined;
 
   constructor(private readonly o: StageWorkerOptions) {}
@@ -91,6 +92,8 @@ export class FeedWorker {
     const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
     const startedAt = Date.now();
+    // after refused credentials no further request is made: jobs wait for a fixed key
+    if (this.fatal) return await this.defer(job, token, 60_000, log, 'credentials rejected earlier');
     try {
       const common = {
         maxLineBytes: config.feed.maxLineBytes,
@@ -159,7 +162,8 @@ export class FeedWorker {
         return await this.defer(job, token, retryAfterS ? retryAfterS * 1000 : config.feed.rateLimitDelayMs, log, 'rate limited');
       }
       if (code === 'GTI_AUTH') {
-        log.fatal({ code }, `${messageOf(err)}: fix GTI_APIKEY; stopping`);
+        if (!this.fatal) log.fatal({ code }, `${messageOf(err)}: fix GTI_APIKEY; stopping`);
+        this.fatal ??= err as Error;
         this.o.onFatal?.(err as Error);
         return await this.defer(job, token, 60_000, log, 'credentials rejected');
       }

@@ -103,6 +103,8 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
     ],
     { stdio: 'ignore' },
   );
+  // The owner stops it explicitly; an unref'd child never keeps a finished process alive.
+  child.unref();
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
   const url = `redis://127.0.0.1:${port}`;

@@ -15,10 +15,13 @@ let shared: Promise<RedisHandle> | undefined;
 export async function testRedisUrl(): Promise<string> {
   const fromRunner = process.env.SANDTRAIL_TEST_REDIS_URL;
   if (fromRunner) return fromRunner;
-  shared ??= ensureRedis({ install: false });
-  const h = await shared;
-  after(() => h.stop());
-  return h.url;
+  if (!shared) {
+    shared = ensureRedis({ install: false });
+    // stopped when the file's process ends, not after the first test that asked for it
+    const h = await shared;
+    process.once('exit', () => void h.stop());
+  }
+  return (await shared).url;
 }
 
 /** A fresh temporary directory removed when the test file ends. */

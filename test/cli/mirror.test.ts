@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { addMinutes } from '../../src/feed/index.js';
+import { writeFeed } from '../../src/synth/index.js';
+import { runCli } from '../support/cli.js';
+import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { startFakeGti } from '../support/fakeGti.js';
+
+const KEY = 'mirror-key-5150';
+const start = '202611060000';
+
+test('mirror archives raw batches verbatim, survives a cut download, skips complete files on re-run, and the archive ingests', async () => {
+  const dir = tempDir();
+  const manifest = await writeFeed({
+    out: join(dir, 'feed'),
+    seed: 13,
+    start,
+    minutes: 5,
+    perMinute: 10,
+    malformedRate: 0,
+    missingMinutes: [addMinutes(start, 3)],
+  });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  after(() => fake.close());
+  fake.setFaults({ truncate: { minutes: [addMinutes(start, 1)], times: 1, atFraction: 0.4 } });
+  const out = join(dir, 'archive');
+  const env = { GTI_APIKEY: KEY, GTI_BASE_URL: fake.baseUrl, REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
+  const args = ['mirror', '--from', start, '--to', addMinutes(start, 4), '--out', out, '--json'];
+  const first = await runCli(args, { env });
+  assert.equal(first.code, 0, first.stderr);
+  assert.deepEqual(JSON.parse(first.stdout), { downloaded: 4, skipped: 0, missing: 1, not_available: 0, failed: 0 });
+  for (const f of manifest.files)
+    assert.ok(readFileSync(join(out, `${f.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f.file))), f.minute);
+  assert.deepEqual(
+    readdirSync(out).filter((n) => n.endsWith('.part')),
+    [],
+  );
+
+  const again = await runCli(args, { env });
+  assert.deepEqual(JSON.parse(again.stdout), { downloaded: 0, skipped: 4, missing: 1, not_available: 0, failed: 0 });
+
+  const sink = `sqlite:${join(dir, 'm.db')}`;
+  const bf = await runCli(['backfill', '--source', `dir:${out}`, '--from', start, '--to', addMinutes(start, 4), '--json'], {
+    env: { ...env, SANDTRAIL_SINK: sink },
+  });
+  assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 1, failed: 0 });
+  assert.equal(JSON.parse(bf.stdout).records.indexed, manifest.records);
+});

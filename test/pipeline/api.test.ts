@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
+import { addMinutes } from '../../src/feed/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { createRedis } from '../../src/queue/index.js';
+import { QuotaLedger } from '../../src/quota/index.js';
+import { writeFeed } from '../../src/synth/index.js';
+import { tempDir, testConfig } from '../support/env.js';
+import { startFakeGti } from '../support/fakeGti.js';
+import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+
+const KEY = 'test-key-3f9a0c1d';
+const start = '202611030000';
+
+async function setup(over: { missingMinutes?: string[] } = {}) {
+  const dir = tempDir();
+  const manifest = await writeFeed({
+    out: join(dir, 'feed'),
+    seed: 5,
+    start,
+    minutes: 8,
+    perMinute: 20,
+    malformedRate: 0.05,
+    bigRate: 0.05,
+    ...over,
+  });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  after(() => fake.close());
+  const config = await testConfig(dir, {
+    gti: { apiKey: KEY, baseUrl: fake.baseUrl, xTool: 'acme.sandtrail.0.1', user: 'svc', group: 'soc' },
+    feed: { missingRetries: 2, missingRetryDelayMs: 150, notAvailableDelayMs: 150, rateLimitDelayMs: 150, backoffMs: 100, attempts: 5 },
+  });
+  return { dir, manifest, fake, config, ctx: { config, log: createLogger('silent') } };
+}
+
+test('backfill --source api follows the 302, survives 404 grace, NotAvailableYet, 429, 503 and a cut download, and stores exactly the feed', async () => {
+  const missing = addMinutes(start, 4);
+  const s = await setup({ missingMinutes: [missing] });
+  s.fake.setFaults({
+    notFoundTimes: { [addMinutes(start, 1)]: 1 },
+    burst: { status: 429, count: 2, retryAfterS: 1, paths: 'feed' },
+    truncate: { minutes: [addMinutes(start, 2)], times: 1, atFraction: 0.5 },
+  });
+  const run = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
+  assert.deepEqual(run.summary, {
+    batches: { ok: 7, empty: 0, missing: 1, failed: 0 },
+    records: { indexed: s.manifest.records, rejected: s.manifest.malformedLines },
+    api_units: 0,
+  });
+  const stored = storeContents(join(s.dir, 'store.db'));
+  assert.deepEqual(stored.ids, s.manifest.expectedIds);
+  assert.deepEqual(stored.dead, expectedDead(s.manifest));
+  assertNewestWins(s.manifest, stored.lmd);
+
+  // the missing minute was asked 1 + missingRetries times before being recorded
+  const asked = s.fake.requests.filter((r) => r.path.endsWith(`/feeds/file_behaviours/${missing}`));
+  assert.equal(asked.filter((r) => r.status === 404).length, 3);
+  assert.ok(
+    s.fake.requests.some((r) => r.status === 429),
+    'rate limit was hit',
+  );
+  assert.ok(
+    s.fake.requests.every((r) => !r.path.startsWith('/api/') || r.hadKey),
+    'every API request carried the key',
+  );
+  assert.ok(s.fake.requests.filter((r) => r.path.startsWith('/api/')).every((r) => r.xTool === 'acme.sandtrail.0.1'));
+
+  // every feed request is on the ledger at 0 API units (rule 3); the key is nowhere in Redis
+  const redis = createRedis(s.config.redisUrl!);
+  try {
+    const ledger = new QuotaLedger(redis, s.config.queuePrefix);
+    const [day] = await ledger.usage({ period: 'day', user: 'svc' });
+    const apiCalls = s.fake.requests.filter((r) => r.path.startsWith('/api/v3/feeds/')).length;
+    assert.equal(day?.operations['GET /feeds/file_behaviours/{id}']?.calls, apiCalls);
+    assert.deepEqual(day?.units, {});
+    const keys = await redis.keys(`${s.config.queuePrefix}:*`);
+    for (const k of keys) {
+      const type = await redis.type(k);
+      const dump =
+        type === 'hash'
+          ? JSON.stringify(await redis.hgetall(k))
+          : type === 'string'
+            ? await redis.get(k)
+            : type === 'stream'
+              ? JSON.stringify(await redis.xrange(k, '-', '+'))
+              : '';
+      assert.ok(!String(dump).includes(KEY), `API key found in Redis key ${k}`);
+    }
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('refused credentials stop the run with one clear message naming the setting, without a retry storm', async () => {
+  const s = await setup();
+  const bad = { config: { ...s.config, gti: { ...s.config.gti, apiKey: 'wrong-key-00' } }, log: s.ctx.log };
+  await assert.rejects(
+    runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, bad),
+    (e: { code?: string; message: string }) => e.code === 'GTI_AUTH' && /GTI_APIKEY/.test(e.message) && !e.message.includes('wrong-key-00'),
+  );
+  assert.ok(s.fake.requests.length <= 3, `${s.fake.requests.length} requests before stopping`);
+});

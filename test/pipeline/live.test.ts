@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { addMinutes, minuteToMs } from '../../src/feed/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler } from '../../src/queue/index.js';
+import { openStore } from '../../src/store/index.js';
+import { writeFeed } from '../../src/synth/index.js';
+import { tempDir, testConfig } from '../support/env.js';
+import { startFakeGti } from '../support/fakeGti.js';
+import { storeContents } from '../support/storeContents.js';
+
+const KEY = 'live-key-77';
+const start = '202611040000';
+
+test('live mode: minutes are enqueued as they become publishable, the cursor waits for NotAvailableYet, a restart resumes from the saved cursor', async () => {
+  const dir = tempDir();
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 9, start, minutes: 6, perMinute: 12, malformedRate: 0 });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  after(() => fake.close());
+  const config = await testConfig(dir, { gti: { apiKey: KEY, baseUrl: fake.baseUrl }, feed: { notAvailableDelayMs: 100, backoffMs: 100 } });
+  const log = createLogger('silent');
+  const store = openStore(config.sink);
+  const queues = createQueues(config.redisUrl!, config);
+  const opts = { redisUrl: config.redisUrl!, config, store, queues, log };
+  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
+  workers.forEach((w) => w.start());
+  let now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000; // minutes 0..2 are publishable
+  const scheduler = (): Scheduler =>
+    new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: 'api',
+      log,
+      lagMs: 60 * 60_000,
+      tickMs: 60_000,
+      start: parseCursor(`${start}-3`),
+      now: () => now,
+    });
+  const waitCursor = async (s: Scheduler, minute: string): Promise<void> => {
+    for (let i = 0; i < 300; i++) {
+      await s.tick();
+      if ((await Scheduler.pointers(queues, config.queuePrefix)).cursor === minute) return;
+      await sleep(100);
+    }
+    assert.fail(`cursor never reached ${minute}: ${JSON.stringify(await Scheduler.pointers(queues, config.queuePrefix))}`);
+  };
+  try {
+    fake.setFaults({ notAvailableAfter: addMinutes(start, 2) });
+    const s1 = scheduler();
+    await waitCursor(s1, addMinutes(start, 1));
+    await sleep(500);
+    assert.equal(
+      (await Scheduler.pointers(queues, config.queuePrefix)).cursor,
+      addMinutes(start, 1),
+      'cursor waits while minute 2 is not available yet',
+    );
+    assert.ok(fake.requests.some((r) => r.status === 400));
+    fake.clearFaults();
+    await waitCursor(s1, addMinutes(start, 2));
+    await s1.stop();
+
+    // down for a while: a new scheduler catches up from the saved pointers, oldest first
+    now += 3 * 60_000;
+    const s2 = scheduler();
+    await waitCursor(s2, addMinutes(start, 5));
+    await s2.stop();
+
+    // `${start}-3`: the first three lines of the first minute were consumed before, so ids seen
+    // only there are not stored; everything else is
+    const occurrences = new Map<string, number>();
+    const skippedLines: string[] = [];
+    for (const f of manifest.files) {
+      const lines = execFileSync('bzip2', ['-dc', join(dir, 'feed', f.file)])
+        .toString()
+        .split('\n')
+        .filter(Boolean);
+      lines.forEach((line, i) => {
+        const raw = (JSON.parse(line) as { id: string }).id;
+        const id = `${raw.slice(0, 64).toLowerCase()}${raw.slice(64)}`;
+        if (f.minute === start && i < 3) skippedLines.push(id);
+        else occurrences.set(id, (occurrences.get(id) ?? 0) + 1);
+      });
+    }
+    const expected = manifest.expectedIds.filter((id) => occurrences.has(id));
+    assert.ok(
+      skippedLines.some((id) => !occurrences.has(id)),
+      'the offset skips at least one id',
+    );
+    assert.deepEqual(storeContents(join(dir, 'store.db')).ids, expected);
+    const [first] = await store.batches.get([start]);
+    assert.equal(first?.lines, manifest.files[0]!.lines - 3);
+  } finally {
+    await Promise.all(workers.map((w) => w.stop(true)));
+    await queues.close();
+    await store.close();
+  }
+});

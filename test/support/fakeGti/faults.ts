@@ -1,0 +1,204 @@
+import { isMinuteId, minuteToMs } from '../../../src/feed/minute.js';
+
+/** The next `count` matching requests answer `status` with the upstream error body (and `Retry-After` when given). */
+export interface BurstFault {
+  status: 429 | 503 | 504;
+  count: number;
+  retryAfterS?: number;
+  /** `feed` (default): only `/api/v3/feeds/...` requests; `all`: every `/api/v3/...` request. Downloads never. */
+  paths?: 'feed' | 'all';
+}
+
+/** Downloads are throttled to `bytesPerSecond`; only those of `minutes` (minute or hour ids) when given. */
+export interface SlowBodyFault {
+  bytesPerSecond: number;
+  minutes?: string[];
+}
+
+/**
+ * Downloads send `floor(size * atFraction)` bytes (default half) while advertising the full
+ * content-length, then the socket is destroyed. Only those of `minutes` (minute or hour ids) when
+ * given; `times` caps how many downloads are cut (default: every one).
+ */
+export interface TruncateFault {
+  minutes?: string[];
+  times?: number;
+  atFraction?: number;
+}
+
+export interface FakeGtiFaults {
+  /** Minutes ≥ this (and hours whose last minute is ≥ this) answer 400 NotAvailableYet. */
+  notAvailableAfter?: string;
+  /**
+   * Minute M answers 400 NotAvailableYet until `now() ≥ M + 1 min + lag` (the Scheduler's
+   * convention); an hour until its last minute is available.
+   */
+  notAvailableLagMinutes?: number;
+  /** Minutes (or hours) forced to 404 even when the file exists. */
+  notFound?: string[];
+  /** Minute (or hour) → answer 404 the first N requests, then serve it. */
+  notFoundTimes?: Record<string, number>;
+  burst?: BurstFault;
+  slowBody?: SlowBodyFault;
+  truncate?: TruncateFault;
+  /** The next N feed requests (`/api/v3/feeds/...`) get their socket destroyed before any response. */
+  resetBeforeHeaders?: number;
+}
+
+const ID_RE = /^\d{10}(\d{2})?$/;
+
+function checkId(where: string, id: unknown): void {
+  if (typeof id !== 'string' || !ID_RE.test(id))
+    throw new RangeError(`fake GTI ${where}: expected a YYYYMMDDhhmm or YYYYMMDDhh id, got ${JSON.stringify(id)}`);
+}
+
+function checkCount(where: string, n: unknown): void {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
+    throw new RangeError(`fake GTI ${where}: expected a non-negative integer, got ${JSON.stringify(n)}`);
+}
+
+function validate(f: FakeGtiFaults): void {
+  if (f.notAvailableAfter !== undefined && !isMinuteId(f.notAvailableAfter))
+    throw new RangeError(`fake GTI notAvailableAfter: expected YYYYMMDDhhmm, got ${JSON.stringify(f.notAvailableAfter)}`);
+  if (f.notAvailableLagMinutes !== undefined && !(Number.isFinite(f.notAvailableLagMinutes) && f.notAvailableLagMinutes >= 0))
+    throw new RangeError(`fake GTI notAvailableLagMinutes: expected a number ≥ 0, got ${f.notAvailableLagMinutes}`);
+  for (const id of f.notFound ?? []) checkId('notFound', id);
+  for (const [id, n] of Object.entries(f.notFoundTimes ?? {})) {
+    checkId('notFoundTimes', id);
+    checkCount(`notFoundTimes[${id}]`, n);
+  }
+  if (f.burst) {
+    if (![429, 503, 504].includes(f.burst.status)) throw new RangeError(`fake GTI burst.status: 429, 503 or 504, got ${f.burst.status}`);
+    checkCount('burst.count', f.burst.count);
+    if (f.burst.retryAfterS !== undefined) checkCount('burst.retryAfterS', f.burst.retryAfterS);
+  }
+  if (f.slowBody) {
+    if (!(f.slowBody.bytesPerSecond > 0))
+      throw new RangeError(`fake GTI slowBody.bytesPerSecond must be > 0, got ${f.slowBody.bytesPerSecond}`);
+    for (const id of f.slowBody.minutes ?? []) checkId('slowBody.minutes', id);
+  }
+  if (f.truncate) {
+    const a = f.truncate.atFraction;
+    if (a !== undefined && !(a >= 0 && a < 1)) throw new RangeError(`fake GTI truncate.atFraction must be in [0, 1), got ${a}`);
+    if (f.truncate.times !== undefined) checkCount('truncate.times', f.truncate.times);
+    for (const id of f.truncate.minutes ?? []) checkId('truncate.minutes', id);
+  }
+  if (f.resetBeforeHeaders !== undefined) checkCount('resetBeforeHeaders', f.resetBeforeHeaders);
+}
+
+/** The upstream error a burst answers with. */
+export interface BurstAnswer {
+  status: 429 | 503 | 504;
+  code: string;
+  message: string;
+  retryAfterS: number | undefined;
+}
+
+/** Current faults plus the counters they consume. */
+export class FaultState {
+  private f: FakeGtiFaults = {};
+  private notFoundLeft = new Map<string, number>();
+  private burstLeft = 0;
+  private burstFlip = false;
+  private truncateLeft = 0;
+  private resetLeft = 0;
+
+  constructor(initial: FakeGtiFaults | undefined) {
+    if (initial) this.set(initial);
+  }
+
+  /** Merges `patch` into the current faults (a key given as `undefined` removes that fault); counters of given keys restart. */
+  set(patch: FakeGtiFaults): void {
+    validate(patch);
+    const next: FakeGtiFaults = { ...this.f };
+    for (const [k, v] of Object.entries(patch) as [keyof FakeGtiFaults, unknown][]) {
+      if (v === undefined) delete next[k];
+      else (next as Record<string, unknown>)[k] = structuredClone(v);
+    }
+    this.f = next;
+    if ('notFoundTimes' in patch) this.notFoundLeft = new Map(Object.entries(patch.notFoundTimes ?? {}));
+    if ('burst' in patch) {
+      this.burstLeft = patch.burst?.count ?? 0;
+      this.burstFlip = false;
+    }
+    if ('truncate' in patch) this.truncateLeft = patch.truncate ? (patch.truncate.times ?? Number.POSITIVE_INFINITY) : 0;
+    if ('resetBeforeHeaders' in patch) this.resetLeft = patch.resetBeforeHeaders ?? 0;
+  }
+
+  clear(): void {
+    this.f = {};
+    this.notFoundLeft.clear();
+    this.burstLeft = 0;
+    this.truncateLeft = 0;
+    this.resetLeft = 0;
+  }
+
+  /** The faults in force, counters showing what is left. */
+  snapshot(): FakeGtiFaults {
+    const s = structuredClone(this.f);
+    if (s.notFoundTimes) s.notFoundTimes = Object.fromEntries(this.notFoundLeft);
+    if (s.burst) s.burst.count = this.burstLeft;
+    if (s.truncate && this.truncateLeft !== Number.POSITIVE_INFINITY) s.truncate.times = this.truncateLeft;
+    if (s.resetBeforeHeaders !== undefined) s.resetBeforeHeaders = this.resetLeft;
+    return s;
+  }
+
+  takeReset(): boolean {
+    if (this.resetLeft <= 0) return false;
+    this.resetLeft -= 1;
+    return true;
+  }
+
+  takeBurst(isFeed: boolean): BurstAnswer | null {
+    const b = this.f.burst;
+    if (!b || this.burstLeft <= 0) return null;
+    if ((b.paths ?? 'feed') === 'feed' && !isFeed) return null;
+    this.burstLeft -= 1;
+    let code: string;
+    let message: string;
+    if (b.status === 429) {
+      code = this.burstFlip ? 'TooManyRequestsError' : 'QuotaExceededError';
+      message = this.burstFlip ? 'Too many requests' : 'Quota exceeded';
+      this.burstFlip = !this.burstFlip;
+    } else if (b.status === 503) {
+      code = 'TransientError';
+      message = 'Transient error, please retry';
+    } else {
+      code = 'DeadlineExceededError';
+      message = 'Deadline exceeded';
+    }
+    return { status: b.status, code, message, retryAfterS: b.retryAfterS };
+  }
+
+  /** True when the minute (12 digits) or hour (10 digits) is not published yet at `nowMs`. */
+  notAvailable(id: string, nowMs: number): boolean {
+    const last = id.length === 10 ? `${id}59` : id;
+    if (this.f.notAvailableAfter !== undefined && last >= this.f.notAvailableAfter) return true;
+    const lag = this.f.notAvailableLagMinutes;
+    return lag !== undefined && minuteToMs(last) + 60_000 + lag * 60_000 > nowMs;
+  }
+
+  /** True when this request for `id` must answer 404 whatever the disk holds (consumes a notFoundTimes count). */
+  takeNotFound(id: string): boolean {
+    if (this.f.notFound?.includes(id)) return true;
+    const left = this.notFoundLeft.get(id) ?? 0;
+    if (left <= 0) return false;
+    this.notFoundLeft.set(id, left - 1);
+    return true;
+  }
+
+  /** Bytes per second for the download of `id`, or null when not throttled. */
+  slowFor(id: string): number | null {
+    const s = this.f.slowBody;
+    if (!s || (s.minutes && !s.minutes.includes(id))) return null;
+    return s.bytesPerSecond;
+  }
+
+  /** Bytes to send before cutting the download of `id` (`size` bytes), or null to send it whole. */
+  takeTruncate(id: string, size: number): number | null {
+    const t = this.f.truncate;
+    if (!t || this.truncateLeft <= 0 || (t.minutes && !t.minutes.includes(id))) return null;
+    this.truncateLeft -= 1;
+    return Math.floor(size * (t.atFraction ?? 0.5));
+  }
+}
