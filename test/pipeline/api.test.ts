@@ -35,13 +35,14 @@ async function setup(over: { missingMinutes?: string[] } = {}) {
   return { dir, manifest, fake, config, ctx: { config, log: createLogger('silent') } };
 }
 
-test('backfill --source api follows the 302, survives 404 grace, NotAvailableYet, 429, 503 and a cut download, and stores exactly the feed', async () => {
+test('backfill --source api follows the 302, survives 404 grace, 429, a connection reset and a cut download, and stores exactly the feed', async () => {
   const missing = addMinutes(start, 4);
   const s = await setup({ missingMinutes: [missing] });
   s.fake.setFaults({
     notFoundTimes: { [addMinutes(start, 1)]: 1 },
     burst: { status: 429, count: 2, retryAfterS: 1, paths: 'feed' },
     truncate: { minutes: [addMinutes(start, 2)], times: 1, atFraction: 0.5 },
+    resetBeforeHeaders: 1,
   });
   const run = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
   assert.deepEqual(run.summary, {
@@ -62,6 +63,10 @@ test('backfill --source api follows the 302, survives 404 grace, NotAvailableYet
     'rate limit was hit',
   );
   assert.ok(
+    s.fake.requests.some((r) => r.status === 0),
+    'a connection was reset',
+  );
+  assert.ok(
     s.fake.requests.every((r) => !r.path.startsWith('/api/') || r.hadKey),
     'every API request carried the key',
   );
@@ -72,7 +77,8 @@ test('backfill --source api follows the 302, survives 404 grace, NotAvailableYet
   try {
     const ledger = new QuotaLedger(redis, s.config.queuePrefix);
     const [day] = await ledger.usage({ period: 'day', user: 'svc' });
-    const apiCalls = s.fake.requests.filter((r) => r.path.startsWith('/api/v3/feeds/')).length;
+    // answered requests: a connection reset before any answer is not a call the service counted
+    const apiCalls = s.fake.requests.filter((r) => r.path.startsWith('/api/v3/feeds/') && r.status !== 0).length;
     assert.equal(day?.operations['GET /feeds/file_behaviours/{id}']?.calls, apiCalls);
     assert.deepEqual(day?.units, {});
     const keys = await redis.keys(`${s.config.queuePrefix}:*`);
@@ -101,4 +107,21 @@ test('refused credentials stop the run with one clear message naming the setting
     (e: { code?: string; message: string }) => e.code === 'GTI_AUTH' && /GTI_APIKEY/.test(e.message) && !e.message.includes('wrong-key-00'),
   );
   assert.ok(s.fake.requests.length <= 3, `${s.fake.requests.length} requests before stopping`);
+});
+
+test('503 and 504 bursts and NotAvailableYet keep the minute until it is served', async () => {
+  const s = await setup();
+  s.fake.setFaults({ burst: { status: 503, count: 3, paths: 'feed' }, notAvailableAfter: addMinutes(start, 7) });
+  const done = runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
+  // the last minute is not published yet: wait until it has been refused, then publish it
+  for (let i = 0; i < 200 && !s.fake.requests.some((r) => r.status === 400); i++) await new Promise((r) => setTimeout(r, 50));
+  s.fake.setFaults({ notAvailableAfter: undefined, burst: { status: 504, count: 1, paths: 'feed' } });
+  const run = await done;
+  assert.deepEqual(run.summary.batches, { ok: 8, empty: 0, missing: 0, failed: 0 });
+  assert.deepEqual(storeContents(join(s.dir, 'store.db')).ids, s.manifest.expectedIds);
+  assert.equal(s.fake.requests.filter((r) => r.status === 503).length, 3);
+  assert.ok(
+    s.fake.requests.some((r) => r.status === 400),
+    'NotAvailableYet was answered and the minute kept',
+  );
 });
