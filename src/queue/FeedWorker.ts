@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { GtiClient } from '../gti/index.js';
@@ -11,7 +10,7 @@ import type { BehaviourDoc } from '../normalize/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { encodeChunk } from './chunkCodec.js';
-import { createRedis } from './connection.js';
+import { StageRunner } from './StageRunner.js';
 import type { Queues } from './createQueues.js';
 import { FEED_QUEUE, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
 
@@ -30,40 +29,31 @@ export interface StageWorkerOptions {
  * ids; the worker waits while the index queue is above its high-water mark (backpressure).
  */
 export class FeedWorker {
-  private worker: Worker<FeedJobData, FeedJobResult> | undefined;
   private readonly sources = new Map<string, FeedSource>();
-  private stopping: Promise<void> | undefined;
   private fatal: Error | undefined;
-  private connection: Redis | undefined;
 
-  constructor(private readonly o: StageWorkerOptions) {}
+  private readonly runner: StageRunner<FeedJobData, FeedJobResult>;
+
+  constructor(private readonly o: StageWorkerOptions) {
+    this.runner = new StageRunner<FeedJobData, FeedJobResult>({
+      queue: FEED_QUEUE,
+      stage: 'feed',
+      concurrency: o.config.feed.concurrency,
+      redisUrl: o.redisUrl,
+      config: o.config,
+      log: o.log,
+      processor: (job, token, signal) => this.process(job, token, signal),
+    });
+  }
 
   /** Starts consuming; calling it again is a no-op. */
   start(): void {
-    if (this.worker) return;
-    const { config } = this.o;
-    this.worker = new Worker<FeedJobData, FeedJobResult>(FEED_QUEUE, (job, token, signal) => this.process(job, token, signal), {
-      connection: (this.connection = createRedis(this.o.redisUrl)),
-      prefix: config.queuePrefix,
-      concurrency: config.feed.concurrency,
-      lockDuration: config.worker.lockDurationMs,
-      stalledInterval: config.worker.stalledIntervalMs,
-      maxStalledCount: config.worker.maxStalledCount,
-    });
-    this.worker.on('error', (err) => this.o.log.error({ stage: 'feed', err: messageOf(err) }, 'feed worker error'));
-    this.worker.on('failed', (job, err) =>
-      this.o.log.warn({ stage: 'feed', batch: job?.data.batch, attempts: job?.attemptsMade, err: messageOf(err) }, 'feed job failed'),
-    );
+    this.runner.start();
   }
 
   /** Drains (waits for active jobs) or, with force, abandons them to be picked up again; safe to call twice. */
   stop(force = false): Promise<void> {
-    const worker = this.worker;
-    if (!worker) return Promise.resolve();
-    // BullMQ leaves connections it was handed open: close ours once the worker is done with it.
-    const release = (): void => this.connection?.disconnect();
-    if (force) return worker.close(true).finally(release);
-    return (this.stopping ??= worker.close(false).finally(release));
+    return this.runner.stop(force);
   }
 
   private sourceFor(spec: string): FeedSource {

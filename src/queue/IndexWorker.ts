@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import { decodeChunk } from './chunkCodec.js';
-import { createRedis } from './connection.js';
+import { StageRunner } from './StageRunner.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
 
@@ -15,36 +14,27 @@ import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js'
  * is still failing instead of dropping it.
  */
 export class IndexWorker {
-  private worker: Worker<IndexJobData, IndexJobResult> | undefined;
-  private stopping: Promise<void> | undefined;
-  private connection: Redis | undefined;
+  private readonly runner: StageRunner<IndexJobData, IndexJobResult>;
 
-  constructor(private readonly o: StageWorkerOptions) {}
-
-  start(): void {
-    if (this.worker) return;
-    const { config } = this.o;
-    this.worker = new Worker<IndexJobData, IndexJobResult>(INDEX_QUEUE, (job) => this.process(job), {
-      connection: (this.connection = createRedis(this.o.redisUrl)),
-      prefix: config.queuePrefix,
-      concurrency: config.index.concurrency,
-      lockDuration: config.worker.lockDurationMs,
-      stalledInterval: config.worker.stalledIntervalMs,
-      maxStalledCount: config.worker.maxStalledCount,
+  constructor(private readonly o: StageWorkerOptions) {
+    this.runner = new StageRunner<IndexJobData, IndexJobResult>({
+      queue: INDEX_QUEUE,
+      stage: 'index',
+      concurrency: o.config.index.concurrency,
+      redisUrl: o.redisUrl,
+      config: o.config,
+      log: o.log,
+      processor: (job) => this.process(job),
     });
-    this.worker.on('error', (err) => this.o.log.error({ stage: 'index', err: messageOf(err) }, 'index worker error'));
-    this.worker.on('failed', (job, err) =>
-      this.o.log.warn({ stage: 'index', job: job?.id, attempts: job?.attemptsMade, err: messageOf(err) }, 'index job failed'),
-    );
   }
 
+  start(): void {
+    this.runner.start();
+  }
+
+  /** Drains (waits for active jobs) or, with force, abandons them to be picked up again; safe to call twice. */
   stop(force = false): Promise<void> {
-    const worker = this.worker;
-    if (!worker) return Promise.resolve();
-    // BullMQ leaves connections it was handed open: close ours once the worker is done with it.
-    const release = (): void => this.connection?.disconnect();
-    if (force) return worker.close(true).finally(release);
-    return (this.stopping ??= worker.close(false).finally(release));
+    return this.runner.stop(force);
   }
 
   private async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
