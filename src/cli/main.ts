@@ -2,7 +2,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import { parseCursor, runSchedulerProcess, runWorkerProcess } from '../queue/index.js';
-import { formatSummary, runBackfillCommand } from './commands/backfill.js';
+import { estimateLine, guardBudget, type BudgetFlags } from './budget.js';
+import { formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
@@ -63,10 +64,32 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--no-workers', 'only enqueue and wait: let fleet workers on the same Redis do the work')
     .option('--hourly', 'read whole hours of the range from hourly packages (YYYYMMDDhh .tar.bz2 of minute files)')
     .option('--json', 'print the summary as one JSON object')
+    .option('--dry-run', 'print the API-unit estimate by quota rule and call nothing')
+    .option('--max-api-units <n>', 'refuse to start when the estimate exceeds n API units')
+    .option('--force', 'start even when the estimate exceeds the remaining daily allowance')
     .action(
       action(
-        async (o: { source: string; from?: string; to?: string; workers: boolean; hourly?: boolean; json?: boolean }, cmd: Command) => {
-          const run = await runBackfillCommand(o, ctxOf(cmd, { logLevel: 'warn' }));
+        async (
+          o: { source: string; from?: string; to?: string; workers: boolean; hourly?: boolean; json?: boolean } & BudgetFlags,
+          cmd: Command,
+        ) => {
+          const ctx = ctxOf(cmd, { logLevel: 'warn' });
+          if (o.source === 'api') {
+            const minutes = await resolveMinutes('api', o.from, o.to, ctx);
+            const path = `/feeds/${ctx.config.feed.pathSpelling}`;
+            const hours = o.hourly ? new Set(minutes.map((m) => m.slice(0, 10))).size : 0;
+            const lines = o.hourly
+              ? [estimateLine(`GET ${path}/hourly/{hour} (at most)`, hours, 'GET', `${path}/hourly/${minutes[0] ?? ''}`)]
+              : [];
+            lines.push(estimateLine(`GET ${path}/{minute}`, minutes.length, 'GET', `${path}/${minutes[0] ?? ''}`));
+            const guard = await guardBudget(o, lines, ctx);
+            if (!guard) return 0;
+            guard.spend(lines.reduce((n, l) => n + l.count * l.apiUnitsEach, 0));
+          } else if (o.dryRun) {
+            await writeOut('estimated API units: 0 (a directory source calls no API)\n(dry run: nothing was called)\n');
+            return 0;
+          }
+          const run = await runBackfillCommand(o, ctx);
           await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
           return run.summary.batches.failed > 0 ? 1 : 0;
         },
@@ -88,6 +111,9 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .requiredOption('--to <YYYYMMDDhhmm>', 'last minute (UTC)')
     .requiredOption('--out <dir>', 'directory (ingest it later with --source dir:DIR)')
     .option('--json', 'summary as JSON')
+    .option('--dry-run', 'print the API-unit estimate by quota rule and call nothing')
+    .option('--max-api-units <n>', 'stop before the run would spend more than n API units')
+    .option('--force', 'start even when the estimate exceeds the remaining daily allowance')
     .action(
       action((o: { from: string; to: string; out: string; json?: boolean }, cmd: Command) =>
         mirrorCommand(o, ctxOf(cmd, { logLevel: 'warn' })),

@@ -7,6 +7,8 @@ export interface GtiClientOptions {
   timeoutMs: number;
   /** Called once per request that reached the service (whatever its status), for the quota ledger. */
   onCall?: (call: { method: string; path: string; status: number }) => Promise<void>;
+  /** Called before every request; throwing (e.g. BUDGET_EXCEEDED) prevents it. */
+  beforeCall?: (call: { method: string; path: string }) => void;
 }
 
 /** Upstream error codes (from `{"error": {"code"}}`) → our stable codes. */
@@ -82,6 +84,7 @@ export class GtiClient {
   }
 
   private async request(method: string, path: string, redirect: 'follow' | 'manual' = 'follow', signal?: AbortSignal): Promise<Response> {
+    this.o.beforeCall?.({ method, path });
     const headers: Record<string, string> = { 'x-apikey': this.o.apiKey, accept: 'application/json' };
     if (this.o.xTool) headers['x-tool'] = this.o.xTool;
     let res: Response;

@@ -36,3 +36,29 @@ test('--max-api-units stops before exceeding N, free calls never stop', () => {
   g.spend(0);
   assert.equal(g.spentApiUnits, 3);
 });
+
+test('the guard stops a client before the call that would exceed --max-api-units; free calls go through', async () => {
+  const { startFakeGti } = await import('../support/fakeGti.js');
+  const { GtiClient } = await import('../../src/gti/index.js');
+  const { apiUnitsOf } = await import('../../src/cli/budget.js');
+  const fake = await startFakeGti({ apiKey: 'k', quotas: { u: { api_requests_daily: { user: { allowed: 10, used: 0 } } } } });
+  try {
+    const guard = new BudgetGuard({ maxApiUnits: 1 });
+    const client = new GtiClient({
+      baseUrl: fake.baseUrl,
+      apiKey: 'k',
+      timeoutMs: 5000,
+      beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)),
+    });
+    await client.getJson('/users/u/overall_quotas'); // rule 2: free
+    await assert.rejects(client.getJson(`/files/${'a'.repeat(64)}`), (e: { code: string }) => e.code === 'GTI_NOT_FOUND'); // 1 unit, answered
+    await assert.rejects(client.getJson(`/files/${'b'.repeat(64)}`), (e: { code: string }) => e.code === 'BUDGET_EXCEEDED');
+    await client.getJson('/users/u/overall_quotas');
+    assert.deepEqual(
+      fake.requests.map((r) => r.path),
+      ['/api/v3/users/u/overall_quotas', `/api/v3/files/${'a'.repeat(64)}`, '/api/v3/users/u/overall_quotas'],
+    );
+  } finally {
+    await fake.close();
+  }
+});

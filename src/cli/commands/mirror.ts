@@ -3,10 +3,14 @@ import { isMinuteId, minuteRange, mirrorBatches } from '../../feed/index.js';
 import { GtiClient } from '../../gti/index.js';
 import { createRedis } from '../../queue/index.js';
 import { QuotaLedger } from '../../quota/index.js';
+import { apiUnitsOf, estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
 
 /** `sandtrail mirror`: raw batches of a range into a directory, skipping files already complete. */
-export async function mirrorCommand(opts: { from: string; to: string; out: string; json?: boolean }, ctx: CliContext): Promise<number> {
+export async function mirrorCommand(
+  opts: { from: string; to: string; out: string; json?: boolean } & BudgetFlags,
+  ctx: CliContext,
+): Promise<number> {
   const { gti, feed, redisUrl, queuePrefix } = ctx.config;
   for (const [flag, v] of [
     ['--from', opts.from],
@@ -15,6 +19,10 @@ export async function mirrorCommand(opts: { from: string; to: string; out: strin
     if (!isMinuteId(v)) throw new SandtrailError('USAGE', `${flag} must be a UTC minute YYYYMMDDhhmm, got "${v}"`);
   }
   if (opts.from > opts.to) throw new SandtrailError('USAGE', `--from ${opts.from} is after --to ${opts.to}`);
+  const minutes = [...minuteRange(opts.from, opts.to)];
+  const feedPath = `/feeds/${feed.pathSpelling}/${opts.from}`;
+  const guard = await guardBudget(opts, [estimateLine(`GET /feeds/${feed.pathSpelling}/{minute}`, minutes.length, 'GET', feedPath)], ctx);
+  if (!guard) return 0;
   if (!gti.apiKey) throw new SandtrailError('USAGE', 'mirror reads the GTI feed API: set GTI_APIKEY');
   const redis = redisUrl ? createRedis(redisUrl) : undefined;
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
@@ -24,13 +32,14 @@ export async function mirrorCommand(opts: { from: string; to: string; out: strin
       apiKey: gti.apiKey,
       xTool: gti.xTool,
       timeoutMs: gti.timeoutMs,
+      beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)),
       onCall: async (c) => {
         await ledger?.record({ op: 'api', method: c.method, path: c.path, user: gti.user ?? 'default', group: gti.group });
       },
     });
     const summary = await mirrorBatches({
       client,
-      minutes: [...minuteRange(opts.from, opts.to)],
+      minutes,
       out: opts.out,
       pathSpelling: feed.pathSpelling,
       onMinute: (minute, outcome) => ctx.log.info({ minute, outcome }, 'mirror'),
