@@ -100,12 +100,10 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
       .sort();
     const alerts: string[] = [];
     const newest = [...recent].sort((a, b) => b.batch.localeCompare(a.batch));
-    let run = 0;
-    for (const e of newest) {
-      if (e.status !== 'missing') break;
-      run += 1;
+    for (const run of missingRuns(missing)) {
+      if (run.length >= config.feed.missingAlertMinutes)
+        alerts.push(`${run.length} consecutive minutes missing: ${run[0]} to ${run[run.length - 1]}`);
     }
-    if (run >= config.feed.missingAlertMinutes) alerts.push(`${run} consecutive minutes missing through ${newest[0]?.batch}`);
     const failed = recent.filter((e) => e.status === 'failed').length;
     if (failed) alerts.push(`${failed} failed batch(es) in the last ${recent.length}`);
     const report: StatusReport = {
@@ -146,4 +144,15 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     await queues.close();
     await store.close();
   }
+}
+
+/** Groups sorted missing minutes into runs of consecutive minutes. */
+export function missingRuns(sorted: readonly string[]): string[][] {
+  const runs: string[][] = [];
+  for (const m of sorted) {
+    const last = runs[runs.length - 1];
+    if (last && addMinutes(last[last.length - 1] as string, 1) === m) last.push(m);
+    else runs.push([m]);
+  }
+  return runs;
 }

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { addMinutes } from '../../src/feed/index.js';
+import { writeFeed } from '../../src/synth/index.js';
+import { runCli } from '../support/cli.js';
+import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+
+test('consecutive missing minutes beyond the configured number raise an alert in status; fewer do not', async () => {
+  const dir = tempDir();
+  const start = '202611070000';
+  const gap = [1, 2, 3].map((i) => addMinutes(start, i));
+  await writeFeed({
+    out: join(dir, 'feed'),
+    seed: 2,
+    start,
+    minutes: 8,
+    perMinute: 3,
+    malformedRate: 0,
+    missingMinutes: [...gap, addMinutes(start, 6)],
+  });
+  const env = {
+    REDIS_URL: await testRedisUrl(),
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+    SANDTRAIL_SINK: `sqlite:${join(dir, 'a.db')}`,
+    SANDTRAIL_FEED_MISSING_ALERT_MINUTES: '3',
+  };
+  const bf = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], { env });
+  assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 4, failed: 0 });
+  const s = JSON.parse((await runCli(['status', '--json'], { env })).stdout) as { alerts: string[]; gaps: string[] };
+  assert.deepEqual(s.gaps, [...gap, addMinutes(start, 6)]);
+  assert.deepEqual(s.alerts, [`3 consecutive minutes missing: ${gap[0]} to ${gap[2]}`]);
+});
