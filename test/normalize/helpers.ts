@@ -44,7 +44,8 @@ export function canon(attributes: Record<string, unknown>): { attributes: Record
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-const STRING_LISTS = new Set([
+/** The spec's list-of-strings attributes, written out independently of the normalizer's table. */
+export const STRING_LISTS = new Set([
   'calls_highlighted',
   'command_executions',
   'files_opened',
