@@ -12,6 +12,7 @@ COPY workers ./workers
 COPY scripts ./scripts
 COPY bench ./bench
 COPY sample ./sample
+COPY kibana ./kibana
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts
 ENTRYPOINT ["node", "bin/sandtrail.js"]
 CMD ["--help"]

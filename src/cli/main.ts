@@ -6,6 +6,7 @@ import { estimateLine, guardBudget, type BudgetFlags } from './budget.js';
 import { formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
+import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
 import { runCommand, statusCommand } from './commands/live.js';
 import { mirrorCommand } from './commands/mirror.js';
@@ -19,6 +20,11 @@ Environment (flags win over environment, environment over the config file):
   SANDTRAIL_CONFIG                 JSON config file (same as --config)
   GTI_APIKEY                       GTI API key (never logged; same as SANDTRAIL_GTI_API_KEY)
   GTI_BASE_URL, GTI_XTOOL          GTI API base URL and x-tool header value
+  ELASTICSEARCH_URL                Elasticsearch node URL: sink es:URL (SANDTRAIL_SINK and --sink win)
+  ELASTICSEARCH_API_KEY            Elasticsearch API key, base64 id:key (never logged)
+  ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD   basic auth instead of an API key
+  ELASTICSEARCH_CA_FILE, ELASTICSEARCH_CA_FINGERPRINT   CA of a self-managed cluster's TLS certificate
+  KIBANA_URL                       Kibana URL for kibana import (same as SANDTRAIL_KIBANA_URL)
 ${envSettings()
   .filter((s) => s.env !== 'SANDTRAIL_REDIS_URL')
   .map((s) => `  ${s.env.padEnd(33)}${s.path.join('.')}`)
@@ -33,7 +39,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .version('0.1.0')
     .option('--config <file>', 'JSON config file')
     .option('--redis-url <url>', 'Redis URL (env REDIS_URL)')
-    .option('--sink <spec>', 'store: sqlite:FILE (default sqlite:./sandtrail.db)')
+    .option('--sink <spec>', 'store: sqlite:FILE (default sqlite:./sandtrail.db) or es:URL (Elasticsearch, env ELASTICSEARCH_URL)')
     .option('--queue-prefix <prefix>', 'BullMQ key prefix, to run several pipelines on one Redis')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
     .addHelpText('after', ENV_HELP)
@@ -224,6 +230,31 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .action(
       action((o: { user?: string; group?: string; period?: string; at?: string; json?: boolean }, cmd: Command) =>
         ledgerCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
+
+  const es = program.command('es').description('Elasticsearch index management');
+  es.command('setup')
+    .description('create or update the component and index templates, the write alias and the bookkeeping indices (idempotent)')
+    .option('--dry-run', 'print the requests (Dev Tools console syntax) instead of sending them; needs no cluster')
+    .option('--json', 'JSON output (with --dry-run: the request plan as a JSON array)')
+    .action(action((o: { dryRun?: boolean; json?: boolean }, cmd: Command) => esSetupCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  const kibana = program.command('kibana').description('Kibana saved objects for hunters');
+  kibana
+    .command('import')
+    .description('import the data views (pivot fields link to pivot searches), saved searches and hunting dashboard')
+    .option('--url <url>', 'Kibana base URL (env KIBANA_URL)')
+    .option(
+      '--file <ndjson>',
+      'saved objects file (default: the shipped kibana/sandtrail.ndjson, or generated for a non-default index prefix)',
+    )
+    .option('--space <id>', 'Kibana space (env SANDTRAIL_KIBANA_SPACE; default space when absent)')
+    .option('--dry-run', 'print the NDJSON that would be imported and send nothing')
+    .option('--json', 'print the import result as JSON')
+    .action(
+      action((o: { url?: string; file?: string; space?: string; dryRun?: boolean; json?: boolean }, cmd: Command) =>
+        kibanaImportCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
 

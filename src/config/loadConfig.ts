@@ -68,6 +68,14 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
+const ES_ENV: readonly [string, string][] = [
+  ['ELASTICSEARCH_API_KEY', 'apiKey'],
+  ['ELASTICSEARCH_USERNAME', 'username'],
+  ['ELASTICSEARCH_PASSWORD', 'password'],
+  ['ELASTICSEARCH_CA_FILE', 'caFile'],
+  ['ELASTICSEARCH_CA_FINGERPRINT', 'caFingerprint'],
+];
+
 /** Reads `SANDTRAIL_*` variables (plus the conventional `REDIS_URL`) into a partial config. */
 export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   const out: Dict = {};
@@ -76,6 +84,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   if (env.GTI_APIKEY) setPath(out, ['gti', 'apiKey'], env.GTI_APIKEY);
   if (env.GTI_BASE_URL) setPath(out, ['gti', 'baseUrl'], env.GTI_BASE_URL);
   if (env.GTI_XTOOL) setPath(out, ['gti', 'xTool'], env.GTI_XTOOL);
+  // the names Elastic's own tools use
+  if (env.ELASTICSEARCH_URL) out.sink = `es:${env.ELASTICSEARCH_URL}`;
+  for (const [name, key] of ES_ENV) if (env[name]) setPath(out, ['elasticsearch', key], env[name]);
+  if (env.KIBANA_URL) setPath(out, ['kibana', 'url'], env.KIBANA_URL);
   for (const s of envSettings()) {
     const raw = env[s.env];
     if (raw === undefined || raw === '') continue;

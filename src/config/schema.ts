@@ -69,6 +69,62 @@ const liveSchema = z
   })
   .strict();
 
+/**
+ * Elasticsearch backend (`sink: es:URL`). Secrets come from the environment
+ * (ELASTICSEARCH_API_KEY, ELASTICSEARCH_USERNAME/PASSWORD) and are never logged or stored.
+ */
+const elasticsearchSchema = z
+  .object({
+    /** Base64 `id:key` API key; preferred over username/password. */
+    apiKey: z.string().min(1).optional(),
+    username: z.string().min(1).optional(),
+    password: z.string().optional(),
+    /** PEM file of the CA that signed the cluster certificate (self-managed TLS). */
+    caFile: z.string().min(1).optional(),
+    /** SHA-256 fingerprint of the cluster CA (what Elasticsearch prints at first start), instead of caFile. */
+    caFingerprint: z.string().min(1).optional(),
+    /** `verify` (default) or `insecure` (skip certificate checks; lab clusters only). */
+    tlsVerify: z.enum(['verify', 'insecure']).default('verify'),
+    /** Every index, template and alias name starts with this (several deployments can share a cluster). */
+    indexPrefix: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, . _ - only, starting with a letter or digit')
+      .max(100)
+      .default('sandtrail'),
+    /** Upper bound of one bulk request body. */
+    flushBytes: positiveInt.default(5 * 1024 * 1024),
+    /** Bulk requests in flight at once per index job. */
+    bulkConcurrency: positiveInt.default(2),
+    requestTimeoutMs: positiveInt.default(60_000),
+    /** Client-level retries of connection errors and 502/503/504 before the sink classifies them. */
+    maxRetries: z.number().int().min(0).default(2),
+    compression: z.enum(['none', 'gzip']).default('none'),
+    /** `auto`: the first write runs the idempotent setup; `manual`: only `sandtrail es setup` does (least-privilege writers). */
+    setup: z.enum(['auto', 'manual']).default('auto'),
+    shards: positiveInt.default(1),
+    replicas: z.number().int().min(0).default(1),
+    refreshInterval: z
+      .string()
+      .regex(/^(-1|\d+(ms|s|m|h))$/, 'e.g. 5s, 30s, 1m or -1')
+      .default('5s'),
+    /** Mapped-field budget per index; with `dynamic: false` only sandtrail's own fields count. */
+    totalFieldsLimit: positiveInt.default(2000),
+    /** Existing ILM policy that rolls the write alias over (optional). */
+    ilmPolicy: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** Kibana, for `sandtrail kibana import`; credentials default to the Elasticsearch ones. */
+const kibanaSchema = z
+  .object({
+    url: z.string().url().optional(),
+    space: z.string().min(1).optional(),
+    apiKey: z.string().min(1).optional(),
+    username: z.string().min(1).optional(),
+    password: z.string().optional(),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     redisUrl: z.string().url().optional(),
@@ -83,6 +139,8 @@ export const configSchema = z
     worker: workerSchema.default({}),
     gti: gtiSchema.default({}),
     live: liveSchema.default({}),
+    elasticsearch: elasticsearchSchema.default({}),
+    kibana: kibanaSchema.default({}),
   })
   .strict();
 

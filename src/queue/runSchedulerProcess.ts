@@ -13,7 +13,7 @@ import { Scheduler } from './Scheduler.js';
  */
 export async function runSchedulerProcess(config: Config, log: Logger, o: { sourceSpec: string; start?: FeedCursor }): Promise<void> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
-  const store = openStore(config.sink);
+  const store = openStore(config.sink, config);
   const queues = createQueues(config.redisUrl, config);
   const scheduler = new Scheduler({
     queues,

@@ -17,7 +17,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   if (!config.redisUrl) {
     throw new SandtrailError('USAGE', 'workers share a Redis: set REDIS_URL (or SANDTRAIL_REDIS_URL, --redis-url)');
   }
-  const store = openStore(config.sink);
+  const store = openStore(config.sink, config);
   const queues = createQueues(config.redisUrl, config);
   let fatal: Error | undefined;
   let stopNow: (() => void) | undefined;

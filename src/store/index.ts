@@ -1,2 +1,2 @@
-export { openStore } from './openStore.js';
-export type { Store } from './openStore.js';
+export { openStore, openElasticsearch, isElasticsearchSpec } from './openStore.js';
+export type { Store, StoreSettings } from './openStore.js';

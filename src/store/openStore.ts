@@ -4,7 +4,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDeadLetterStore, type DeadLetterStore } from '../dlq/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { SqliteBatchLog, type BatchLog } from '../feed/index.js';
-import { SqliteSink, type Sink } from '../sink/index.js';
+import type { Config } from '../config/index.js';
+import { SqliteSink, openElasticsearchStore, type ElasticsearchStore, type Sink } from '../sink/index.js';
 
 /** The three durable parts of a deployment, kept together in one backend. */
 export interface Store {
@@ -15,8 +16,49 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Opens the store named by a sink spec: `sqlite:FILE` (created when missing). */
-export function openStore(spec: string): Store {
+/** Backend settings beyond the spec (only the Elasticsearch backend has any). */
+export interface StoreSettings {
+  elasticsearch?: Partial<Config['elasticsearch']>;
+}
+
+/** True for `es:URL` and `elasticsearch:URL` sink specs. */
+export function isElasticsearchSpec(spec: string): boolean {
+  return /^(es|elasticsearch):/.test(spec);
+}
+
+/** Opens an Elasticsearch store (sink, dead letters, batch log, client) with the configured connection. */
+export function openElasticsearch(spec: string, settings: StoreSettings = {}): ElasticsearchStore {
+  const es = settings.elasticsearch ?? {};
+  return openElasticsearchStore(spec, {
+    apiKey: es.apiKey,
+    username: es.username,
+    password: es.password,
+    caFile: es.caFile,
+    caFingerprint: es.caFingerprint,
+    tlsVerify: es.tlsVerify,
+    requestTimeoutMs: es.requestTimeoutMs,
+    maxRetries: es.maxRetries,
+    compression: es.compression === 'gzip',
+    indexPrefix: es.indexPrefix,
+    flushBytes: es.flushBytes,
+    concurrency: es.bulkConcurrency,
+    autoSetup: es.setup !== 'manual',
+    index: {
+      shards: es.shards,
+      replicas: es.replicas,
+      refreshInterval: es.refreshInterval,
+      totalFieldsLimit: es.totalFieldsLimit,
+      ilmPolicy: es.ilmPolicy,
+    },
+  });
+}
+
+/**
+ * Opens the store named by a sink spec: `sqlite:FILE` (created when missing) or `es:URL`
+ * (also `elasticsearch:URL`; nothing is sent until the first operation).
+ */
+export function openStore(spec: string, settings: StoreSettings = {}): Store {
+  if (isElasticsearchSpec(spec)) return openElasticsearch(spec, settings);
   if (spec.startsWith('sqlite:')) {
     const file = spec.slice('sqlite:'.length);
     if (!file) throw new SandtrailError('USAGE', 'sqlite: sink needs a file, e.g. --sink sqlite:./sandtrail.db');
@@ -45,5 +87,5 @@ export function openStore(spec: string): Store {
       },
     };
   }
-  throw new SandtrailError('USAGE', `unknown sink "${spec}": expected sqlite:FILE`);
+  throw new SandtrailError('USAGE', `unknown sink "${spec}": expected sqlite:FILE or es:URL`);
 }

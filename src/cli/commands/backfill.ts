@@ -54,7 +54,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const { config, log } = ctx;
   const minutes = await resolveMinutes(args.source, args.from, args.to, ctx);
   const redis = await ensureRedis({ url: config.redisUrl, log });
-  const store = openStore(config.sink);
+  const store = openStore(config.sink, config);
   const queues = createQueues(redis.url, config);
   const workerOpts = { redisUrl: redis.url, config, store, queues, log };
   const abort = new AbortController();

@@ -4,7 +4,7 @@ import { openStore, type Store } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
 async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = openStore(ctx.config.sink);
+  const store = openStore(ctx.config.sink, ctx.config);
   try {
     return await fn(store);
   } finally {

@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../../config/index.js';
+import { SandtrailError } from '../../errors/index.js';
+import { readFile } from 'node:fs/promises';
+import {
+  importKibanaNdjson,
+  kibanaNdjson,
+  setupElasticsearch,
+  setupPlan,
+  type KibanaAuth,
+  type SetupOptions,
+  type SetupStep,
+} from '../../sink/index.js';
+import { isElasticsearchSpec, openElasticsearch } from '../../store/index.js';
+import { writeOut, type CliContext } from '../context.js';
+import { packageRoot } from '../packageRoot.js';
+
+/** The index layout settings `es setup` applies, from the validated config. */
+function setupOptions(config: Config): SetupOptions {
+  const es = config.elasticsearch;
+  return {
+    prefix: es.indexPrefix,
+    shards: es.shards,
+    replicas: es.replicas,
+    refreshInterval: es.refreshInterval,
+    totalFieldsLimit: es.totalFieldsLimit,
+    ilmPolicy: es.ilmPolicy,
+  };
+}
+
+const CONDITION: Record<SetupStep['when'], (s: SetupStep) => string> = {
+  always: () => '',
+  missing: (s) => `# only when ${s.target} does not exist\n`,
+  exists: (s) => `# only when ${s.target} exists\n`,
+};
+
+/** Dev Tools console syntax: paste-able into Kibana as is. */
+function consoleText(steps: readonly SetupStep[]): string {
+  return steps
+    .map((s) => `# ${s.description}\n${CONDITION[s.when](s)}${s.method} ${s.path}\n${JSON.stringify(s.body, null, 2)}\n`)
+    .join('\n');
+}
+
+/** `sandtrail es setup`: create or upgrade templates, the write alias and the bookkeeping indices. */
+export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ctx: CliContext): Promise<number> {
+  const options = setupOptions(ctx.config);
+  if (o.dryRun) {
+    const steps = setupPlan(options);
+    await writeOut(o.json ? `${JSON.stringify(steps, null, 2)}\n` : `${consoleText(steps)}\n# (dry run: nothing was sent)\n`);
+    return 0;
+  }
+  if (!isElasticsearchSpec(ctx.config.sink)) {
+    throw new SandtrailError('USAGE', 'es setup needs an Elasticsearch sink: --sink es:URL or ELASTICSEARCH_URL');
+  }
+  const store = openElasticsearch(ctx.config.sink, ctx.config);
+  try {
+    const result = await setupElasticsearch(store.client, options);
+    if (o.json) {
+      await writeOut(`${JSON.stringify({ alias: result.alias, applied: result.applied, created: result.created })}\n`);
+    } else {
+      for (const a of result.applied) await writeOut(`applied  ${a}\n`);
+      await writeOut(
+        result.created.length ? `created  ${result.created.join(', ')}\n` : `created  nothing (the write alias ${result.alias} exists)\n`,
+      );
+      await writeOut(`ready: write alias ${result.alias} on ${store.spec}\n`);
+    }
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+function kibanaAuth(config: Config): KibanaAuth {
+  const k = config.kibana;
+  const es = config.elasticsearch;
+  if (k.apiKey) return { apiKey: k.apiKey };
+  if (k.username) return { username: k.username, password: k.password ?? '' };
+  if (es.apiKey) return { apiKey: es.apiKey };
+  if (es.username) return { username: es.username, password: es.password ?? '' };
+  return undefined;
+}
+
+/** The shipped NDJSON for the default prefix; generated for any other prefix. */
+function savedObjects(config: Config, file: string | undefined): { text: Promise<string>; from: string } {
+  if (file) return { text: readFile(file, 'utf8'), from: file };
+  const prefix = config.elasticsearch.indexPrefix;
+  const shipped = join(packageRoot(), 'kibana', 'sandtrail.ndjson');
+  if (prefix === 'sandtrail' && existsSync(shipped)) {
+    return { text: readFile(shipped, 'utf8'), from: shipped };
+  }
+  return { text: Promise.resolve(kibanaNdjson(prefix)), from: `generated for index prefix ${prefix}` };
+}
+
+/** `sandtrail kibana import`: load the data views, saved searches and dashboard into Kibana. */
+export async function kibanaImportCommand(
+  o: { url?: string; file?: string; space?: string; dryRun?: boolean; json?: boolean },
+  ctx: CliContext,
+): Promise<number> {
+  const { text, from } = savedObjects(ctx.config, o.file);
+  let ndjson: string;
+  try {
+    ndjson = await text;
+  } catch (err) {
+    throw new SandtrailError('USAGE', `cannot read ${from}: ${(err as Error).message}`);
+  }
+  if (o.dryRun) {
+    await writeOut(ndjson);
+    process.stderr.write(`(dry run: ${ndjson.trim().split('\n').length} saved objects from ${from}; nothing was sent)\n`);
+    return 0;
+  }
+  const url = o.url ?? ctx.config.kibana.url;
+  if (!url) throw new SandtrailError('USAGE', 'kibana import needs --url KIBANA_URL (or KIBANA_URL)');
+  const result = await importKibanaNdjson(url, kibanaAuth(ctx.config), ndjson, { space: o.space ?? ctx.config.kibana.space });
+  if (o.json) await writeOut(`${JSON.stringify(result)}\n`);
+  else {
+    await writeOut(`imported ${result.successCount} saved objects from ${from} into ${url.replace(/\/+$/, '')}\n`);
+    for (const e of result.errors) await writeOut(`error: ${JSON.stringify(e)}\n`);
+  }
+  return result.success ? 0 : 1;
+}

@@ -1,0 +1,177 @@
+import type { Client, estypes } from '@elastic/elasticsearch';
+import type { DeadLetter, DeadLetterInput, DeadLetterStage, DeadLetterStore, DeadLetterSummary } from '../../dlq/index.js';
+import { SandtrailError } from '../../errors/index.js';
+import { classifyRequestError, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
+import { esNames } from './names.js';
+import { scan } from './scan.js';
+
+export interface EsBookkeepingOptions {
+  prefix?: string;
+  /** `refresh` of writes; `wait_for` (default) so a `dlq list` right after a run sees the entries. */
+  refresh?: boolean | 'wait_for';
+  /** Called before every write (typically the memoized setup). */
+  ready?: () => Promise<void>;
+}
+
+const SUMMARY_EXCLUDES = ['raw'];
+const LIST_SORT: estypes.Sort = [{ batch: 'asc' }, { stage: 'asc' }, { line: { order: 'asc', missing: '_first' } }, { id: 'asc' }];
+
+function failure(op: string, err: unknown): SandtrailError {
+  if (err instanceof SandtrailError) return err;
+  const f = classifyRequestError(err);
+  return new SandtrailError(
+    f.kind === 'retryable' ? 'SINK_UNAVAILABLE' : 'SINK_WRITE_FAILED',
+    `dead-letter store ${op} failed: ${f.reason}`,
+    { code: f.code },
+    { cause: err },
+  );
+}
+
+/**
+ * Dead letters in `<prefix>-dead-letters`, one document per entry with `_id` = the entry's
+ * deterministic id. `put` is an upsert that keeps the first `createdAt`, so re-running a failed
+ * batch overwrites its entries instead of duplicating them. Every failure throws: a dead letter
+ * that was not stored must not be acknowledged.
+ */
+export class ElasticsearchDeadLetterStore implements DeadLetterStore {
+  readonly index: string;
+
+  constructor(
+    private readonly client: Client,
+    private readonly o: EsBookkeepingOptions = {},
+  ) {
+    this.index = esNames(o.prefix).deadLetters;
+  }
+
+  private refresh(): boolean | 'wait_for' {
+    return this.o.refresh ?? 'wait_for';
+  }
+
+  async put(entries: readonly DeadLetterInput[]): Promise<void> {
+    if (entries.length === 0) return;
+    const now = Date.now();
+    // the last entry for an id wins, as with the SQLite store's ON CONFLICT
+    const byId = new Map<string, DeadLetterInput>();
+    for (const e of entries) byId.set(e.id, e);
+    const operations: unknown[] = [];
+    for (const e of byId.values()) {
+      const doc = { ...e, updatedAt: now };
+      operations.push({ update: { _index: this.index, _id: e.id, retry_on_conflict: 3 } }, { doc, upsert: { ...doc, createdAt: now } });
+    }
+    try {
+      await this.o.ready?.();
+      // 500 entries per request keep bodies bounded when a whole chunk of large documents is dead-lettered
+      for (let k = 0; k < operations.length; k += 1000) {
+        const r = await this.client.bulk({
+          operations: operations.slice(k, k + 1000) as estypes.BulkOperationContainer[],
+          refresh: this.refresh(),
+        });
+        if (r.errors) {
+          const bad = r.items.map((it) => Object.values(it)[0]).find((it) => it?.error);
+          throw new SandtrailError('SINK_WRITE_FAILED', `dead-letter store put failed: ${describeCause(bad?.error as EsErrorCause)}`, {
+            status: bad?.status,
+          });
+        }
+      }
+    } catch (err) {
+      throw failure('put', err);
+    }
+  }
+
+  async get(id: string): Promise<DeadLetter | null> {
+    try {
+      const r = await this.client.get<DeadLetter>({ index: this.index, id });
+      return r.found && r._source ? r._source : null;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw failure('get', err);
+    }
+  }
+
+  async list(opts: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string } = {}): Promise<DeadLetterSummary[]> {
+    const filter: estypes.QueryDslQueryContainer[] = [];
+    if (opts.stage) filter.push({ term: { stage: opts.stage } });
+    if (opts.batch) filter.push({ term: { batch: opts.batch } });
+    const out: DeadLetterSummary[] = [];
+    try {
+      for await (const h of scan<DeadLetterSummary>(this.client, {
+        index: this.index,
+        query: { bool: { filter } },
+        sort: LIST_SORT,
+        source: { excludes: SUMMARY_EXCLUDES },
+        offset: opts.offset ?? 0,
+        limit: opts.limit ?? 1000,
+        pageSize: 1000,
+      })) {
+        out.push(h.source);
+      }
+    } catch (err) {
+      if (isIndexNotFound(err)) return [];
+      throw failure('list', err);
+    }
+    return out;
+  }
+
+  async *iterate(pageSize = 500): AsyncIterable<DeadLetter> {
+    try {
+      for await (const h of scan<DeadLetter>(this.client, { index: this.index, sort: [{ id: 'asc' }], pageSize })) yield h.source;
+    } catch (err) {
+      if (isIndexNotFound(err)) return;
+      throw failure('iterate', err);
+    }
+  }
+
+  async remove(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    let removed = 0;
+    try {
+      for (let k = 0; k < ids.length; k += 1000) {
+        const r = await this.client.bulk({
+          operations: ids.slice(k, k + 1000).map((id) => ({ delete: { _index: this.index, _id: id } })),
+          refresh: this.refresh(),
+        });
+        for (const it of r.items) {
+          const d = it.delete;
+          if (d?.result === 'deleted') removed++;
+          else if (d?.error && d.status !== 404)
+            throw new SandtrailError('SINK_WRITE_FAILED', `dead-letter remove failed: ${describeCause(d.error as EsErrorCause)}`);
+        }
+      }
+    } catch (err) {
+      if (isIndexNotFound(err)) return removed;
+      throw failure('remove', err);
+    }
+    return removed;
+  }
+
+  async purge(): Promise<number> {
+    try {
+      const r = await this.client.deleteByQuery({ index: this.index, query: { match_all: {} }, refresh: true, conflicts: 'proceed' });
+      return r.deleted ?? 0;
+    } catch (err) {
+      if (isIndexNotFound(err)) return 0;
+      throw failure('purge', err);
+    }
+  }
+
+  async count(filter: { stage?: DeadLetterStage; batches?: readonly string[] } = {}): Promise<number> {
+    const base: estypes.QueryDslQueryContainer[] = filter.stage ? [{ term: { stage: filter.stage } }] : [];
+    if (filter.batches && filter.batches.length === 0) return 0;
+    // `terms` takes at most index.max_terms_count (65 536) values: distinct batches are counted in slices
+    const batches = filter.batches ? [...new Set(filter.batches)] : undefined;
+    const slices = batches
+      ? Array.from({ length: Math.ceil(batches.length / 50_000) }, (_, k) => batches.slice(k * 50_000, (k + 1) * 50_000))
+      : [undefined];
+    try {
+      let n = 0;
+      for (const slice of slices) {
+        const clauses = slice ? [...base, { terms: { batch: slice } }] : base;
+        n += (await this.client.count({ index: this.index, query: { bool: { filter: clauses } } })).count;
+      }
+      return n;
+    } catch (err) {
+      if (isIndexNotFound(err)) return 0;
+      throw failure('count', err);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import type { ItemResult } from '../Sink.js';
+
+/** The `error` object of a failed bulk item or error response. */
+export interface EsErrorCause {
+  type?: string;
+  reason?: string | null;
+  caused_by?: EsErrorCause;
+  [key: string]: unknown;
+}
+
+/** Request-level statuses after which every item of the request may simply be sent again. */
+const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+
+/** `type: reason (caused by: type: reason)` of an Elasticsearch error cause. */
+export function describeCause(e: EsErrorCause | undefined): string {
+  if (!e) return 'unknown error';
+  let s = e.reason ? `${e.type ?? 'error'}: ${e.reason}` : (e.type ?? 'error');
+  if (e.caused_by) s += ` (caused by ${describeCause(e.caused_by)})`;
+  return s;
+}
+
+const CONFLICT = /current version \[(\d+)\] is higher than the provided version \[(\d+)\]/;
+
+/**
+ * One bulk item's outcome. `version` is the external version we sent: a 409 whose stored version
+ * is higher than it means the store already holds a newer report (ok, stale); any other conflict
+ * (e.g. a document created outside sandtrail with internal versioning) is rejected.
+ */
+export function classifyItem(id: string, version: number, item: { status?: number; error?: EsErrorCause } | undefined): ItemResult {
+  if (!item || typeof item.status !== 'number') {
+    return { id, status: 'retryable', code: 'bulk_item_missing', reason: 'Elasticsearch returned no result for this item' };
+  }
+  const { status, error } = item;
+  if (!error && status >= 200 && status < 300) return { id, status: 'ok' };
+  const code = error?.type ?? `http_${status}`;
+  const reason = describeCause(error) + ` [status ${status}]`;
+  if (status === 409 && code === 'version_conflict_engine_exception') {
+    const m = CONFLICT.exec(error?.reason ?? '');
+    if (m && Number(m[2]) === version && Number(m[1]) > version) return { id, status: 'ok', stale: true };
+    return { id, status: 'rejected', code, reason };
+  }
+  // the write alias vanished (or was never set up): not the document's fault
+  if (status === 404 && code === 'index_not_found_exception') return { id, status: 'retryable', code, reason };
+  if (status === 429 || status >= 500) return { id, status: 'retryable', code, reason };
+  return { id, status: 'rejected', code, reason };
+}
+
+/** What a failed request means for all the items it carried. */
+export type RequestFailure =
+  | { kind: 'retryable'; code: string; reason: string }
+  | { kind: 'rejected'; code: string; reason: string }
+  | { kind: 'too_large'; code: string; reason: string }
+  | { kind: 'auth'; code: string; reason: string };
+
+/**
+ * The client's errors are recognised by `name` (what @elastic/transport sets), not `instanceof`:
+ * a second copy of the transport package in the tree would defeat `instanceof`.
+ */
+interface TransportError {
+  name: string;
+  message: string;
+  statusCode?: number;
+  body?: unknown;
+}
+const CONNECTION_ERRORS = new Set(['ConnectionError', 'TimeoutError', 'NoLivingConnectionsError', 'RequestAbortedError']);
+const RESPONSE_ERRORS = new Set(['SerializationError', 'DeserializationError']);
+
+function transportError(err: unknown): TransportError | undefined {
+  const e = err as Partial<TransportError> | null;
+  return e && typeof e === 'object' && typeof e.name === 'string' ? (e as TransportError) : undefined;
+}
+
+/** The error as a client `ResponseError` (the server answered with an error status), if it is one. */
+function responseError(err: unknown): (TransportError & { statusCode?: number }) | undefined {
+  const e = transportError(err);
+  return e?.name === 'ResponseError' ? e : undefined;
+}
+
+/** Classifies an error thrown by the client for a whole request (bulk, search...). */
+export function classifyRequestError(err: unknown): RequestFailure {
+  const re = responseError(err);
+  if (re) {
+    const status = re.statusCode ?? 0;
+    const body = re.body as { error?: EsErrorCause | string } | string | undefined;
+    const cause: EsErrorCause | undefined =
+      typeof body === 'object' && body !== null
+        ? typeof body.error === 'object'
+          ? body.error
+          : { type: `http_${status}`, reason: String(body.error ?? '') || null }
+        : { type: `http_${status}`, reason: typeof body === 'string' ? body.slice(0, 500) : null };
+    const code = cause?.type ?? `http_${status}`;
+    const reason = `${describeCause(cause)} [status ${status}]`;
+    if (RETRYABLE_STATUS.has(status)) return { kind: 'retryable', code: `http_${status}`, reason };
+    if (status === 401 || status === 403) return { kind: 'auth', code, reason };
+    if (status === 413) return { kind: 'too_large', code: 'request_entity_too_large', reason };
+    return { kind: 'rejected', code, reason };
+  }
+  const te = transportError(err);
+  if (te && CONNECTION_ERRORS.has(te.name)) {
+    return { kind: 'retryable', code: 'connection_error', reason: `${te.name}: ${te.message}` };
+  }
+  if (te && RESPONSE_ERRORS.has(te.name)) {
+    // a truncated or garbled response: the writes may or may not have happened; resending converges
+    return { kind: 'retryable', code: 'bad_response', reason: `${te.name}: ${te.message}` };
+  }
+  const e = err as { name?: string; message?: string };
+  return { kind: 'retryable', code: 'unexpected_error', reason: `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}` };
+}
+
+/** The `error.type` of a client ResponseError (e.g. `resource_already_exists_exception`). */
+export function errorType(err: unknown): string | undefined {
+  return (responseError(err)?.body as { error?: { type?: string } } | undefined)?.error?.type;
+}
+
+/** True when a client error is a 404 (missing document or missing index). */
+export function isNotFound(err: unknown): boolean {
+  return responseError(err)?.statusCode === 404;
+}
+
+/** True when a client error says the index (or alias) does not exist. */
+export function isIndexNotFound(err: unknown): boolean {
+  const re = responseError(err);
+  return re?.statusCode === 404 && (re.body as { error?: { type?: string } } | undefined)?.error?.type === 'index_not_found_exception';
+}

@@ -1,0 +1,22 @@
+export { ElasticsearchSink, runPool } from './ElasticsearchSink.js';
+export type { ElasticsearchSinkOptions } from './ElasticsearchSink.js';
+export { ElasticsearchDeadLetterStore } from './ElasticsearchDeadLetterStore.js';
+export type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
+export { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
+export { setupElasticsearch, setupPlan } from './setup.js';
+export type { SetupOptions, SetupResult, SetupStep } from './setup.js';
+export { openElasticsearchStore, createElasticsearchClient, parseElasticsearchSpec } from './openElasticsearchStore.js';
+export type {
+  ElasticsearchConnectionOptions,
+  ElasticsearchStore,
+  ElasticsearchStoreOptions,
+  ParsedElasticsearchSpec,
+} from './openElasticsearchStore.js';
+export { esNames, isValidPrefix } from './names.js';
+export type { EsNames } from './names.js';
+export { PIVOT_FIELDS, MAPPING_VERSION, behaviourMappings, behaviourSettings, deadLetterMappings, batchMappings } from './mapping.js';
+export { ECS_ROOTS, ecsProjection, sourceJson, stripProjection } from './project.js';
+export { classifyItem, classifyRequestError } from './classify.js';
+export { kibanaObjects, kibanaNdjson } from './kibana.js';
+export { importKibanaObjects, importKibanaNdjson, validateNdjson } from './importKibana.js';
+export type { KibanaAuth, KibanaImportOptions, KibanaImportResult } from './importKibana.js';

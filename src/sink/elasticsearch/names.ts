@@ -1,0 +1,45 @@
+/** Every Elasticsearch object sandtrail owns, derived from one prefix so deployments can share a cluster. */
+export interface EsNames {
+  prefix: string;
+  /** Write alias every behaviour read and write goes through. */
+  alias: string;
+  /** Concrete indices behind the alias match this pattern (rollover-friendly). */
+  pattern: string;
+  /** The first concrete index, created with the alias when the alias does not exist yet. */
+  firstIndex: string;
+  indexTemplate: string;
+  settingsComponent: string;
+  mappingsComponent: string;
+  deadLetters: string;
+  deadLettersTemplate: string;
+  batches: string;
+  batchesTemplate: string;
+}
+
+/** Index names are lower-case and cannot hold these characters (nor start with `-`, `_`, `+`). */
+const VALID_PREFIX = /^[a-z0-9][a-z0-9._-]*$/;
+
+export function isValidPrefix(prefix: string): boolean {
+  return VALID_PREFIX.test(prefix) && prefix.length <= 100;
+}
+
+export function esNames(prefix = 'sandtrail'): EsNames {
+  if (!isValidPrefix(prefix)) {
+    throw new TypeError(
+      `invalid Elasticsearch index prefix "${prefix}": lower-case letters, digits, . _ - only, starting with a letter or digit`,
+    );
+  }
+  return {
+    prefix,
+    alias: `${prefix}-behaviours`,
+    pattern: `${prefix}-behaviours-*`,
+    firstIndex: `${prefix}-behaviours-000001`,
+    indexTemplate: `${prefix}-behaviours`,
+    settingsComponent: `${prefix}-behaviours-settings`,
+    mappingsComponent: `${prefix}-behaviours-mappings`,
+    deadLetters: `${prefix}-dead-letters`,
+    deadLettersTemplate: `${prefix}-dead-letters`,
+    batches: `${prefix}-batches`,
+    batchesTemplate: `${prefix}-batches`,
+  };
+}

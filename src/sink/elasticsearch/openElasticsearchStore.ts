@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import { Client, type ClientOptions } from '@elastic/elasticsearch';
+import { SandtrailError } from '../../errors/index.js';
+import { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
+import { ElasticsearchDeadLetterStore } from './ElasticsearchDeadLetterStore.js';
+import { ElasticsearchSink } from './ElasticsearchSink.js';
+import { isValidPrefix } from './names.js';
+import { setupElasticsearch, type SetupOptions } from './setup.js';
+
+/** How to reach and authenticate to the cluster (config `elasticsearch.*`, secrets from the environment). */
+export interface ElasticsearchConnectionOptions {
+  /** Base64 `id:key` API key (preferred over username/password). */
+  apiKey?: string;
+  username?: string;
+  password?: string;
+  /** PEM file of the CA that signed the cluster's certificate (self-managed clusters). */
+  caFile?: string;
+  /** SHA-256 fingerprint of the CA certificate, instead of `caFile`. */
+  caFingerprint?: string;
+  /** `insecure` skips certificate verification (lab clusters only). */
+  tlsVerify?: 'verify' | 'insecure';
+  requestTimeoutMs?: number;
+  /** Client-level retries of 502/503/504 and connection errors before the sink sees them. */
+  maxRetries?: number;
+  /** gzip request bodies (worth it over a WAN; costs CPU). */
+  compression?: boolean;
+  /** Test seam: the connection class (e.g. `@elastic/elasticsearch-mock`). */
+  Connection?: ClientOptions['Connection'];
+}
+
+export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOptions {
+  indexPrefix?: string;
+  flushBytes?: number;
+  concurrency?: number;
+  /** Run the idempotent setup (templates, alias, bookkeeping indices) before the first write. */
+  autoSetup?: boolean;
+  /** `refresh` of behaviour bulk writes (default false). */
+  refresh?: boolean | 'wait_for';
+  /** `refresh` of dead-letter and batch-log writes (default `wait_for`). */
+  bookkeepingRefresh?: boolean | 'wait_for';
+  queryPageSize?: number;
+  /** Index layout used when setup creates or upgrades indices. */
+  index?: Omit<SetupOptions, 'prefix' | 'dryRun'>;
+  /** Use this client instead of building one (it is then not closed by `close`). */
+  client?: Client;
+}
+
+export interface ParsedElasticsearchSpec {
+  /** Node URL without credentials. */
+  url: string;
+  username?: string;
+  password?: string;
+  /** The spec with any password replaced by `***`, safe to log. */
+  display: string;
+}
+
+/**
+ * Parses `elasticsearch:https://host:9200`, `es:https://...` or a bare `http(s)://` URL.
+ * Credentials in the URL (`https://user:pass@host`) are accepted, lifted out of the node URL and
+ * redacted from the display form.
+ */
+export function parseElasticsearchSpec(spec: string): ParsedElasticsearchSpec {
+  const raw = spec.replace(/^(elasticsearch|es):/, '');
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new SandtrailError('USAGE', `bad Elasticsearch sink "${spec}": expected elasticsearch:https://host:9200`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new SandtrailError('USAGE', `bad Elasticsearch sink "${spec}": the URL must be http:// or https://`);
+  }
+  const username = u.username ? decodeURIComponent(u.username) : undefined;
+  const password = u.password ? decodeURIComponent(u.password) : undefined;
+  u.username = '';
+  u.password = '';
+  const url = u.toString().replace(/\/$/, '');
+  const display = `elasticsearch:${username ? url.replace('://', `://${encodeURIComponent(username)}:***@`) : url}`;
+  return { url, username, password, display };
+}
+
+/** Builds the official client for a node URL with the configured auth and TLS. */
+export function createElasticsearchClient(url: string, o: ElasticsearchConnectionOptions = {}): Client {
+  let ca: string | undefined;
+  if (o.caFile) {
+    try {
+      ca = readFileSync(o.caFile, 'utf8');
+    } catch (err) {
+      throw new SandtrailError('CONFIG_INVALID', `cannot read elasticsearch.caFile ${o.caFile}: ${(err as Error).message}`);
+    }
+  }
+  const auth: ClientOptions['auth'] = o.apiKey
+    ? { apiKey: o.apiKey }
+    : o.username
+      ? { username: o.username, password: o.password ?? '' }
+      : undefined;
+  const tls = { ...(ca ? { ca } : {}), ...(o.tlsVerify === 'insecure' ? { rejectUnauthorized: false } : {}) };
+  return new Client({
+    node: url,
+    ...(auth ? { auth } : {}),
+    ...(Object.keys(tls).length ? { tls } : {}),
+    ...(o.caFingerprint ? { caFingerprint: o.caFingerprint } : {}),
+    requestTimeout: o.requestTimeoutMs ?? 60_000,
+    maxRetries: o.maxRetries ?? 2,
+    compression: o.compression ?? false,
+    ...(o.Connection ? { Connection: o.Connection } : {}),
+    name: 'sandtrail',
+  });
+}
+
+/** Memoizes an async step; a failure is forgotten so the next call tries again. */
+export function once(fn: () => Promise<unknown>): { run: () => Promise<void>; reset: () => void } {
+  let p: Promise<void> | undefined;
+  return {
+    run: () =>
+      (p ??= fn().then(
+        () => undefined,
+        (err: unknown) => {
+          p = undefined;
+          throw err;
+        },
+      )),
+    reset: () => {
+      p = undefined;
+    },
+  };
+}
+
+/** The Elasticsearch backend of a deployment: the same parts as every store, plus its client. */
+export interface ElasticsearchStore {
+  readonly spec: string;
+  sink: ElasticsearchSink;
+  dlq: ElasticsearchDeadLetterStore;
+  batches: ElasticsearchBatchLog;
+  client: Client;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the Elasticsearch backend of a deployment: the behaviour sink, the dead-letter store and
+ * the batch log, all under one index prefix. Synchronous like `openStore`: nothing is sent until
+ * the first operation; with `autoSetup` (default) the first write runs the idempotent setup once
+ * per process.
+ */
+export function openElasticsearchStore(specOrUrl: string, options: ElasticsearchStoreOptions = {}): ElasticsearchStore {
+  const parsed = parseElasticsearchSpec(specOrUrl);
+  const prefix = options.indexPrefix ?? 'sandtrail';
+  if (!isValidPrefix(prefix)) {
+    throw new SandtrailError(
+      'CONFIG_INVALID',
+      `elasticsearch.indexPrefix "${prefix}" is not a valid index name prefix (lower-case letters, digits, . _ -)`,
+    );
+  }
+  const client =
+    options.client ??
+    createElasticsearchClient(parsed.url, {
+      ...options,
+      username: options.username ?? parsed.username,
+      password: options.password ?? parsed.password,
+    });
+  const setup = once(() => setupElasticsearch(client, { ...options.index, prefix }));
+  const ready = options.autoSetup === false ? undefined : setup.run;
+  const bookkeeping = { prefix, refresh: options.bookkeepingRefresh ?? ('wait_for' as const), ...(ready ? { ready } : {}) };
+  let closed = false;
+  return {
+    spec: parsed.display,
+    sink: new ElasticsearchSink(client, {
+      prefix,
+      flushBytes: options.flushBytes,
+      concurrency: options.concurrency,
+      refresh: options.refresh,
+      queryPageSize: options.queryPageSize,
+      ...(ready ? { ready, onMissingAlias: setup.reset } : {}),
+    }),
+    dlq: new ElasticsearchDeadLetterStore(client, bookkeeping),
+    batches: new ElasticsearchBatchLog(client, bookkeeping),
+    client,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (!options.client) await client.close();
+    },
+  };
+}

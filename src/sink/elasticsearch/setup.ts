@@ -1,0 +1,178 @@
+import type { Client } from '@elastic/elasticsearch';
+import { errorType } from './classify.js';
+import { SandtrailError } from '../../errors/index.js';
+import {
+  MAPPING_VERSION,
+  batchMappings,
+  behaviourMappings,
+  behaviourSettings,
+  deadLetterMappings,
+  smallIndexSettings,
+  type BehaviourIndexSettings,
+} from './mapping.js';
+import { esNames } from './names.js';
+
+export interface SetupOptions extends BehaviourIndexSettings {
+  prefix?: string;
+  /** Return (and let the caller print) the requests without sending anything. */
+  dryRun?: boolean;
+  /** Replicas of the dead-letter and batch-log indices (default: same as the behaviours). */
+  bookkeepingReplicas?: number;
+}
+
+/**
+ * One request of the setup. `when` says under which condition it is sent: `always` (idempotent
+ * PUT of a template or mapping), `missing` (only when `target` does not exist yet) or `exists`
+ * (only when it does).
+ */
+export interface SetupStep {
+  method: 'PUT' | 'POST';
+  path: string;
+  body: Record<string, unknown>;
+  when: 'always' | 'missing' | 'exists';
+  /** The alias or index whose existence `when` refers to. */
+  target?: string;
+  description: string;
+}
+
+export interface SetupResult {
+  dryRun: boolean;
+  prefix: string;
+  alias: string;
+  /** Every request of the plan, in order (what `--dry-run` prints). */
+  steps: SetupStep[];
+  /** Descriptions of the steps actually sent (empty in a dry run). */
+  applied: string[];
+  /** Indices this run created. */
+  created: string[];
+}
+
+const PRIORITY = 200;
+
+/** The requests that set up (or upgrade) the indices of one prefix; pure. */
+export function setupPlan(options: SetupOptions = {}): SetupStep[] {
+  const n = esNames(options.prefix);
+  const meta = { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION };
+  const mappings = behaviourMappings();
+  const small = smallIndexSettings(options.bookkeepingReplicas ?? options.replicas ?? 1);
+  return [
+    {
+      method: 'PUT',
+      path: `/_component_template/${n.settingsComponent}`,
+      body: { template: { settings: behaviourSettings(options, n.alias) }, version: MAPPING_VERSION, _meta: meta },
+      when: 'always',
+      description: `component template ${n.settingsComponent}`,
+    },
+    {
+      method: 'PUT',
+      path: `/_component_template/${n.mappingsComponent}`,
+      body: { template: { mappings }, version: MAPPING_VERSION, _meta: meta },
+      when: 'always',
+      description: `component template ${n.mappingsComponent}`,
+    },
+    {
+      method: 'PUT',
+      path: `/_index_template/${n.indexTemplate}`,
+      body: {
+        index_patterns: [n.pattern],
+        composed_of: [n.settingsComponent, n.mappingsComponent],
+        priority: PRIORITY,
+        version: MAPPING_VERSION,
+        _meta: { ...meta, description: 'sandtrail behaviour reports; write through the alias' },
+      },
+      when: 'always',
+      description: `index template ${n.indexTemplate} for ${n.pattern}`,
+    },
+    {
+      method: 'PUT',
+      path: `/${n.firstIndex}`,
+      body: { aliases: { [n.alias]: { is_write_index: true } } },
+      when: 'missing',
+      target: n.alias,
+      description: `index ${n.firstIndex} with write alias ${n.alias}`,
+    },
+    {
+      method: 'PUT',
+      path: `/${n.alias}/_mapping`,
+      body: { dynamic: mappings.dynamic, _meta: mappings._meta, properties: mappings.properties },
+      when: 'exists',
+      target: n.alias,
+      description: `mapping upgrade of the indices behind ${n.alias} (additive)`,
+    },
+    {
+      method: 'PUT',
+      path: `/_index_template/${n.deadLettersTemplate}`,
+      body: {
+        index_patterns: [n.deadLetters],
+        priority: PRIORITY,
+        version: MAPPING_VERSION,
+        template: { settings: small, mappings: deadLetterMappings() },
+        _meta: meta,
+      },
+      when: 'always',
+      description: `index template ${n.deadLettersTemplate}`,
+    },
+    { method: 'PUT', path: `/${n.deadLetters}`, body: {}, when: 'missing', target: n.deadLetters, description: `index ${n.deadLetters}` },
+    {
+      method: 'PUT',
+      path: `/_index_template/${n.batchesTemplate}`,
+      body: {
+        index_patterns: [n.batches],
+        priority: PRIORITY,
+        version: MAPPING_VERSION,
+        template: { settings: small, mappings: batchMappings() },
+        _meta: meta,
+      },
+      when: 'always',
+      description: `index template ${n.batchesTemplate}`,
+    },
+    { method: 'PUT', path: `/${n.batches}`, body: {}, when: 'missing', target: n.batches, description: `index ${n.batches}` },
+  ];
+}
+
+async function exists(client: Client, target: string, isAlias: boolean): Promise<boolean> {
+  return isAlias ? client.indices.existsAlias({ name: target }) : client.indices.exists({ index: target });
+}
+
+/**
+ * Creates or upgrades everything sandtrail needs in a cluster; safe to run any number of times
+ * and from several processes at once. Templates are PUT every time (idempotent), the first
+ * behaviours index is created only when the write alias does not exist, and existing indices
+ * get the current mapping (additive changes only; an incompatible change fails loudly).
+ */
+export async function setupElasticsearch(client: Client, options: SetupOptions = {}): Promise<SetupResult> {
+  const n = esNames(options.prefix);
+  const steps = setupPlan(options);
+  const result: SetupResult = { dryRun: options.dryRun === true, prefix: n.prefix, alias: n.alias, steps, applied: [], created: [] };
+  if (options.dryRun) return result;
+  for (const step of steps) {
+    if (step.when !== 'always' && step.target) {
+      // the mapping upgrade is pointless right after this run created the first index
+      if (step.when === 'exists' && result.created.includes(n.firstIndex)) continue;
+      const present = await exists(client, step.target, step.target === n.alias);
+      if ((step.when === 'missing') === present) continue;
+    }
+    try {
+      await client.transport.request({ method: step.method, path: step.path, body: step.body });
+      if (step.when === 'missing') result.created.push(step.path.slice(1));
+    } catch (err) {
+      if (errorType(err) === 'resource_already_exists_exception') {
+        // another process won the race, or the first index exists without its alias
+        if (step.target === n.alias && !(await exists(client, n.alias, true))) {
+          await client.indices.updateAliases({ actions: [{ add: { index: n.firstIndex, alias: n.alias, is_write_index: true } }] });
+        }
+      } else if (errorType(err) === 'invalid_alias_name_exception') {
+        throw new SandtrailError(
+          'SINK_UNAVAILABLE',
+          `cannot create the write alias ${n.alias}: an index of that name exists (probably auto-created by a write before setup); reindex it into ${n.firstIndex} and delete it`,
+          {},
+          { cause: err },
+        );
+      } else {
+        throw err;
+      }
+    }
+    result.applied.push(step.description);
+  }
+  return result;
+}
