@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { addMinutes, msToMinute } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
-import { runCli } from '../support/cli.js';
+import { baseEnv, runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 
@@ -21,7 +21,7 @@ test('sandtrail run --source api catches up from --start, says so, stores the fe
   after(() => fake.close());
   const db = join(dir, 'run.db');
   const env = {
-    ...process.env,
+    ...baseEnv(),
     GTI_APIKEY: KEY,
     GTI_BASE_URL: fake.baseUrl,
     REDIS_URL: await testRedisUrl(),

@@ -60,3 +60,32 @@ test('every setting has an environment variable with its unit in the name', () =
     assert.ok(names.includes(n), n);
   }
 });
+
+test('Elasticsearch settings: the conventional variables, SANDTRAIL_* over them, flags over both', () => {
+  const env = {
+    ELASTICSEARCH_URL: 'https://es.example:9200',
+    ELASTICSEARCH_API_KEY: 'aWQ6a2V5',
+    ELASTICSEARCH_CA_FILE: '/certs/ca.pem',
+    KIBANA_URL: 'https://kibana.example',
+    SANDTRAIL_ELASTICSEARCH_FLUSH_BYTES: '1048576',
+    SANDTRAIL_ELASTICSEARCH_SETUP: 'manual',
+  };
+  const c = loadConfig({ file, env });
+  assert.equal(c.sink, 'es:https://es.example:9200');
+  assert.equal(c.elasticsearch.apiKey, 'aWQ6a2V5');
+  assert.equal(c.elasticsearch.caFile, '/certs/ca.pem');
+  assert.equal(c.elasticsearch.flushBytes, 1048576);
+  assert.equal(c.elasticsearch.setup, 'manual');
+  assert.equal(c.elasticsearch.indexPrefix, 'sandtrail');
+  assert.equal(c.kibana.url, 'https://kibana.example');
+  assert.equal(loadConfig({ env: { ...env, SANDTRAIL_SINK: 'sqlite:/x.db' } }).sink, 'sqlite:/x.db');
+  assert.equal(loadConfig({ env, flags: { sink: 'sqlite:/y.db' } }).sink, 'sqlite:/y.db');
+  assert.equal(loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_API_KEY: 'b3RoZXI=', ELASTICSEARCH_API_KEY: 'aWQ6a2V5' } }).elasticsearch.apiKey, 'b3RoZXI=');
+});
+
+test('Elasticsearch settings are validated: index prefix, unknown keys, enums', () => {
+  assert.throws(() => loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'Bad*Prefix' } }), /elasticsearch\.indexPrefix/);
+  assert.throws(() => loadConfig({ flags: { elasticsearch: { shardz: 2 } } as never }), /elasticsearch: Unrecognized key/);
+  assert.throws(() => loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_COMPRESSION: 'zstd' } }), /elasticsearch\.compression/);
+  assert.throws(() => loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_REFRESH_INTERVAL: 'soon' } }), /elasticsearch\.refreshInterval/);
+});

@@ -7,12 +7,13 @@ import { addMinutes, minuteRange } from '../../src/feed/index.js';
 import { createQueues, runBackfill } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
+import { baseEnv } from '../support/cli.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
 
 function startWorker(kind: 'feed' | 'index', env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join('workers', `${kind}-worker.ts`)], {
-    env: { ...process.env, ...env },
+    env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
 }
@@ -38,7 +39,7 @@ test('SIGKILL of both worker processes mid-backfill loses and duplicates nothing
     SANDTRAIL_INDEX_CHUNK_MAX_DOCS: '10',
     SANDTRAIL_INDEX_HIGH_WATER_CHUNKS: '3',
   };
-  const store = openStore(config.sink);
+  const store = openStore(config.sink, config);
   const queues = createQueues(config.redisUrl!, config);
   let feed = startWorker('feed', env);
   let index = startWorker('index', env);

@@ -22,7 +22,7 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
   after(() => fake.close());
   const config = await testConfig(dir, { gti: { apiKey: KEY, baseUrl: fake.baseUrl }, feed: { notAvailableDelayMs: 100, backoffMs: 100 } });
   const log = createLogger('silent');
-  const store = openStore(config.sink);
+  const store = openStore(config.sink, config);
   const queues = createQueues(config.redisUrl!, config);
   const opts = { redisUrl: config.redisUrl!, config, store, queues, log };
   const workers = [new FeedWorker(opts), new IndexWorker(opts)];

@@ -6,11 +6,22 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * The test process's environment without the variables that select a store or cluster: a
+ * developer's ELASTICSEARCH_URL (set to run the real-cluster suite) must not redirect the
+ * SQLite tests. Tests that want them pass them explicitly.
+ */
+export function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(ELASTICSEARCH_|KIBANA_URL$|SANDTRAIL_SINK$|SANDTRAIL_ELASTICSEARCH_|SANDTRAIL_KIBANA_)/.test(k)) delete env[k];
+  return env;
+}
+
 /** Runs the real CLI (`src/cli/run.ts` under tsx) as a child process. */
 export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: Buffer | string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], {
-      env: { ...process.env, SANDTRAIL_LOG_LEVEL: 'warn', ...opts.env },
+      env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  behaviourMappings,
+  ecsProjection,
+  PIVOT_FIELDS,
+  setupPlan,
+  sourceJson,
+  stripProjection,
+} from '../../src/sink/elasticsearch/index.js';
+import { withSerialized } from '../../src/sink/index.js';
+import { makeDoc } from './sinkConformance.js';
+
+type Props = Record<string, Record<string, unknown>>;
+
+/** Every mapped leaf field as dotted path → its mapping. */
+function leaves(props: Props, prefix = ''): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const [k, v] of Object.entries(props)) {
+    const path = `${prefix}${k}`;
+    if (v.properties && v.type !== 'nested') {
+      for (const [p, m] of leaves(v.properties as Props, `${path}.`)) out.set(p, m);
+    } else {
+      out.set(path, v);
+      if (v.type === 'nested') for (const [p, m] of leaves(v.properties as Props, `${path}.`)) out.set(p, m);
+    }
+  }
+  return out;
+}
+
+const mapping = behaviourMappings() as { dynamic: unknown; properties: Props };
+const fields = leaves(mapping.properties);
+
+describe('behaviour index design', () => {
+  test('dynamic is false at the root: new upstream fields never add mappings', () => {
+    assert.equal(mapping.dynamic, false);
+  });
+
+  test('every pivot and identifier is a keyword; hashes share the lower-case normalizer', () => {
+    for (const f of [
+      ...Object.values(PIVOT_FIELDS),
+      'sha256',
+      'file.hash.sha256',
+      'file.hash.md5',
+      'file.hash.sha1',
+      'tls.client.ja3',
+      'tls.server.ja3s',
+      'threat.technique.id',
+      'rule.id',
+      'dns.question.name',
+      'related.hash',
+      'related.hosts',
+      'attributes.files_dropped.sha256',
+      'attributes.mitre_attack_techniques.id',
+      'attributes.sigma_analysis_results.rule_id',
+      'attributes.ids_alerts.rule_id',
+    ]) {
+      const m = fields.get(f);
+      assert.equal(m?.type, 'keyword', f);
+      assert.equal(m?.normalizer, 'sandtrail_lowercase', f);
+    }
+    for (const f of ['id', 'sandbox_name', 'attributes.verdicts', 'attributes.tags']) assert.equal(fields.get(f)?.type, 'keyword', f);
+    for (const f of ['destination.ip', 'related.ip', 'attributes.ip_traffic.destination_ip']) assert.equal(fields.get(f)?.type, 'ip', f);
+  });
+
+  test('nested only where two sub-fields must match in one element; flattened or disabled for wide maps', () => {
+    const nested = [...fields].filter(([, m]) => m.type === 'nested').map(([p]) => p);
+    assert.deepEqual(nested, ['attributes.dns_lookups']);
+    for (const f of [
+      'attributes.registry_keys_set',
+      'attributes.exiftool',
+      'attributes.tls.issuer',
+      'attributes.http_conversations.request_headers',
+    ]) {
+      assert.equal(fields.get(f)?.type, 'flattened', f);
+    }
+    for (const f of ['attributes.processes_tree', 'relationships', 'attributes.sigma_analysis_results.match_context']) {
+      assert.equal(fields.get(f)?.enabled, false, f);
+    }
+  });
+
+  test('dates are epoch seconds mapped as dates; every keyword has ignore_above', () => {
+    for (const f of ['analysis_date', 'last_modification_date', '@timestamp']) {
+      assert.deepEqual(fields.get(f), { type: 'date', format: 'epoch_second', ignore_malformed: true }, f);
+    }
+    for (const [p, m] of fields) if (m.type === 'keyword' && p !== 'id') assert.ok(Number(m.ignore_above) > 0, p);
+  });
+
+  test('the mapped-field budget leaves room: the settings limit is well above what the mapping uses', () => {
+    const plan = setupPlan();
+    const settings = plan[0]?.body as { template: { settings: { index: { mapping: { total_fields: { limit: number } } } } } };
+    const limit = settings.template.settings.index.mapping.total_fields.limit;
+    assert.equal(limit, 2000);
+    // objects count towards the limit too; leaves + intermediate objects stay far below it
+    assert.ok(fields.size * 2 < limit, `${fields.size} leaf fields`);
+  });
+
+  test('the setup plan: component templates, index template, write alias, bookkeeping indices', () => {
+    const plan = setupPlan({ prefix: 'hunt', replicas: 0, shards: 3, totalFieldsLimit: 1500, refreshInterval: '30s' });
+    assert.deepEqual(
+      plan.map((s) => `${s.method} ${s.path} ${s.when}`),
+      [
+        'PUT /_component_template/hunt-behaviours-settings always',
+        'PUT /_component_template/hunt-behaviours-mappings always',
+        'PUT /_index_template/hunt-behaviours always',
+        'PUT /hunt-behaviours-000001 missing',
+        'PUT /hunt-behaviours/_mapping exists',
+        'PUT /_index_template/hunt-dead-letters always',
+        'PUT /hunt-dead-letters missing',
+        'PUT /_index_template/hunt-batches always',
+        'PUT /hunt-batches missing',
+      ],
+    );
+    assert.deepEqual(plan[2]?.body, {
+      index_patterns: ['hunt-behaviours-*'],
+      composed_of: ['hunt-behaviours-settings', 'hunt-behaviours-mappings'],
+      priority: 200,
+      version: 1,
+      _meta: { managed_by: 'sandtrail', mapping_version: 1, description: 'sandtrail behaviour reports; write through the alias' },
+    });
+    assert.deepEqual(plan[3]?.body, { aliases: { 'hunt-behaviours': { is_write_index: true } } });
+    const index = (plan[0]?.body as { template: { settings: { index: Record<string, unknown> } } }).template.settings.index;
+    assert.equal(index.number_of_shards, 3);
+    assert.equal(index.number_of_replicas, 0);
+    assert.equal(index.refresh_interval, '30s');
+    assert.deepEqual(index.mapping, {
+      total_fields: { limit: 1500 },
+      depth: { limit: 20 },
+      nested_fields: { limit: 10 },
+      nested_objects: { limit: 10000 },
+    });
+  });
+});
+
+describe('ECS projection', () => {
+  const doc = makeDoc('a'.repeat(64), 'Zenbox', 2000, {
+    behash: 'BH',
+    tls: [{ ja3: 'A'.repeat(32), ja3s: 'b'.repeat(32), sni: 'Evil.example' }],
+    files_dropped: [{ path: 'x.exe', sha256: 'd'.repeat(64) }],
+    sigma_analysis_results: [{ rule_id: 'Sig-1' }],
+    mitre_attack_techniques: [{ id: 'T1055' }, { id: 't1055' }],
+    dns_lookups: [{ hostname: 'c2.example', resolved_ips: ['10.0.0.1', 'not-an-ip'] }],
+    ip_traffic: [{ destination_ip: '10.0.0.2', destination_port: 443 }],
+    ids_alerts: [{ rule_id: '2024', alert_context: { dest_ip: '10.0.0.3', hostname: 'ids.example' } }],
+  });
+
+  test('projects pivots into ECS fields, lower-cased, de-duplicated, only valid IPs', () => {
+    assert.deepEqual(ecsProjection(doc), {
+      '@timestamp': 1995,
+      event: { kind: 'event', category: ['malware'], dataset: 'gti.file_behaviour', module: 'sandtrail' },
+      file: { hash: { sha256: 'a'.repeat(64) } },
+      tls: { client: { ja3: ['a'.repeat(32)], server_name: ['evil.example'] }, server: { ja3s: ['b'.repeat(32)] } },
+      threat: { framework: 'MITRE ATT&CK', technique: { id: ['t1055'] } },
+      rule: { id: ['sig-1', '2024'] },
+      dns: { question: { name: ['c2.example'] } },
+      destination: { ip: ['10.0.0.2', '10.0.0.3'] },
+      related: {
+        hash: ['a'.repeat(64), 'd'.repeat(64), 'a'.repeat(32), 'b'.repeat(32), 'bh'],
+        ip: ['10.0.0.1', '10.0.0.2', '10.0.0.3'],
+        hosts: ['c2.example', 'evil.example', 'ids.example'],
+      },
+    });
+  });
+
+  test('the indexed source is the canonical JSON plus the projection; reading strips it back', () => {
+    const json = JSON.stringify(doc);
+    const attached = withSerialized(structuredClone(doc), json);
+    const source = JSON.parse(sourceJson(attached)) as Record<string, unknown>;
+    assert.deepEqual(source, { ...doc, ...ecsProjection(doc) });
+    assert.deepEqual(stripProjection(source), doc);
+  });
+});
