@@ -69,7 +69,7 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     const config = loadConfig({ env });
     // Opened before the workers start, so the file already has WAL mode and its schema and neither
     // worker's start-up waits on the other's first-time setup lock.
-    store = openStore(config.sink);
+    store = openStore(config.sink, config);
     queues = createQueues(redis.url, config);
     const redisPid = Number(/process_id:(\d+)/.exec(await queues.connection.info('server'))?.[1] ?? 0);
     if (redisPid) sampler.name(redisPid, 'redis-server');

@@ -109,8 +109,6 @@ const elasticsearchSchema = z
       .default('5s'),
     /** Mapped-field budget per index; with `dynamic: false` only sandtrail's own fields count. */
     totalFieldsLimit: positiveInt.default(2000),
-    /** Existing ILM policy that rolls the write alias over (optional). */
-    ilmPolicy: z.string().min(1).optional(),
   })
   .strict();
 

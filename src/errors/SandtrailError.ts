@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'SINK_UNAVAILABLE'
   | 'SINK_WRITE_FAILED'
   | 'SINK_BUSY'
+  | 'SINK_AUTH'
   | 'CHUNK_CORRUPT'
   | 'NOT_FOUND'
   | 'SHUTTING_DOWN'
@@ -60,6 +61,8 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   SINK_UNAVAILABLE: true,
   SINK_WRITE_FAILED: true,
   SINK_BUSY: true,
+  // refused credentials or privileges: retrying cannot help until an operator fixes them
+  SINK_AUTH: false,
   CHUNK_CORRUPT: false,
   NOT_FOUND: false,
   SHUTTING_DOWN: true,

@@ -151,8 +151,9 @@ export class FeedWorker {
         const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
         return await this.defer(job, token, retryAfterS ? retryAfterS * 1000 : config.feed.rateLimitDelayMs, log, 'rate limited');
       }
-      if (code === 'GTI_AUTH') {
-        if (!this.fatal) log.fatal({ code }, `${messageOf(err)}: fix GTI_APIKEY; stopping`);
+      if (code === 'GTI_AUTH' || code === 'SINK_AUTH') {
+        const fix = code === 'GTI_AUTH' ? 'fix GTI_APIKEY' : 'fix the store credentials';
+        if (!this.fatal) log.fatal({ code }, `${messageOf(err)}: ${fix}; stopping`);
         this.fatal ??= err as Error;
         this.o.onFatal?.(err as Error);
         return await this.defer(job, token, 60_000, log, 'credentials rejected');

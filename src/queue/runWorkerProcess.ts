@@ -28,7 +28,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   const opts = { redisUrl: config.redisUrl, config, store, queues, log };
   const workers = [
     ...(kind !== 'index' ? [new FeedWorker({ ...opts, onFatal })] : []),
-    ...(kind !== 'feed' ? [new IndexWorker(opts)] : []),
+    ...(kind !== 'feed' ? [new IndexWorker({ ...opts, onFatal })] : []),
   ];
   workers.forEach((w) => w.start());
   log.info({ kind, sink: store.spec, prefix: config.queuePrefix }, 'worker started');

@@ -48,7 +48,6 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}): E
       replicas: es.replicas,
       refreshInterval: es.refreshInterval,
       totalFieldsLimit: es.totalFieldsLimit,
-      ilmPolicy: es.ilmPolicy,
     },
   });
 }

@@ -80,7 +80,10 @@ test('Elasticsearch settings: the conventional variables, SANDTRAIL_* over them,
   assert.equal(c.kibana.url, 'https://kibana.example');
   assert.equal(loadConfig({ env: { ...env, SANDTRAIL_SINK: 'sqlite:/x.db' } }).sink, 'sqlite:/x.db');
   assert.equal(loadConfig({ env, flags: { sink: 'sqlite:/y.db' } }).sink, 'sqlite:/y.db');
-  assert.equal(loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_API_KEY: 'b3RoZXI=', ELASTICSEARCH_API_KEY: 'aWQ6a2V5' } }).elasticsearch.apiKey, 'b3RoZXI=');
+  assert.equal(
+    loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_API_KEY: 'b3RoZXI=', ELASTICSEARCH_API_KEY: 'aWQ6a2V5' } }).elasticsearch.apiKey,
+    'b3RoZXI=',
+  );
 });
 
 test('Elasticsearch settings are validated: index prefix, unknown keys, enums', () => {

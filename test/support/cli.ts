@@ -13,7 +13,8 @@ export interface CliResult {
  */
 export function baseEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const k of Object.keys(env)) if (/^(ELASTICSEARCH_|KIBANA_URL$|SANDTRAIL_SINK$|SANDTRAIL_ELASTICSEARCH_|SANDTRAIL_KIBANA_)/.test(k)) delete env[k];
+  for (const k of Object.keys(env))
+    if (/^(ELASTICSEARCH_|KIBANA_URL$|SANDTRAIL_SINK$|SANDTRAIL_ELASTICSEARCH_|SANDTRAIL_KIBANA_)/.test(k)) delete env[k];
   return env;
 }
 

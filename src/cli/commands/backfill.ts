@@ -63,7 +63,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     fatal ??= err;
     abort.abort();
   };
-  const workers = args.workers === false ? [] : [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker(workerOpts)];
+  const workers = args.workers === false ? [] : [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker({ ...workerOpts, onFatal })];
   let signals = 0;
   const onSignal = (): void => {
     signals += 1;

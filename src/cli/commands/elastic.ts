@@ -25,7 +25,6 @@ function setupOptions(config: Config): SetupOptions {
     replicas: es.replicas,
     refreshInterval: es.refreshInterval,
     totalFieldsLimit: es.totalFieldsLimit,
-    ilmPolicy: es.ilmPolicy,
   };
 }
 

@@ -28,7 +28,7 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
     stopNow();
   };
   const workerOpts = { redisUrl: redis.url, config, store, queues, log };
-  const workers = [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker(workerOpts)];
+  const workers = [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker({ ...workerOpts, onFatal })];
   const scheduler = new Scheduler({
     queues,
     store,

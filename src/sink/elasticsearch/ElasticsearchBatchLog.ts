@@ -1,21 +1,14 @@
 import type { Client } from '@elastic/elasticsearch';
 import { minuteToMs, type BatchLog, type BatchLogEntry, type MinuteId } from '../../feed/index.js';
 
-import { SandtrailError } from '../../errors/index.js';
-import { classifyRequestError, isIndexNotFound } from './classify.js';
+import type { SandtrailError } from '../../errors/index.js';
+import { storeFailure, isIndexNotFound } from './classify.js';
 import type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
 
 function failure(op: string, err: unknown): SandtrailError {
-  if (err instanceof SandtrailError) return err;
-  const f = classifyRequestError(err);
-  return new SandtrailError(
-    f.kind === 'retryable' ? 'SINK_UNAVAILABLE' : 'SINK_WRITE_FAILED',
-    `batch log ${op} failed: ${f.reason}`,
-    { code: f.code },
-    { cause: err },
-  );
+  return storeFailure(`batch log ${op}`, err);
 }
 
 /** Fields added for the dashboard's ingestion-lag panel; stripped on read. */

@@ -1,7 +1,7 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { DeadLetter, DeadLetterInput, DeadLetterStage, DeadLetterStore, DeadLetterSummary } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
-import { classifyRequestError, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
+import { storeFailure, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
 
@@ -17,14 +17,7 @@ const SUMMARY_EXCLUDES = ['raw'];
 const LIST_SORT: estypes.Sort = [{ batch: 'asc' }, { stage: 'asc' }, { line: { order: 'asc', missing: '_first' } }, { id: 'asc' }];
 
 function failure(op: string, err: unknown): SandtrailError {
-  if (err instanceof SandtrailError) return err;
-  const f = classifyRequestError(err);
-  return new SandtrailError(
-    f.kind === 'retryable' ? 'SINK_UNAVAILABLE' : 'SINK_WRITE_FAILED',
-    `dead-letter store ${op} failed: ${f.reason}`,
-    { code: f.code },
-    { cause: err },
-  );
+  return storeFailure(`dead-letter store ${op}`, err);
 }
 
 /**

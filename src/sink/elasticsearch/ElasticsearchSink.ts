@@ -2,7 +2,7 @@ import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import type { BehaviourDoc } from '../../normalize/index.js';
 import { invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
-import { classifyItem, classifyRequestError, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
+import { classifyItem, classifyRequestError, isIndexNotFound, isNotFound, storeFailure, type EsErrorCause } from './classify.js';
 import { PIVOT_FIELDS } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
 import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
@@ -54,9 +54,10 @@ const MAX_RESULT_WINDOW = 10_000;
  * document never fails its chunk. Reads strip the ECS projection so `get` returns exactly the
  * canonical document.
  *
- * Rollover: when the alias spans several indices, each chunk first looks its ids up (one `ids`
- * query, no source) and writes an existing id to the index that already holds it, so versioning
- * still applies and no id is ever stored twice.
+ * The alias is meant to point at one index (sandtrail never rolls it over). If an operator adds
+ * indices behind it anyway, each chunk first looks its ids up (one `ids` query, no source) and
+ * writes an id found there to the index that holds it; this is best effort only: ids written
+ * within the last refresh interval, or within `aliasCacheMs` of the change, can be stored twice.
  */
 export class ElasticsearchSink implements Sink {
   readonly kind = 'elasticsearch';
@@ -346,12 +347,13 @@ function isMultiIndexAliasError(err: unknown): boolean {
 }
 
 function authError(reason: string, cause: unknown): SandtrailError {
-  return new SandtrailError('SINK_UNAVAILABLE', `Elasticsearch refused the credentials or privileges: ${reason}`, {}, { cause });
+  return new SandtrailError('SINK_AUTH', `Elasticsearch refused the credentials or privileges: ${reason}`, {}, { cause });
 }
 
 function readError(op: string, err: unknown): SandtrailError {
-  const f = classifyRequestError(err);
-  return new SandtrailError('SINK_UNAVAILABLE', `Elasticsearch ${op} failed: ${f.reason}`, { code: f.code }, { cause: err });
+  const e = storeFailure(`Elasticsearch ${op}`, err);
+  // a failed read is never a write failure: retry later or fix the credentials
+  return e.code === 'SINK_WRITE_FAILED' ? new SandtrailError('SINK_UNAVAILABLE', e.message, e.details, { cause: err }) : e;
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; `fn` must not throw. */

@@ -1,3 +1,4 @@
+import { SandtrailError } from '../../errors/index.js';
 import type { ItemResult } from '../Sink.js';
 
 /** The `error` object of a failed bulk item or error response. */
@@ -121,4 +122,24 @@ export function isNotFound(err: unknown): boolean {
 export function isIndexNotFound(err: unknown): boolean {
   const re = responseError(err);
   return re?.statusCode === 404 && (re.body as { error?: { type?: string } } | undefined)?.error?.type === 'index_not_found_exception';
+}
+
+/**
+ * The typed error for a failed bookkeeping or read request (`what op`, e.g. "batch log get"):
+ * SINK_AUTH for refused credentials (not retryable), SINK_UNAVAILABLE for what may pass later,
+ * SINK_WRITE_FAILED otherwise. SandtrailErrors pass through unchanged.
+ */
+export function storeFailure(what: string, err: unknown): SandtrailError {
+  if (err instanceof SandtrailError) return err;
+  const f = classifyRequestError(err);
+  if (f.kind === 'auth') {
+    return new SandtrailError(
+      'SINK_AUTH',
+      `Elasticsearch refused the credentials or privileges (${what}): ${f.reason}`,
+      { code: f.code },
+      { cause: err },
+    );
+  }
+  const code = f.kind === 'retryable' ? 'SINK_UNAVAILABLE' : 'SINK_WRITE_FAILED';
+  return new SandtrailError(code, `${what} failed: ${f.reason}`, { code: f.code }, { cause: err });
 }

@@ -70,12 +70,10 @@ export interface BehaviourIndexSettings {
   refreshInterval?: string;
   /** Total mapped fields allowed; with `dynamic: false` only the fields below count. */
   totalFieldsLimit?: number;
-  /** Optional ILM policy (created by the operator) that rolls the write alias over. */
-  ilmPolicy?: string;
 }
 
 /** Settings component template: analysis, shard layout and the mapping safety limits. */
-export function behaviourSettings(o: BehaviourIndexSettings = {}, rolloverAlias?: string): Record<string, unknown> {
+export function behaviourSettings(o: BehaviourIndexSettings = {}): Record<string, unknown> {
   const index: Record<string, unknown> = {
     number_of_shards: o.shards ?? 1,
     number_of_replicas: o.replicas ?? 1,
@@ -90,7 +88,6 @@ export function behaviourSettings(o: BehaviourIndexSettings = {}, rolloverAlias?
       nested_objects: { limit: 10000 },
     },
   };
-  if (o.ilmPolicy) index.lifecycle = { name: o.ilmPolicy, rollover_alias: rolloverAlias };
   return {
     index,
     analysis: { normalizer: { [NORMALIZER]: { type: 'custom', char_filter: [], filter: ['lowercase'] } } },

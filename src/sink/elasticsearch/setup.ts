@@ -59,7 +59,7 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     {
       method: 'PUT',
       path: `/_component_template/${n.settingsComponent}`,
-      body: { template: { settings: behaviourSettings(options, n.alias) }, version: MAPPING_VERSION, _meta: meta },
+      body: { template: { settings: behaviourSettings(options) }, version: MAPPING_VERSION, _meta: meta },
       when: 'always',
       description: `component template ${n.settingsComponent}`,
     },

@@ -25,11 +25,11 @@ export class EsError extends Error {
   readonly body: unknown;
   constructor(
     readonly status: number,
-    readonly cause: Cause,
+    readonly esCause: Cause,
     body?: unknown,
   ) {
-    super(`${cause.type}: ${cause.reason}`);
-    this.body = body ?? errorBody(status, cause);
+    super(`${esCause.type}: ${esCause.reason}`);
+    this.body = body ?? errorBody(status, esCause);
   }
 }
 
@@ -43,7 +43,14 @@ export function unsupported(what: string): never {
 }
 
 export function indexNotFoundCause(name: string, reason = `no such index [${name}]`): Cause {
-  return { type: 'index_not_found_exception', reason, 'resource.type': 'index_or_alias', 'resource.id': name, index_uuid: '_na_', index: name };
+  return {
+    type: 'index_not_found_exception',
+    reason,
+    'resource.type': 'index_or_alias',
+    'resource.id': name,
+    index_uuid: '_na_',
+    index: name,
+  };
 }
 
 export function indexNotFound(name: string): never {

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { setupPlan } from '../../src/sink/elasticsearch/index.js';
+import { runCli } from '../support/cli.js';
+import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+
+const fake = new FakeElasticsearch();
+after(() => fake.close());
+
+test('es setup creates templates, alias and bookkeeping indices once; a second run changes nothing; no secret is printed', async () => {
+  const url = await fake.listen();
+  const withPassword = url.replace('http://', 'http://elastic:hunter2@');
+  const first = await runCli(['es', 'setup', '--sink', `es:${withPassword}`], { env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches\n/);
+  assert.match(first.stdout, /ready: write alias cli-behaviours on elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:\d+/);
+  assert.ok(!first.stdout.includes('hunter2') && !first.stderr.includes('hunter2'));
+  assert.deepEqual(fake.indices().sort(), ['cli-batches', 'cli-behaviours-000001', 'cli-dead-letters']);
+
+  const second = await runCli(['es', 'setup', '--json'], { env: { ELASTICSEARCH_URL: url, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
+  assert.equal(second.code, 0, second.stderr);
+  const result = JSON.parse(second.stdout) as { alias: string; applied: string[]; created: string[] };
+  assert.equal(result.alias, 'cli-behaviours');
+  assert.deepEqual(result.created, []);
+  assert.ok(result.applied.includes('mapping upgrade of the indices behind cli-behaviours (additive)'));
+  assert.deepEqual(fake.indices().sort(), ['cli-batches', 'cli-behaviours-000001', 'cli-dead-letters']);
+  const templates = fake.templates();
+  assert.deepEqual(Object.keys(templates.component).sort(), ['cli-behaviours-mappings', 'cli-behaviours-settings']);
+  assert.deepEqual(Object.keys(templates.index).sort(), ['cli-batches', 'cli-behaviours', 'cli-dead-letters']);
+});
+
+test('es setup --dry-run prints the plan and needs no cluster; without an Elasticsearch sink it is a usage error', async () => {
+  const dry = await runCli(['es', 'setup', '--dry-run', '--json'], { env: { SANDTRAIL_ELASTICSEARCH_REPLICAS: '0' } });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.deepEqual(
+    JSON.parse(dry.stdout),
+    JSON.parse(JSON.stringify(setupPlan({ replicas: 0, shards: 1, refreshInterval: '5s', totalFieldsLimit: 2000 }))),
+  );
+  const text = await runCli(['es', 'setup', '--dry-run']);
+  assert.match(
+    text.stdout,
+    /^# component template sandtrail-behaviours-settings\nPUT \/_component_template\/sandtrail-behaviours-settings\n\{/,
+  );
+  assert.match(text.stdout, /# only when sandtrail-behaviours does not exist\nPUT \/sandtrail-behaviours-000001\n/);
+
+  const usage = await runCli(['es', 'setup', '--sink', 'sqlite:/tmp/x.db']);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /es setup needs an Elasticsearch sink/);
+});

@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { describe, test as nodeTest } from 'node:test';
+import { replayDeadLetters, type DeadLetterInput, type DeadLetterStore } from '../../src/dlq/index.js';
+import type { BatchLog, BatchLogEntry } from '../../src/feed/index.js';
+import type { Sink } from '../../src/sink/index.js';
+import { makeDoc } from '../sink/sinkConformance.js';
+
+export interface BookkeepingFixture {
+  sink: Sink;
+  dlq: DeadLetterStore;
+  batches: BatchLog;
+  close(): Promise<void>;
+}
+
+const letter = (over: Partial<DeadLetterInput> & Pick<DeadLetterInput, 'id' | 'batch'>): DeadLetterInput => ({
+  stage: 'normalize',
+  line: 1,
+  docId: null,
+  code: 'not_json',
+  path: '$',
+  message: 'bad',
+  raw: '{nope',
+  rawEncoding: 'utf8',
+  rawSize: 5,
+  rawTruncated: false,
+  ...over,
+});
+
+const entry = (batch: string, finishedAt: number, over: Partial<BatchLogEntry> = {}): BatchLogEntry => ({
+  batch,
+  source: 'dir:/feed',
+  status: 'ok',
+  lines: 10,
+  accepted: 9,
+  rejected: 1,
+  chunks: 1,
+  bytesDecoded: 1234,
+  error: null,
+  startedAt: finishedAt - 500,
+  finishedAt,
+  ...over,
+});
+
+/**
+ * The dead-letter store and batch log contract every backend keeps: idempotent puts, the same
+ * listing order and filters, counts, removal, paging iteration, replay, and overwritten batches.
+ */
+export function bookkeepingConformance(name: string, open: () => Promise<BookkeepingFixture>, opts: { skip?: string } = {}): void {
+  const test = (title: string, fn: () => Promise<void>): void => {
+    nodeTest(title, opts.skip ? { skip: opts.skip } : {}, fn);
+  };
+  describe(`dead letters and batch log: ${name}`, () => {
+    test('put is idempotent by id (last write wins), list orders by batch, stage, line and filters', async () => {
+      const f = await open();
+      try {
+        const entries = [
+          letter({ id: 'normalize:202611010001:3', batch: '202611010001', line: 3 }),
+          letter({
+            id: 'normalize:202611010000:7',
+            batch: '202611010000',
+            line: 7,
+            rawEncoding: 'base64',
+            raw: 'AAE=',
+            rawTruncated: true,
+            rawSize: 9e6,
+          }),
+          letter({
+            id: 'index:202611010000:x_Zenbox',
+            batch: '202611010000',
+            stage: 'index',
+            line: null,
+            docId: 'x_Zenbox',
+            code: 'mapper_parsing_exception',
+          }),
+          letter({ id: 'normalize:202611010000:2', batch: '202611010000', line: 2 }),
+        ];
+        await f.dlq.put(entries);
+        await f.dlq.put([{ ...entries[0]!, message: 'bad again' }]);
+        assert.equal(await f.dlq.count(), 4);
+        const all = await f.dlq.list();
+        assert.deepEqual(
+          all.map((e) => e.id),
+          ['index:202611010000:x_Zenbox', 'normalize:202611010000:2', 'normalize:202611010000:7', 'normalize:202611010001:3'],
+        );
+        assert.ok(all.every((e) => !('raw' in e) && e.createdAt > 0 && e.updatedAt >= e.createdAt));
+        const first = await f.dlq.get('normalize:202611010001:3');
+        assert.equal(first?.message, 'bad again');
+        const big = await f.dlq.get('normalize:202611010000:7');
+        const { createdAt: _c, updatedAt: _u, ...rest } = big!;
+        assert.deepEqual(rest, entries[1]);
+        assert.equal(await f.dlq.get('normalize:nope:1'), null);
+
+        assert.deepEqual(
+          (await f.dlq.list({ stage: 'normalize', batch: '202611010000' })).map((e) => e.line),
+          [2, 7],
+        );
+        assert.deepEqual(
+          (await f.dlq.list({ limit: 2, offset: 1 })).map((e) => e.id),
+          ['normalize:202611010000:2', 'normalize:202611010000:7'],
+        );
+        assert.equal(await f.dlq.count({ stage: 'index' }), 1);
+        assert.equal(await f.dlq.count({ batches: ['202611010001', '202611019999'] }), 1);
+        assert.equal(await f.dlq.count({ batches: [] }), 0);
+
+        const seen: string[] = [];
+        for await (const e of f.dlq.iterate(2)) seen.push(e.id);
+        assert.deepEqual(seen, [...entries.map((e) => e.id)].sort());
+
+        assert.equal(await f.dlq.remove(['normalize:202611010000:2', 'normalize:nope:1']), 1);
+        assert.equal(await f.dlq.count(), 3);
+        assert.equal(await f.dlq.purge(), 3);
+        assert.equal(await f.dlq.count(), 0);
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('replay indexes what now passes and keeps what does not', async () => {
+      const f = await open();
+      try {
+        const good = JSON.stringify({ id: `${'c'.repeat(64)}_Zenbox`, attributes: { behash: 'h1', last_modification_date: 9 } });
+        const doc = makeDoc('d'.repeat(64), 'CAPE Sandbox', 50, { behash: 'h2' });
+        await f.dlq.put([
+          letter({ id: 'normalize:202611010000:1', batch: '202611010000', raw: good, rawSize: good.length }),
+          letter({ id: 'normalize:202611010000:2', batch: '202611010000', line: 2 }),
+          letter({
+            id: `index:202611010000:${doc.id}`,
+            batch: '202611010000',
+            stage: 'index',
+            line: null,
+            docId: doc.id,
+            code: 'es_rejected_execution_exception',
+            raw: JSON.stringify(doc),
+            rawSize: 1,
+          }),
+        ]);
+        const r = await replayDeadLetters(f.dlq, f.sink, { all: true });
+        assert.deepEqual(
+          { replayed: r.replayed, stillRejected: r.stillRejected, retryable: r.retryable },
+          { replayed: 2, stillRejected: 1, retryable: 0 },
+        );
+        assert.deepEqual(await f.sink.get(doc.id), doc);
+        assert.deepEqual(
+          (await f.dlq.list()).map((e) => e.id),
+          ['normalize:202611010000:2'],
+        );
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('batch log: record overwrites by minute; get sorts by minute; recent is newest first', async () => {
+      const f = await open();
+      try {
+        await f.batches.record(entry('202611010000', 1000));
+        await f.batches.record(
+          entry('202611010002', 3000, { status: 'missing', lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0 }),
+        );
+        await f.batches.record(entry('202611010001', 2000, { status: 'failed', error: 'decoder exited 2' }));
+        await f.batches.record(entry('202611010000', 4000, { accepted: 10, rejected: 0 }));
+        assert.deepEqual(await f.batches.get(['202611010002', '202611010000', '202611019999']), [
+          entry('202611010000', 4000, { accepted: 10, rejected: 0 }),
+          entry('202611010002', 3000, { status: 'missing', lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0 }),
+        ]);
+        assert.deepEqual(
+          (await f.batches.recent(2)).map((b) => b.batch),
+          ['202611010000', '202611010002'],
+        );
+        assert.deepEqual(await f.batches.get([]), []);
+      } finally {
+        await f.close();
+      }
+    });
+  });
+}

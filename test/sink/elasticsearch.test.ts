@@ -1,0 +1,298 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { Client } from '@elastic/elasticsearch';
+import type { BehaviourDoc } from '../../src/normalize/index.js';
+import {
+  ecsProjection,
+  openElasticsearchStore,
+  runPool,
+  setupPlan,
+  type ElasticsearchStore,
+  type ElasticsearchStoreOptions,
+} from '../../src/sink/elasticsearch/index.js';
+import { bookkeepingConformance } from '../dlq/bookkeepingConformance.js';
+import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
+import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
+import { makeDoc, sinkConformance } from './sinkConformance.js';
+
+let n = 0;
+
+interface Mocked {
+  fake: FakeElasticsearch;
+  client: Client;
+  store: ElasticsearchStore;
+  prefix: string;
+  close(): Promise<void>;
+}
+
+/** The production store on the official client, whose transport is @elastic/elasticsearch-mock over the fake. */
+function openMocked(o: ElasticsearchStoreOptions = {}): Mocked {
+  const fake = new FakeElasticsearch();
+  const client = mockedClient(fake);
+  const prefix = `t${n++}`;
+  const store = openElasticsearchStore('es:http://localhost:9200', { client, indexPrefix: prefix, refresh: 'wait_for', ...o });
+  return {
+    fake,
+    client,
+    store,
+    prefix,
+    close: async () => {
+      await store.close();
+      await client.close();
+      await fake.close();
+    },
+  };
+}
+
+sinkConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
+  const m = openMocked();
+  return { sink: m.store.sink, close: m.close };
+});
+bookkeepingConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
+  const m = openMocked();
+  return { sink: m.store.sink, dlq: m.store.dlq, batches: m.store.batches, close: m.close };
+});
+
+const real = await realCluster();
+after(stopRealCluster);
+const skip = 'skip' in real ? real.skip : undefined;
+sinkConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
+    return { sink: r.store.sink, close: r.close };
+  },
+  { skip },
+);
+bookkeepingConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
+    return { sink: r.store.sink, dlq: r.store.dlq, batches: r.store.batches, close: r.close };
+  },
+  { skip },
+);
+
+const SHA = (c: string): string => c.repeat(64);
+const docs = (): BehaviourDoc[] => [
+  makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'h1', tls: [{ ja3: 'a'.repeat(32), ja3s: 'b'.repeat(32) }] }),
+  makeDoc(SHA('b'), 'CAPE Sandbox', 2000, { behash: 'h2', files_dropped: [{ path: 'x', sha256: SHA('d') }] }),
+  makeDoc(SHA('c'), 'Zenbox', 3000, { sigma_analysis_results: [{ rule_id: 'Sig-1' }] }),
+];
+const bulks = (m: Mocked): unknown[][] =>
+  m.fake.requests.filter((r) => r.method === 'POST' && r.path === '/_bulk').map((r) => r.body as unknown[]);
+
+describe('elasticsearch sink: what goes over the wire (mock)', () => {
+  test('the first write sends exactly the setup plan, then one bulk of external_gte index actions through the alias', async () => {
+    const m = openMocked();
+    try {
+      const d = docs();
+      assert.deepEqual(
+        (await m.store.sink.upsert(d)).map((r) => r.status),
+        ['ok', 'ok', 'ok'],
+      );
+      const sent = m.fake.requests.filter((r) => r.method === 'PUT').map((r) => ({ path: r.path, body: r.body }));
+      const plan = setupPlan({ prefix: m.prefix }).filter((s) => s.when !== 'exists');
+      assert.deepEqual(
+        sent,
+        plan.map((s) => ({ path: s.path, body: s.body })),
+      );
+      const [bulk, ...more] = bulks(m);
+      assert.equal(more.length, 0);
+      assert.deepEqual(
+        bulk,
+        d.flatMap((doc) => [
+          {
+            index: {
+              _index: `${m.prefix}-behaviours`,
+              _id: doc.id,
+              version: doc.last_modification_date,
+              version_type: 'external_gte',
+              require_alias: true,
+            },
+          },
+          { ...doc, ...ecsProjection(doc) },
+        ]),
+      );
+      assert.equal(m.fake.requests.find((r) => r.path === '/_bulk')?.querystring.refresh, 'wait_for');
+      // a second write in the same process does not run the setup again
+      const before = m.fake.requests.length;
+      await m.store.sink.upsert([d[0]!]);
+      const second = m.fake.requests.slice(before).map((r) => `${r.method} ${r.path}`);
+      assert.ok(!second.some((r) => r.startsWith('PUT ')), second.join(', '));
+      assert.equal(second.filter((r) => r === 'POST /_bulk').length, 1);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('bulk bodies are bounded by flushBytes (a larger single document goes alone)', async () => {
+    const m = openMocked({ flushBytes: 4096 });
+    try {
+      const many = Array.from({ length: 12 }, (_, i) =>
+        makeDoc(i.toString(16).padStart(64, '0'), 'Zenbox', 1000 + i, {
+          behash: `h${i}`,
+          command_executions: ['x'.repeat(i === 5 ? 6000 : 300)],
+        }),
+      );
+      assert.ok((await m.store.sink.upsert(many)).every((r) => r.status === 'ok'));
+      const sizes = bulks(m).map((lines) => lines.reduce<number>((s, l) => s + Buffer.byteLength(JSON.stringify(l)) + 1, 0));
+      assert.ok(sizes.length > 2, `${sizes.length} bulk requests`);
+      const oversized = sizes.filter((s) => s > 4096);
+      assert.equal(oversized.length, 1, 'only the request carrying the one 6 KB document exceeds the bound');
+      assert.equal(bulks(m).find((_, k) => sizes[k]! > 4096)?.length, 2);
+      assert.equal(bulks(m).flat().length, 24);
+      assert.equal(await m.store.sink.count(), 12);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('item-level 429 is retryable, item-level mapping errors and foreign conflicts are rejected with type and reason', async () => {
+    const m = openMocked();
+    try {
+      const [a, b, c] = docs();
+      await m.store.sink.upsert([a!]); // setup done; faults below hit the documents only
+      m.fake.failItems(
+        (id) => id === b!.id,
+        { status: 429, type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
+        1,
+      );
+      m.fake.failItems(
+        (id) => id === c!.id,
+        { status: 400, type: 'document_parsing_exception', reason: '[1:120] failed to parse field [analysis_date] of type [date]' },
+        1,
+      );
+      m.fake.failItems(
+        (id) => id === a!.id,
+        {
+          status: 409,
+          type: 'version_conflict_engine_exception',
+          reason: `[${a!.id}]: version conflict, document already exists (current version [1])`,
+        },
+        1,
+      );
+      const r = await m.store.sink.upsert([a!, b!, c!]);
+      assert.equal(r[0]?.status, 'rejected');
+      assert.equal(r[0]?.status === 'rejected' && r[0].code, 'version_conflict_engine_exception');
+      assert.deepEqual(r[1] && { ...r[1], reason: undefined }, {
+        id: b!.id,
+        status: 'retryable',
+        code: 'es_rejected_execution_exception',
+        reason: undefined,
+      });
+      assert.equal(r[2]?.status, 'rejected');
+      assert.equal(r[2]?.status === 'rejected' && r[2].code, 'document_parsing_exception');
+      assert.match(r[2]?.status === 'rejected' ? r[2].reason : '', /failed to parse field \[analysis_date\].*\[status 400\]/);
+      // the retryable one goes through when sent again; the rejected one was not written
+      assert.deepEqual(
+        (await m.store.sink.upsert([b!])).map((x) => x.status),
+        ['ok'],
+      );
+      assert.equal(await m.store.sink.get(c!.id), null);
+      assert.deepEqual(await m.store.sink.get(b!.id), b);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('request-level 503 and connection errors make every item retryable; the next write succeeds', async () => {
+    const m = openMocked();
+    try {
+      const d = docs();
+      await m.store.sink.upsert([d[0]!]);
+      m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 503 }, 1);
+      const r1 = await m.store.sink.upsert(d);
+      assert.deepEqual(
+        r1.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
+        d.map(() => ['retryable', 'http_503']),
+      );
+      m.fake.failRequests({ path: /^\/_bulk$/ }, 'connection', 1);
+      const r2 = await m.store.sink.upsert(d);
+      assert.deepEqual(
+        r2.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
+        d.map(() => ['retryable', 'connection_error']),
+      );
+      assert.ok((await m.store.sink.upsert(d)).every((x) => x.status === 'ok'));
+      assert.equal(await m.store.sink.count(), 3);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('a request-level 413 is split until each part fits; nothing is lost', async () => {
+    const m = openMocked();
+    try {
+      const d = docs();
+      await m.store.sink.upsert([d[0]!]);
+      m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 413 }, 2);
+      assert.ok((await m.store.sink.upsert(d)).every((x) => x.status === 'ok'));
+      assert.deepEqual(
+        bulks(m)
+          .slice(1)
+          .map((b) => b.length / 2),
+        [3, 2, 1, 1, 1],
+      );
+      assert.equal(await m.store.sink.count(), 3);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('refused credentials stop the writer with a message that holds no secret', async () => {
+    const m = openMocked({ apiKey: 'c2VjcmV0OmtleQ==' });
+    try {
+      m.fake.failRequests({ method: 'PUT' }, { status: 401 }, 1);
+      await assert.rejects(m.store.sink.upsert(docs()), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'SINK_AUTH');
+        assert.ok(!err.message.includes('c2VjcmV0OmtleQ=='));
+        return true;
+      });
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('a deleted write alias is recreated by the next write', async () => {
+    const m = openMocked();
+    try {
+      const [a, b] = docs();
+      await m.store.sink.upsert([a!]);
+      await m.client.indices.delete({ index: `${m.prefix}-behaviours-000001` });
+      const r = await m.store.sink.upsert([b!]);
+      assert.deepEqual(
+        r.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
+        [['retryable', 'index_not_found_exception']],
+      );
+      assert.deepEqual(
+        (await m.store.sink.upsert([b!])).map((x) => x.status),
+        ['ok'],
+      );
+      assert.deepEqual(await m.store.sink.get(b!.id), b);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+test('runPool never has more than the limit in flight and visits every item once', async () => {
+  let inFlight = 0;
+  let peak = 0;
+  const seen: number[] = [];
+  await runPool(
+    Array.from({ length: 20 }, (_, i) => i),
+    3,
+    async (i) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 1 + (i % 4)));
+      seen.push(i);
+      inFlight--;
+    },
+  );
+  assert.equal(peak, 3);
+  assert.deepEqual(
+    seen.sort((x, y) => x - y),
+    Array.from({ length: 20 }, (_, i) => i),
+  );
+});
