@@ -1,40 +1,50 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import type { FeedManifest } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 
 const feed = join('sample', 'feed');
 const manifest = JSON.parse(readFileSync(join(feed, 'manifest.json'), 'utf8')) as FeedManifest;
 
-test('status shows queue depths, recent batch outcomes, gaps and the dead-letter count after a backfill', async () => {
-  const env = {
-    REDIS_URL: await testRedisUrl(),
-    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
-    SANDTRAIL_SINK: `sqlite:${join(tempDir(), 's.db')}`,
-  };
-  assert.equal((await runCli(['backfill', '--source', `dir:${feed}`, '--json'], { env })).code, 0);
-  const r = await runCli(['status', '--json', '--last', '3'], { env });
-  assert.equal(r.code, 0, r.stderr);
-  const s = JSON.parse(r.stdout) as {
-    cursor: string | null;
-    queues: { feed: Record<string, number>; index: Record<string, number> };
-    recent_batches: { batch: string; status: string }[];
-    gaps: string[];
-    dead_letters: number;
-    alerts: string[];
-  };
-  assert.equal(s.cursor, null, 'no live cursor yet');
-  assert.equal(s.queues.feed.completed, manifest.minutes);
-  assert.equal(s.queues.feed.waiting, 0);
-  assert.equal(s.queues.index.waiting, 0);
-  assert.deepEqual(s.gaps, manifest.missing);
-  assert.equal(s.dead_letters, manifest.malformedLines);
-  assert.equal(s.recent_batches.length, 3);
-  assert.deepEqual(s.alerts, []);
-  const text = await runCli(['status'], { env });
-  assert.match(text.stdout, new RegExp(`gaps \\(missing minutes\\): ${manifest.missing[0]}`));
-  assert.match(text.stdout, /cursor: \(none\)/);
-});
+const fakeEs = new FakeElasticsearch();
+after(() => fakeEs.close());
+
+const sinks: [string, () => Promise<Record<string, string>>][] = [
+  ['sqlite', async () => ({ SANDTRAIL_SINK: `sqlite:${join(tempDir(), 's.db')}` })],
+  ['elasticsearch', async () => ({ ELASTICSEARCH_URL: await fakeEs.listen(), SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'status' })],
+];
+
+for (const [name, sink] of sinks)
+  test(`status shows queue depths, recent batch outcomes, gaps and the dead-letter count after a backfill (${name})`, async () => {
+    const env = {
+      REDIS_URL: await testRedisUrl(),
+      SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+      ...(await sink()),
+    };
+    assert.equal((await runCli(['backfill', '--source', `dir:${feed}`, '--json'], { env })).code, 0);
+    const r = await runCli(['status', '--json', '--last', '3'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const s = JSON.parse(r.stdout) as {
+      cursor: string | null;
+      queues: { feed: Record<string, number>; index: Record<string, number> };
+      recent_batches: { batch: string; status: string }[];
+      gaps: string[];
+      dead_letters: number;
+      alerts: string[];
+    };
+    assert.equal(s.cursor, null, 'no live cursor yet');
+    assert.equal(s.queues.feed.completed, manifest.minutes);
+    assert.equal(s.queues.feed.waiting, 0);
+    assert.equal(s.queues.index.waiting, 0);
+    assert.deepEqual(s.gaps, manifest.missing);
+    assert.equal(s.dead_letters, manifest.malformedLines);
+    assert.equal(s.recent_batches.length, 3);
+    assert.deepEqual(s.alerts, []);
+    const text = await runCli(['status'], { env });
+    assert.match(text.stdout, new RegExp(`gaps \\(missing minutes\\): ${manifest.missing[0]}`));
+    assert.match(text.stdout, /cursor: \(none\)/);
+  });

@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
 import BetterSqlite3 from 'better-sqlite3';
 import type { FeedManifest } from '../../src/synth/index.js';
+import type { FakeElasticsearch } from './fakeElasticsearch.js';
 
-/** Reads back what the store holds, straight from the SQLite file. */
-export function storeContents(file: string): {
+/** What a store holds, in a form every backend can be compared by. */
+export interface Contents {
   ids: string[];
   dead: { batch: string; line: number | null; stage: string }[];
   lmd: Map<string, number>;
-} {
+}
+
+/** Reads back what the store holds, straight from the SQLite file. */
+export function storeContents(file: string): Contents {
   const db = new BetterSqlite3(file, { readonly: true });
   try {
     const rows = db.prepare('SELECT id, last_modification_date AS lmd FROM behaviours ORDER BY id').all() as { id: string; lmd: number }[];
@@ -34,4 +38,13 @@ export function assertNewestWins(m: FeedManifest, lmd: Map<string, number>): voi
   const newest = new Map<string, number>();
   for (const u of m.updates) newest.set(u.id, Math.max(newest.get(u.id) ?? 0, u.lastModificationDate));
   for (const [id, date] of newest) assert.equal(lmd.get(id), date, `newest version of ${id}`);
+}
+
+/** Reads back what an Elasticsearch store under `prefix` holds, straight from the fake cluster's indices. */
+export function fakeEsContents(fake: FakeElasticsearch, prefix: string): Contents {
+  const docs = [...fake.docs(`${prefix}-behaviours-000001`)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const dead = [...fake.docs(`${prefix}-dead-letters`).values()]
+    .map(({ source: d }) => ({ batch: d.batch as string, line: d.line as number | null, stage: d.stage as string }))
+    .sort((a, b) => a.batch.localeCompare(b.batch) || (a.line ?? -1) - (b.line ?? -1));
+  return { ids: docs.map(([id]) => id), dead, lmd: new Map(docs.map(([id, d]) => [id, d.version])) };
 }
