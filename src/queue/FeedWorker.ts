@@ -30,7 +30,6 @@ export interface StageWorkerOptions {
  */
 export class FeedWorker {
   private readonly sources = new Map<string, FeedSource>();
-  private fatal: Error | undefined;
 
   private readonly runner: StageRunner<FeedJobData, FeedJobResult>;
 
@@ -43,6 +42,7 @@ export class FeedWorker {
       config: o.config,
       log: o.log,
       processor: (job, token, signal) => this.process(job, token, signal),
+      onFatal: o.onFatal,
     });
   }
 
@@ -82,8 +82,6 @@ export class FeedWorker {
     const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
     const startedAt = Date.now();
-    // after refused credentials no further request is made: jobs wait for a fixed key
-    if (this.fatal) return await this.defer(job, token, 60_000, log, 'credentials rejected earlier');
     try {
       const common = {
         maxLineBytes: config.feed.maxLineBytes,
@@ -151,13 +149,8 @@ export class FeedWorker {
         const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
         return await this.defer(job, token, retryAfterS ? retryAfterS * 1000 : config.feed.rateLimitDelayMs, log, 'rate limited');
       }
-      if (code === 'GTI_AUTH' || code === 'SINK_AUTH') {
-        const fix = code === 'GTI_AUTH' ? 'fix GTI_APIKEY' : 'fix the store credentials';
-        if (!this.fatal) log.fatal({ code }, `${messageOf(err)}: ${fix}; stopping`);
-        this.fatal ??= err as Error;
-        this.o.onFatal?.(err as Error);
-        return await this.defer(job, token, 60_000, log, 'credentials rejected');
-      }
+      // refused credentials: the stage runner stops the stage and keeps the job
+      if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
       const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (final) {
         // Recorded before the job settles so anyone waiting on the job sees the log entry.

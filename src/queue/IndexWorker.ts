@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
@@ -15,7 +15,6 @@ import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js'
  */
 export class IndexWorker {
   private readonly runner: StageRunner<IndexJobData, IndexJobResult>;
-  private fatal: Error | undefined;
 
   constructor(private readonly o: StageWorkerOptions) {
     this.runner = new StageRunner<IndexJobData, IndexJobResult>({
@@ -25,7 +24,8 @@ export class IndexWorker {
       redisUrl: o.redisUrl,
       config: o.config,
       log: o.log,
-      processor: (job, token) => this.process(job, token),
+      processor: (job) => this.process(job),
+      onFatal: o.onFatal,
     });
   }
 
@@ -38,7 +38,7 @@ export class IndexWorker {
     return this.runner.stop(force);
   }
 
-  private async process(job: Job<IndexJobData, IndexJobResult>, token?: string): Promise<IndexJobResult> {
+  private async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
     const { batch, n } = job.data;
     const { store, config } = this.o;
     const log = this.o.log.child({ stage: 'index', batch, job: job.id });
@@ -54,18 +54,8 @@ export class IndexWorker {
     let pending = docs;
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
-      let results: Awaited<ReturnType<typeof store.sink.upsert>>;
-      try {
-        results = await store.sink.upsert(pending);
-      } catch (err) {
-        if (errorCode(err) !== 'SINK_AUTH') throw err;
-        // refused credentials: keep the chunk without spending an attempt, and stop the process
-        if (!this.fatal) log.fatal({ code: 'SINK_AUTH' }, `${messageOf(err)}: fix the store credentials; stopping`);
-        this.fatal ??= err as Error;
-        this.o.onFatal?.(err as Error);
-        await job.moveToDelayed(Date.now() + 60_000, token);
-        throw new DelayedError();
-      }
+      // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
+      const results = await store.sink.upsert(pending);
       const retry: BehaviourDoc[] = [];
       results.forEach((r, i) => {
         const doc = pending[i] as BehaviourDoc;

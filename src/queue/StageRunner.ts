@@ -1,7 +1,7 @@
-import { Worker, type Processor } from 'bullmq';
+import { DelayedError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { messageOf } from '../errors/index.js';
+import { errorCode, messageOf, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { createRedis } from './connection.js';
 
@@ -13,17 +13,31 @@ export interface StageRunnerOptions<D, R> {
   config: Config;
   log: Logger;
   processor: Processor<D, R>;
+  /** Called once when credentials are refused; the owner stops the process. */
+  onFatal?: (err: Error) => void;
 }
+
+/** Errors no retry can fix: refused credentials, with what the operator must fix. */
+const CREDENTIAL_ERRORS: Partial<Record<ErrorCode, string>> = {
+  GTI_AUTH: 'fix GTI_APIKEY',
+  SINK_AUTH: 'fix the store credentials',
+};
+
+/** How long a job is put aside when credentials were refused (the process stops meanwhile). */
+const FATAL_DELAY_MS = 60_000;
 
 /**
  * The BullMQ worker behind a stage, with the lifecycle every stage shares: start once, stop
  * safely twice (drain, or force: active jobs are retried elsewhere once their lock expires),
- * and close the connection BullMQ was handed (it never closes one it did not create).
+ * and close the connection BullMQ was handed (it never closes one it did not create). Refused
+ * credentials (GTI_AUTH, SINK_AUTH) are fatal for the whole stage: one log line, `onFatal`, and
+ * every job put back without spending an attempt, so nothing is dead-lettered for them.
  */
 export class StageRunner<D, R> {
   private worker: Worker<D, R> | undefined;
   private connection: Redis | undefined;
   private stopping: Promise<void> | undefined;
+  private fatal: Error | undefined;
 
   constructor(private readonly o: StageRunnerOptions<D, R>) {}
 
@@ -31,7 +45,7 @@ export class StageRunner<D, R> {
     if (this.worker) return;
     const { config, stage, log } = this.o;
     this.connection = createRedis(this.o.redisUrl);
-    this.worker = new Worker<D, R>(this.o.queue, this.o.processor, {
+    this.worker = new Worker<D, R>(this.o.queue, (job, token, signal) => this.run(job, token, signal), {
       connection: this.connection,
       prefix: config.queuePrefix,
       concurrency: this.o.concurrency,
@@ -43,6 +57,26 @@ export class StageRunner<D, R> {
     this.worker.on('failed', (job, err) =>
       log.warn({ stage, job: job?.id, attempts: job?.attemptsMade, err: messageOf(err) }, `${stage} job failed`),
     );
+  }
+
+  private async run(job: Job<D, R>, token: string | undefined, signal: AbortSignal | undefined): Promise<R> {
+    // after refused credentials no further request is made: jobs wait for fixed credentials
+    if (this.fatal) return this.putAside(job, token);
+    try {
+      return await this.o.processor(job, token, signal);
+    } catch (err) {
+      const fix = CREDENTIAL_ERRORS[errorCode(err) as ErrorCode];
+      if (!fix) throw err;
+      if (!this.fatal) this.o.log.fatal({ stage: this.o.stage, code: errorCode(err) }, `${messageOf(err)}: ${fix}; stopping`);
+      this.fatal ??= err as Error;
+      this.o.onFatal?.(err as Error);
+      return this.putAside(job, token);
+    }
+  }
+
+  private async putAside(job: Job<D, R>, token: string | undefined): Promise<never> {
+    await job.moveToDelayed(Date.now() + FATAL_DELAY_MS, token);
+    throw new DelayedError();
   }
 
   stop(force = false): Promise<void> {

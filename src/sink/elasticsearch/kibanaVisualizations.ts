@@ -19,6 +19,77 @@ export function termsTable(title: string, field: string, size: number): string {
   });
 }
 
+/** The x axis of a time chart: `@timestamp` in automatic intervals. */
+const DATE_HISTOGRAM = {
+  id: '2',
+  enabled: true,
+  type: 'date_histogram',
+  params: {
+    field: '@timestamp',
+    useNormalizedEsInterval: true,
+    interval: 'auto',
+    drop_partials: false,
+    min_doc_count: 1,
+    extended_bounds: {},
+  },
+  schema: 'segment',
+};
+
+/** The `params` of an XY chart over time with one series (metric `1`) on a left axis titled `axisTitle`. */
+function xyParams(
+  type: 'histogram' | 'line',
+  mode: 'stacked' | 'normal',
+  axisTitle: string,
+  o: { addLegend: boolean; series?: Record<string, unknown> },
+): Record<string, unknown> {
+  return {
+    type,
+    grid: { categoryLines: false },
+    categoryAxes: [
+      {
+        id: 'CategoryAxis-1',
+        type: 'category',
+        position: 'bottom',
+        show: true,
+        scale: { type: 'linear' },
+        labels: { show: true, filter: true, truncate: 100 },
+        title: {},
+      },
+    ],
+    valueAxes: [
+      {
+        id: 'ValueAxis-1',
+        name: 'LeftAxis-1',
+        type: 'value',
+        position: 'left',
+        show: true,
+        scale: { type: 'linear', mode: 'normal' },
+        labels: { show: true, rotate: 0, filter: false, truncate: 100 },
+        title: { text: axisTitle },
+      },
+    ],
+    seriesParams: [
+      {
+        show: true,
+        type,
+        mode,
+        data: { label: axisTitle, id: '1' },
+        valueAxis: 'ValueAxis-1',
+        drawLinesBetweenPoints: true,
+        showCircles: true,
+        ...o.series,
+      },
+    ],
+    addTooltip: true,
+    addLegend: o.addLegend,
+    legendPosition: 'right',
+    times: [],
+    addTimeMarker: false,
+    thresholdLine: { show: false, value: 10, width: 1, style: 'full', color: '#E7664C' },
+    labels: { show: false },
+  };
+}
+
 /** Reports per interval, stacked by sandbox. */
 export function perSandboxHistogram(title: string): string {
   return JSON.stringify({
@@ -26,20 +97,7 @@ export function perSandboxHistogram(title: string): string {
     type: 'histogram',
     aggs: [
       { id: '1', enabled: true, type: 'count', params: { emptyAsNull: false }, schema: 'metric' },
-      {
-        id: '2',
-        enabled: true,
-        type: 'date_histogram',
-        params: {
-          field: '@timestamp',
-          useNormalizedEsInterval: true,
-          interval: 'auto',
-          drop_partials: false,
-          min_doc_count: 1,
-          extended_bounds: {},
-        },
-        schema: 'segment',
-      },
+      DATE_HISTOGRAM,
       {
         id: '3',
         enabled: true,
@@ -56,51 +114,7 @@ export function perSandboxHistogram(title: string): string {
         schema: 'group',
       },
     ],
-    params: {
-      type: 'histogram',
-      grid: { categoryLines: false },
-      categoryAxes: [
-        {
-          id: 'CategoryAxis-1',
-          type: 'category',
-          position: 'bottom',
-          show: true,
-          scale: { type: 'linear' },
-          labels: { show: true, filter: true, truncate: 100 },
-          title: {},
-        },
-      ],
-      valueAxes: [
-        {
-          id: 'ValueAxis-1',
-          name: 'LeftAxis-1',
-          type: 'value',
-          position: 'left',
-          show: true,
-          scale: { type: 'linear', mode: 'normal' },
-          labels: { show: true, rotate: 0, filter: false, truncate: 100 },
-          title: { text: 'Behaviour reports' },
-        },
-      ],
-      seriesParams: [
-        {
-          show: true,
-          type: 'histogram',
-          mode: 'stacked',
-          data: { label: 'Behaviour reports', id: '1' },
-          valueAxis: 'ValueAxis-1',
-          drawLinesBetweenPoints: true,
-          showCircles: true,
-        },
-      ],
-      addTooltip: true,
-      addLegend: true,
-      legendPosition: 'right',
-      times: [],
-      addTimeMarker: false,
-      thresholdLine: { show: false, value: 10, width: 1, style: 'full', color: '#E7664C' },
-      labels: { show: false },
-    },
+    params: xyParams('histogram', 'stacked', 'Behaviour reports', { addLegend: true }),
   });
 }
 
@@ -109,69 +123,7 @@ export function lagLine(title: string): string {
   return JSON.stringify({
     title,
     type: 'line',
-    aggs: [
-      { id: '1', enabled: true, type: 'max', params: { field: 'lag_seconds', customLabel: title }, schema: 'metric' },
-      {
-        id: '2',
-        enabled: true,
-        type: 'date_histogram',
-        params: {
-          field: '@timestamp',
-          useNormalizedEsInterval: true,
-          interval: 'auto',
-          drop_partials: false,
-          min_doc_count: 1,
-          extended_bounds: {},
-        },
-        schema: 'segment',
-      },
-    ],
-    params: {
-      type: 'line',
-      grid: { categoryLines: false },
-      categoryAxes: [
-        {
-          id: 'CategoryAxis-1',
-          type: 'category',
-          position: 'bottom',
-          show: true,
-          scale: { type: 'linear' },
-          labels: { show: true, filter: true, truncate: 100 },
-          title: {},
-        },
-      ],
-      valueAxes: [
-        {
-          id: 'ValueAxis-1',
-          name: 'LeftAxis-1',
-          type: 'value',
-          position: 'left',
-          show: true,
-          scale: { type: 'linear', mode: 'normal' },
-          labels: { show: true, rotate: 0, filter: false, truncate: 100 },
-          title: { text: title },
-        },
-      ],
-      seriesParams: [
-        {
-          show: true,
-          type: 'line',
-          mode: 'normal',
-          data: { label: title, id: '1' },
-          valueAxis: 'ValueAxis-1',
-          drawLinesBetweenPoints: true,
-          showCircles: true,
-          interpolate: 'linear',
-          lineWidth: 2,
-        },
-      ],
-      addTooltip: true,
-      addLegend: false,
-      legendPosition: 'right',
-      times: [],
-      addTimeMarker: false,
-      thresholdLine: { show: false, value: 10, width: 1, style: 'full', color: '#E7664C' },
-      labels: { show: false },
-    },
+    aggs: [{ id: '1', enabled: true, type: 'max', params: { field: 'lag_seconds', customLabel: title }, schema: 'metric' }, DATE_HISTOGRAM],
+    params: xyParams('line', 'normal', title, { addLegend: false, series: { interpolate: 'linear', lineWidth: 2 } }),
   });
 }

@@ -99,34 +99,28 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
       target: n.alias,
       description: `mapping upgrade of the indices behind ${n.alias} (additive)`,
     },
+    ...bookkeepingSteps(n.deadLettersTemplate, n.deadLetters, deadLetterMappings(), small, meta),
+    ...bookkeepingSteps(n.batchesTemplate, n.batches, batchMappings(), small, meta),
+  ];
+}
+
+/** The index template and the single index of one bookkeeping store (dead letters, batch log). */
+function bookkeepingSteps(
+  template: string,
+  index: string,
+  mappings: Record<string, unknown>,
+  settings: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): SetupStep[] {
+  return [
     {
       method: 'PUT',
-      path: `/_index_template/${n.deadLettersTemplate}`,
-      body: {
-        index_patterns: [n.deadLetters],
-        priority: PRIORITY,
-        version: MAPPING_VERSION,
-        template: { settings: small, mappings: deadLetterMappings() },
-        _meta: meta,
-      },
+      path: `/_index_template/${template}`,
+      body: { index_patterns: [index], priority: PRIORITY, version: MAPPING_VERSION, template: { settings, mappings }, _meta: meta },
       when: 'always',
-      description: `index template ${n.deadLettersTemplate}`,
+      description: `index template ${template}`,
     },
-    { method: 'PUT', path: `/${n.deadLetters}`, body: {}, when: 'missing', target: n.deadLetters, description: `index ${n.deadLetters}` },
-    {
-      method: 'PUT',
-      path: `/_index_template/${n.batchesTemplate}`,
-      body: {
-        index_patterns: [n.batches],
-        priority: PRIORITY,
-        version: MAPPING_VERSION,
-        template: { settings: small, mappings: batchMappings() },
-        _meta: meta,
-      },
-      when: 'always',
-      description: `index template ${n.batchesTemplate}`,
-    },
-    { method: 'PUT', path: `/${n.batches}`, body: {}, when: 'missing', target: n.batches, description: `index ${n.batches}` },
+    { method: 'PUT', path: `/${index}`, body: {}, when: 'missing', target: index, description: `index ${index}` },
   ];
 }
 
