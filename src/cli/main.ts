@@ -3,7 +3,7 @@ import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import { parseCursor, runSchedulerProcess, runWorkerProcess } from '../queue/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from './budget.js';
-import { formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
+import { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
@@ -97,7 +97,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
           }
           const run = await runBackfillCommand(o, ctx);
           await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
-          return run.summary.batches.failed > 0 ? 1 : 0;
+          return backfillExitCode(run);
         },
       ),
     );
@@ -179,8 +179,9 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   dlq
     .command('list')
     .description('list dead letters (id, code, path, message)')
-    .option('--json', 'JSON array')
+    .option('--json', 'one JSON object: {total, offset, limit, truncated, entries}')
     .option('--limit <n>', 'at most n entries', '1000')
+    .option('--offset <n>', 'skip the first n entries (paging)', '0')
     .option('--stage <stage>', 'normalize or index')
     .option('--batch <minute>', 'one batch only')
     .action(action((o, cmd: Command) => dlqList(o, ctxOf(cmd, { logLevel: 'warn' }))));

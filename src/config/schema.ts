@@ -7,7 +7,14 @@ const feedSchema = z
   .object({
     concurrency: positiveInt.default(1),
     maxLineBytes: positiveInt.default(32 * 1024 * 1024),
+    /** Leading bytes of a rejected line kept in its dead letter (with its true size and SHA-256). */
     dlqPrefixBytes: positiveInt.default(64 * 1024),
+    /** Dead-letter bytes one batch may write before it is failed as a whole (DEAD_LETTERS_EXCEEDED). */
+    dlqMaxBatchBytes: positiveInt.default(64 * 1024 * 1024),
+    /** Decoded bytes one batch may produce before it is failed as a whole (BATCH_TOO_LARGE): stops decompression bombs. */
+    maxBatchBytes: positiveInt.default(16 * 1024 * 1024 * 1024),
+    /** Records nested deeper are dead-lettered `too_deep` (Elasticsearch's own parser stops at 1,000). */
+    maxDepth: z.number().int().min(2).max(990).default(200),
     decoder: z.enum(['auto', 'lbzip2', 'pbzip2', 'bzip2']).default('auto'),
     decoderThreads: z.number().int().min(0).default(0),
     attempts: positiveInt.default(5),

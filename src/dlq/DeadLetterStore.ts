@@ -20,24 +20,33 @@ export interface DeadLetter {
   rawEncoding: 'utf8' | 'base64';
   /** Size in bytes of the whole original line; larger than `raw` when only a prefix was kept. */
   rawSize: number;
+  /** SHA-256 (hex) of the whole original line, so a truncated entry still names it exactly. */
+  rawSha256: string | null;
+  /** Only a prefix of the line is kept: replaying it needs the source batch again. */
   rawTruncated: boolean;
   createdAt: number;
   updatedAt: number;
 }
 
-export type DeadLetterInput = Omit<DeadLetter, 'createdAt' | 'updatedAt'>;
+export type DeadLetterInput = Omit<DeadLetter, 'createdAt' | 'updatedAt' | 'rawSha256'> & { rawSha256?: string | null };
 export type DeadLetterSummary = Omit<DeadLetter, 'raw'>;
+
+/** What `list` can narrow on. */
+export interface DeadLetterFilter {
+  stage?: DeadLetterStage;
+  batch?: string;
+}
 
 /** Durable home of dead letters. `put` is idempotent by id. */
 export interface DeadLetterStore {
   put(entries: readonly DeadLetterInput[]): Promise<void>;
   get(id: string): Promise<DeadLetter | null>;
-  list(opts?: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string }): Promise<DeadLetterSummary[]>;
+  list(opts?: DeadLetterFilter & { limit?: number; offset?: number }): Promise<DeadLetterSummary[]>;
   /** Every entry, oldest first, streamed in pages so replay of a large store stays bounded. */
   iterate(pageSize?: number): AsyncIterable<DeadLetter>;
   remove(ids: readonly string[]): Promise<number>;
   purge(): Promise<number>;
-  count(filter?: { stage?: DeadLetterStage; batches?: readonly string[] }): Promise<number>;
+  count(filter?: { stage?: DeadLetterStage; batch?: string; batches?: readonly string[] }): Promise<number>;
 }
 
 /** Builds the deterministic id of a dead letter. */

@@ -1,5 +1,12 @@
 import type { Database } from 'better-sqlite3';
-import type { DeadLetter, DeadLetterInput, DeadLetterStage, DeadLetterStore, DeadLetterSummary } from './DeadLetterStore.js';
+import type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterInput,
+  DeadLetterStage,
+  DeadLetterStore,
+  DeadLetterSummary,
+} from './DeadLetterStore.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS dead_letters (
@@ -14,6 +21,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (
   raw TEXT NOT NULL,
   raw_encoding TEXT NOT NULL,
   raw_size INTEGER NOT NULL,
+  raw_sha256 TEXT,
   raw_truncated INTEGER NOT NULL,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
@@ -22,7 +30,7 @@ CREATE INDEX IF NOT EXISTS dead_letters_batch ON dead_letters(batch, stage);
 `;
 
 const COLUMNS = `id, stage, batch, line, doc_id AS docId, code, path, message, raw_encoding AS rawEncoding,
-  raw_size AS rawSize, raw_truncated AS rawTruncated, created_at AS createdAt, updated_at AS updatedAt`;
+  raw_size AS rawSize, raw_sha256 AS rawSha256, raw_truncated AS rawTruncated, created_at AS createdAt, updated_at AS updatedAt`;
 
 type Row = Omit<DeadLetter, 'rawTruncated'> & { rawTruncated: number };
 const fromRow = <T extends { rawTruncated: number }>(r: T): Omit<T, 'rawTruncated'> & { rawTruncated: boolean } => ({
@@ -34,20 +42,23 @@ const fromRow = <T extends { rawTruncated: number }>(r: T): Omit<T, 'rawTruncate
 export class SqliteDeadLetterStore implements DeadLetterStore {
   constructor(private readonly db: Database) {
     db.exec(SCHEMA);
+    // stores written before raw_sha256 existed gain the column (NULL for their entries)
+    const cols = db.prepare('PRAGMA table_info(dead_letters)').all() as { name: string }[];
+    if (!cols.some((c) => c.name === 'raw_sha256')) db.exec('ALTER TABLE dead_letters ADD COLUMN raw_sha256 TEXT');
   }
 
   async put(entries: readonly DeadLetterInput[]): Promise<void> {
     if (entries.length === 0) return;
     const now = Date.now();
     const stmt = this.db.prepare(`
-      INSERT INTO dead_letters (id, stage, batch, line, doc_id, code, path, message, raw, raw_encoding, raw_size, raw_truncated, created_at, updated_at)
-      VALUES (@id, @stage, @batch, @line, @docId, @code, @path, @message, @raw, @rawEncoding, @rawSize, @rawTruncated, @now, @now)
+      INSERT INTO dead_letters (id, stage, batch, line, doc_id, code, path, message, raw, raw_encoding, raw_size, raw_sha256, raw_truncated, created_at, updated_at)
+      VALUES (@id, @stage, @batch, @line, @docId, @code, @path, @message, @raw, @rawEncoding, @rawSize, @rawSha256, @rawTruncated, @now, @now)
       ON CONFLICT(id) DO UPDATE SET code = excluded.code, path = excluded.path, message = excluded.message,
         raw = excluded.raw, raw_encoding = excluded.raw_encoding, raw_size = excluded.raw_size,
-        raw_truncated = excluded.raw_truncated, updated_at = excluded.updated_at`);
+        raw_sha256 = excluded.raw_sha256, raw_truncated = excluded.raw_truncated, updated_at = excluded.updated_at`);
     this.db
       .transaction(() => {
-        for (const e of entries) stmt.run({ ...e, rawTruncated: e.rawTruncated ? 1 : 0, now });
+        for (const e of entries) stmt.run({ ...e, rawSha256: e.rawSha256 ?? null, rawTruncated: e.rawTruncated ? 1 : 0, now });
       })
       .immediate();
   }
@@ -57,7 +68,7 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
     return row ? fromRow(row) : null;
   }
 
-  async list(opts: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string } = {}): Promise<DeadLetterSummary[]> {
+  async list(opts: DeadLetterFilter & { limit?: number; offset?: number } = {}): Promise<DeadLetterSummary[]> {
     const where: string[] = [];
     const args: unknown[] = [];
     const add = (clause: string, arg: unknown): void => {
@@ -93,7 +104,7 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
     return this.db.prepare('DELETE FROM dead_letters').run().changes;
   }
 
-  async count(filter: { stage?: DeadLetterStage; batches?: readonly string[] } = {}): Promise<number> {
+  async count(filter: { stage?: DeadLetterStage; batch?: string; batches?: readonly string[] } = {}): Promise<number> {
     const where: string[] = [];
     const args: unknown[] = [];
     const add = (clause: string, arg: unknown): void => {
@@ -101,6 +112,7 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
       args.push(arg);
     };
     if (filter.stage) add('stage = ?', filter.stage);
+    if (filter.batch) add('batch = ?', filter.batch);
     if (filter.batches) {
       if (filter.batches.length === 0) return 0;
       add('batch IN (SELECT value FROM json_each(?))', JSON.stringify(filter.batches));

@@ -6,9 +6,23 @@ export interface ReplayResult {
   replayed: number;
   stillRejected: number;
   retryable: number;
-  /** Ids of entries that were indexed and removed from the store. */
+  /** Entries keeping only a prefix of their line: only a backfill of their batch can bring them back. */
+  needsSource: number;
+  /** The batches of those entries, each once (bounded: at most MAX_LISTED). */
+  needsSourceBatches: string[];
+  /** Document ids indexed (bounded: at most MAX_LISTED; `replayed` has the count). */
   indexedIds: string[];
 }
+
+export interface ReplayOptions {
+  /** Nesting limit of the normalizer (feed.maxDepth). */
+  maxDepth?: number;
+}
+
+/** Lists in the result stay bounded whatever the store holds. */
+const MAX_LISTED = 1000;
+/** Entries are read a page at a time; each entry keeps at most feed.dlqPrefixBytes of raw text. */
+const PAGE = 200;
 
 /**
  * Re-runs dead letters through the current normalizer and sink. Entries that now pass are
@@ -18,17 +32,26 @@ export async function replayDeadLetters(
   dlq: DeadLetterStore,
   sink: Sink,
   select: { all: true } | { ids: readonly string[] },
+  opts: ReplayOptions = {},
 ): Promise<ReplayResult> {
-  const result: ReplayResult = { replayed: 0, stillRejected: 0, retryable: 0, indexedIds: [] };
+  const result: ReplayResult = { replayed: 0, stillRejected: 0, retryable: 0, needsSource: 0, needsSourceBatches: [], indexedIds: [] };
   const entries: AsyncIterable<DeadLetter | null> =
     'all' in select
-      ? dlq.iterate()
+      ? dlq.iterate(PAGE)
       : (async function* () {
           for (const id of select.ids) yield await dlq.get(id);
         })();
   for await (const entry of entries) {
     if (!entry) continue;
-    const attempt = reprocess(entry);
+    if (entry.rawTruncated) {
+      // nothing to re-run here, and nothing to rewrite: the entry stays as it is
+      result.needsSource += 1;
+      if (!result.needsSourceBatches.includes(entry.batch) && result.needsSourceBatches.length < MAX_LISTED) {
+        result.needsSourceBatches.push(entry.batch);
+      }
+      continue;
+    }
+    const attempt = reprocess(entry, opts);
     if ('rejection' in attempt) {
       await dlq.put([{ ...entry, ...attempt.rejection }]);
       result.stillRejected += 1;
@@ -38,7 +61,7 @@ export async function replayDeadLetters(
     if (item?.status === 'ok') {
       await dlq.remove([entry.id]);
       result.replayed += 1;
-      result.indexedIds.push(attempt.doc.id);
+      if (result.indexedIds.length < MAX_LISTED) result.indexedIds.push(attempt.doc.id);
     } else if (item?.status === 'retryable') {
       result.retryable += 1;
     } else {
@@ -49,17 +72,21 @@ export async function replayDeadLetters(
   return result;
 }
 
-function reprocess(entry: DeadLetter): { doc: BehaviourDoc } | { rejection: { code: string; path: string | null; message: string } } {
-  if (entry.rawTruncated) {
-    return { rejection: { code: entry.code, path: entry.path, message: entry.message } };
-  }
+function reprocess(
+  entry: DeadLetter,
+  opts: ReplayOptions,
+): { doc: BehaviourDoc } | { rejection: { code: string; path: string | null; message: string } } {
   if (entry.rawEncoding !== 'utf8') {
     return { rejection: { code: 'invalid_utf8', path: '$', message: 'line is not valid UTF-8' } };
   }
   if (entry.stage === 'index') {
     // Index failures keep the normalized document: it only needs writing again.
-    return { doc: JSON.parse(entry.raw) as BehaviourDoc };
+    try {
+      return { doc: JSON.parse(entry.raw) as BehaviourDoc };
+    } catch (err) {
+      return { rejection: { code: 'not_json', path: '$', message: `stored document is not JSON: ${(err as Error).message}` } };
+    }
   }
-  const r = normalizeLine(entry.raw);
+  const r = normalizeLine(entry.raw, { maxDepth: opts.maxDepth });
   return r.ok ? { doc: r.doc } : { rejection: { code: r.rejection.code, path: r.rejection.path, message: r.rejection.message } };
 }

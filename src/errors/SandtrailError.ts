@@ -11,6 +11,10 @@ export type ErrorCode =
   | 'REDIS_UNAVAILABLE'
   | 'DECODER_UNAVAILABLE'
   | 'DECODE_FAILED'
+  | 'BATCH_CORRUPT'
+  | 'BATCH_TOO_LARGE'
+  | 'DEAD_LETTERS_EXCEEDED'
+  | 'QUEUE_STATE_LOST'
   | 'SOURCE_READ_FAILED'
   | 'SOURCE_NOT_FOUND'
   | 'SINK_UNAVAILABLE'
@@ -55,7 +59,16 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   USAGE: false,
   REDIS_UNAVAILABLE: true,
   DECODER_UNAVAILABLE: false,
+  // the decoder died mid-stream (killed, out of memory): the same file may decode next time
   DECODE_FAILED: true,
+  // a file at rest that is truncated, corrupt or not bzip2/gzip at all decodes the same way every time
+  BATCH_CORRUPT: false,
+  // a batch decoding past feed.maxBatchBytes (a decompression bomb) or dead-lettering past
+  // feed.dlqMaxBatchBytes: the next try would do the same
+  BATCH_TOO_LARGE: false,
+  DEAD_LETTERS_EXCEEDED: false,
+  // Redis lost the jobs of a run (restarted empty, flushed, evicted): only a re-run recovers
+  QUEUE_STATE_LOST: false,
   SOURCE_READ_FAILED: true,
   SOURCE_NOT_FOUND: false,
   SINK_UNAVAILABLE: true,

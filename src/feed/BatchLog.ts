@@ -1,7 +1,11 @@
 import type { MinuteId } from './minute.js';
 
-/** Final outcome of one feed batch. `missing` is a normal event (the feed skips minutes), not an error. */
-export type BatchStatus = 'ok' | 'empty' | 'missing' | 'failed';
+/**
+ * Outcome of one feed batch. `missing` is a normal event (the feed skips minutes), not an error.
+ * `pending`: the feed stage finished and queued its chunks, but not every chunk is in the store
+ * yet; a batch reads `ok` only once every one of its chunks has been stored.
+ */
+export type BatchStatus = 'ok' | 'empty' | 'missing' | 'failed' | 'pending';
 
 export interface BatchLogEntry {
   batch: MinuteId;
@@ -18,9 +22,17 @@ export interface BatchLogEntry {
   finishedAt: number;
 }
 
-/** Durable record of what happened to each batch; `record` overwrites, so re-runs converge. */
+/**
+ * Durable record of what happened to each batch; `record` overwrites, so re-runs converge.
+ * An entry recorded `ok` with chunks reads `pending` until `chunkStored` has been called for
+ * each of its chunks 0..chunks-1 (in any order, before or after `record`, any number of times).
+ */
 export interface BatchLog {
   record(entry: BatchLogEntry): Promise<void>;
+  /** Chunk n of the batch is in the store (its documents written or dead-lettered). Idempotent. */
+  chunkStored(batch: MinuteId, n: number): Promise<void>;
+  /** Chunks of the batch recorded as stored, among 0..below-1. */
+  storedChunks(batch: MinuteId, below: number): Promise<number[]>;
   get(batches: readonly MinuteId[]): Promise<BatchLogEntry[]>;
   recent(limit: number): Promise<BatchLogEntry[]>;
 }

@@ -17,6 +17,11 @@ CREATE TABLE IF NOT EXISTS batches (
   finished_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS batches_finished ON batches(finished_at);
+CREATE TABLE IF NOT EXISTS batch_chunks (
+  batch TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (batch, n)
+) WITHOUT ROWID;
 `;
 
 const COLUMNS = `batch, source, status, lines, accepted, rejected, chunks, bytes_decoded AS bytesDecoded, error,
@@ -29,12 +34,40 @@ export class SqliteBatchLog implements BatchLog {
   }
 
   async record(e: BatchLogEntry): Promise<void> {
+    // one transaction with chunkStored's, so the last of the two to run settles `ok` exactly
     this.db
-      .prepare(
-        `INSERT OR REPLACE INTO batches (batch, source, status, lines, accepted, rejected, chunks, bytes_decoded, error, started_at, finished_at)
-         VALUES (@batch, @source, @status, @lines, @accepted, @rejected, @chunks, @bytesDecoded, @error, @startedAt, @finishedAt)`,
-      )
-      .run(e);
+      .transaction(() => {
+        const status = e.status === 'ok' && e.chunks > 0 && this.countStored(e.batch, e.chunks) < e.chunks ? 'pending' : e.status;
+        this.db
+          .prepare(
+            `INSERT OR REPLACE INTO batches (batch, source, status, lines, accepted, rejected, chunks, bytes_decoded, error, started_at, finished_at)
+             VALUES (@batch, @source, @status, @lines, @accepted, @rejected, @chunks, @bytesDecoded, @error, @startedAt, @finishedAt)`,
+          )
+          .run({ ...e, status });
+      })
+      .immediate();
+  }
+
+  async chunkStored(batch: MinuteId, n: number): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.db.prepare('INSERT OR IGNORE INTO batch_chunks (batch, n) VALUES (?, ?)').run(batch, n);
+        const row = this.db.prepare("SELECT chunks FROM batches WHERE batch = ? AND status = 'pending'").get(batch) as
+          { chunks: number } | undefined;
+        if (row && this.countStored(batch, row.chunks) >= row.chunks) {
+          this.db.prepare("UPDATE batches SET status = 'ok' WHERE batch = ? AND status = 'pending'").run(batch);
+        }
+      })
+      .immediate();
+  }
+
+  async storedChunks(batch: MinuteId, below: number): Promise<number[]> {
+    const rows = this.db.prepare('SELECT n FROM batch_chunks WHERE batch = ? AND n < ? ORDER BY n').all(batch, below) as { n: number }[];
+    return rows.map((r) => r.n);
+  }
+
+  private countStored(batch: MinuteId, below: number): number {
+    return (this.db.prepare('SELECT count(*) AS c FROM batch_chunks WHERE batch = ? AND n < ?').get(batch, below) as { c: number }).c;
   }
 
   async get(batches: readonly MinuteId[]): Promise<BatchLogEntry[]> {

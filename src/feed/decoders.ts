@@ -72,7 +72,8 @@ export interface DecodeOptions {
  * Streams the decoded bytes of a batch. Input is a file path or a byte stream (an HTTP body).
  * bzip2 runs in a child process so decoding uses another core; the child's stdout is consumed
  * by async iteration, which gives natural backpressure. A non-zero exit (truncated or corrupt
- * input) raises DECODE_FAILED after the bytes already produced.
+ * input) raises the permanent BATCH_CORRUPT after the bytes already produced; an error of the
+ * input stream itself (a download cut mid-body) is rethrown as it is, so it stays retryable.
  */
 export async function* decodeStream(
   input: string | AsyncIterable<Buffer>,
@@ -90,11 +91,15 @@ export async function* decodeStream(
     try {
       for await (const chunk of gunzip) yield chunk as Buffer;
     } catch (err) {
-      throw new SandtrailError('DECODE_FAILED', `gzip decode failed: ${(err as Error).message}`, {}, { cause: err });
+      // a download cut mid-body is the network's fault (retryable), not the file's
+      const inputError = await pump;
+      if (inputError) throw inputError;
+      throw corrupt(`gzip decode failed: ${(err as Error).message}`, 'gzip', err);
     } finally {
       gunzip.destroy();
     }
-    await pump;
+    const inputError = await pump;
+    if (inputError) throw inputError;
     return;
   }
   yield* bunzip(input, opts);
@@ -104,15 +109,23 @@ async function* readFile(path: string, signal?: AbortSignal): AsyncGenerator<Buf
   for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024, signal })) yield chunk as Buffer;
 }
 
-async function pipeInto(src: AsyncIterable<Buffer> | NodeJS.ReadableStream, dst: NodeJS.WritableStream): Promise<void> {
+/** Copies src into dst; resolves with the source's own error (if any) instead of throwing it. */
+async function pipeInto(src: AsyncIterable<Buffer> | NodeJS.ReadableStream, dst: NodeJS.WritableStream): Promise<Error | undefined> {
   try {
     for await (const chunk of src as AsyncIterable<Buffer>) {
       if (!dst.write(chunk)) await new Promise<void>((r) => dst.once('drain', r));
     }
     dst.end();
+    return undefined;
   } catch (err) {
     (dst as unknown as { destroy(e?: Error): void }).destroy(err as Error);
+    return err as Error;
   }
+}
+
+/** A file that will not decode, ever: permanent, so it is tried once and its batch marked failed. */
+function corrupt(message: string, decoder: string, cause?: unknown): SandtrailError {
+  return new SandtrailError('BATCH_CORRUPT', message, { decoder }, { cause });
 }
 
 async function* bunzip(input: string | AsyncIterable<Buffer>, opts: DecodeOptions): AsyncGenerator<Buffer> {
@@ -136,7 +149,7 @@ async function* bunzip(input: string | AsyncIterable<Buffer>, opts: DecodeOption
     child.kill('SIGKILL');
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  let feeding: Promise<void> | undefined;
+  let feeding: Promise<Error | undefined> | undefined;
   if (!fromFile && child.stdin) {
     child.stdin.on('error', () => undefined); // EPIPE when the decoder dies early: reported via exit code
     feeding = pipeInto(input, child.stdin);
@@ -144,12 +157,17 @@ async function* bunzip(input: string | AsyncIterable<Buffer>, opts: DecodeOption
   let finished = false;
   try {
     for await (const chunk of stdout) yield chunk as Buffer;
-    await feeding;
+    const inputError = await feeding;
     const r = await exited;
     finished = true;
-    if (r.error || r.code !== 0) {
-      const why = r.error?.message ?? (stderr.trim() || `exit code ${r.code ?? r.signal}`);
-      throw new SandtrailError('DECODE_FAILED', `${dec.name} failed: ${why.split('\n')[0]}`, { decoder: dec.name });
+    // a download cut mid-body is the network's fault (retryable), not the file's
+    if (inputError) throw inputError;
+    if (r.error) throw new SandtrailError('DECODER_UNAVAILABLE', `${dec.name} could not run: ${r.error.message}`, { decoder: dec.name });
+    if (r.code !== 0) {
+      const why = (stderr.trim() || `exit code ${r.code ?? r.signal}`).split('\n')[0] as string;
+      // killed by a signal (out of memory, an operator): the same bytes may decode next time
+      if (r.code === null) throw new SandtrailError('DECODE_FAILED', `${dec.name} was stopped: ${why}`, { decoder: dec.name });
+      throw corrupt(`${dec.name} failed: ${why} (the batch file is truncated, corrupt or not bzip2)`, dec.name);
     }
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
+import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
 import type { BatchLogEntry } from './BatchLog.js';
@@ -10,16 +12,29 @@ export interface ProcessBatchOptions {
   source: FeedSource;
   batch: MinuteId;
   maxLineBytes: number;
+  /** Leading bytes of a rejected line kept in its dead letter (its size and SHA-256 name the whole). */
   prefixBytes: number;
   chunkMaxDocs: number;
   chunkMaxBytes: number;
+  /** Records nested deeper are dead-lettered `too_deep`. */
+  maxDepth?: number;
+  /** Decoded bytes past this fail the batch (BATCH_TOO_LARGE): a decompression bomb ends here. */
+  maxBatchBytes?: number;
+  /** Dead-letter bytes past this fail the batch (DEAD_LETTERS_EXCEEDED) instead of filling the store. */
+  dlqMaxBatchBytes?: number;
   /** Lines 1..skipLines were consumed before (a cursor `minute-N`): read past them. */
   skipLines?: number;
-  /** Receives each full chunk in order (n = 0, 1, ...); awaiting it is the backpressure. */
-  emitChunk(n: number, docs: BehaviourDoc[], approxBytes: number): Promise<void>;
+  /** Receives each full chunk in order (n = 0, 1, ...) as serialized documents; awaiting it is the backpressure. */
+  emitChunk(n: number, docs: readonly SerializedDoc[], bytes: number): Promise<void>;
   deadLetter(entries: DeadLetterInput[]): Promise<void>;
   signal?: AbortSignal;
   log?: Logger;
+}
+
+/** A normalized document with its JSON text, serialized once in the feed stage. */
+export interface SerializedDoc {
+  doc: BehaviourDoc;
+  json: string;
 }
 
 export type BatchOutcome = Omit<BatchLogEntry, 'error'> & { status: 'ok' | 'empty' | 'missing' };
@@ -32,32 +47,45 @@ const DLQ_FLUSH_BYTES = 4 * 1024 * 1024;
  * The feed stage as a plain function: stream one batch, normalize every line, hand chunks of
  * documents on and malformed lines to the dead-letter store. Chunk boundaries depend only on
  * the batch content, so a re-run produces the same chunks (and the same index job ids).
+ * Nothing one record does can fail the batch: every per-record failure (parse, depth,
+ * normalize, serialize) becomes that record's dead letter. Only the batch as a whole can fail
+ * (unreadable file, decompression bomb, a flood of dead letters), with a permanent code.
  */
 export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome> {
   const startedAt = Date.now();
   const base = { batch: o.batch, source: o.source.spec, startedAt };
   const handle = await o.source.open(o.batch);
+  const counts = { lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0 };
   if (!handle) {
     o.log?.info({ batch: o.batch }, 'batch missing');
-    return { ...base, status: 'missing', lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0, finishedAt: Date.now() };
+    return { ...base, ...counts, status: 'missing', finishedAt: Date.now() };
+  }
+  if (handle.storedBytes === 0) {
+    // a zero-byte file holds no records (no decoder accepts it): the minute is empty, not broken
+    o.log?.warn({ origin: handle.origin }, 'batch file is empty (0 bytes)');
+    return { ...base, ...counts, status: 'empty', finishedAt: Date.now() };
   }
 
-  let bytesDecoded = 0;
+  const maxBatchBytes = o.maxBatchBytes ?? Number.POSITIVE_INFINITY;
   const counted = async function* (src: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
     for await (const b of src) {
-      bytesDecoded += b.length;
+      counts.bytesDecoded += b.length;
+      if (counts.bytesDecoded > maxBatchBytes) {
+        throw new SandtrailError(
+          'BATCH_TOO_LARGE',
+          `batch ${o.batch} decodes to more than ${maxBatchBytes} bytes (feed.maxBatchBytes); ${handle.storedBytes ?? '?'} bytes stored: a decompression bomb or a wrong file`,
+        );
+      }
       yield b;
     }
   };
 
-  let lines = 0;
-  let accepted = 0;
-  let rejected = 0;
-  let chunks = 0;
-  let docs: BehaviourDoc[] = [];
+  let docs: SerializedDoc[] = [];
   let docBytes = 0;
   let dead: DeadLetterInput[] = [];
   let deadBytes = 0;
+  let deadBytesTotal = 0;
+  const dlqCap = o.dlqMaxBatchBytes ?? Number.POSITIVE_INFINITY;
 
   const flushChunk = async (): Promise<void> => {
     if (docs.length === 0) return;
@@ -65,8 +93,8 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
     const bytes = docBytes;
     docs = [];
     docBytes = 0;
-    await o.emitChunk(chunks, out, bytes);
-    chunks += 1;
+    await o.emitChunk(counts.chunks, out, bytes);
+    counts.chunks += 1;
   };
   const flushDead = async (): Promise<void> => {
     if (dead.length === 0) return;
@@ -75,49 +103,97 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
     deadBytes = 0;
     await o.deadLetter(out);
   };
+  const addDead = async (entry: DeadLetterInput): Promise<void> => {
+    counts.rejected += 1;
+    dead.push(entry);
+    deadBytes += entry.raw.length;
+    deadBytesTotal += entry.raw.length;
+    if (deadBytesTotal > dlqCap) {
+      await flushDead();
+      throw new SandtrailError(
+        'DEAD_LETTERS_EXCEEDED',
+        `batch ${o.batch}: dead letters passed ${dlqCap} bytes (feed.dlqMaxBatchBytes) at line ${entry.line ?? '?'}, ${counts.rejected} lines rejected: the batch is not a feed batch or is badly damaged`,
+      );
+    }
+    if (dead.length >= DLQ_FLUSH || deadBytes >= DLQ_FLUSH_BYTES) await flushDead();
+  };
 
   const lineStream = readLines(counted(handle.bytes(o.signal)), { maxLineBytes: o.maxLineBytes, prefixBytes: o.prefixBytes });
   const skip = o.skipLines ?? 0;
   for await (const line of lineStream) {
     if (line.lineNo <= skip) continue;
-    lines += 1;
-    if (line.kind === 'text') {
-      const r = normalizeLine(line.text);
-      if (r.ok) {
-        accepted += 1;
-        docs.push(r.doc);
-        docBytes += line.text.length;
-        if (docs.length >= o.chunkMaxDocs || docBytes >= o.chunkMaxBytes) await flushChunk();
-        continue;
-      }
-      dead.push(letter(o.batch, line, r.rejection.code, r.rejection.path, r.rejection.message));
-    } else {
-      dead.push(unreadableLetter(o.batch, line, o.maxLineBytes));
+    counts.lines += 1;
+    if (line.kind !== 'text') {
+      await addDead(unreadableLetter(o.batch, line, o.maxLineBytes));
+      continue;
     }
-    rejected += 1;
-    deadBytes += (dead[dead.length - 1] as DeadLetterInput).raw.length;
-    if (dead.length >= DLQ_FLUSH || deadBytes >= DLQ_FLUSH_BYTES) await flushDead();
+    const r = normalizeAndSerialize(line.text, o.maxDepth);
+    if ('code' in r) {
+      await addDead(textLetter(o.batch, line, r, o.prefixBytes));
+      continue;
+    }
+    counts.accepted += 1;
+    docs.push(r);
+    docBytes += r.json.length;
+    if (docs.length >= o.chunkMaxDocs || docBytes >= o.chunkMaxBytes) await flushChunk();
   }
   await flushChunk();
   await flushDead();
-  return { ...base, status: accepted > 0 ? 'ok' : 'empty', lines, accepted, rejected, chunks, bytesDecoded, finishedAt: Date.now() };
+  return { ...base, ...counts, status: counts.accepted > 0 ? 'ok' : 'empty', finishedAt: Date.now() };
 }
 
-function letter(batch: MinuteId, line: FeedLine & { kind: 'text' }, code: string, path: string, message: string): DeadLetterInput {
+interface LineRejection {
+  code: string;
+  path: string;
+  message: string;
+}
+
+/** One record through the normalizer and serializer; whatever goes wrong is that record's rejection. */
+export function normalizeAndSerialize(text: string, maxDepth?: number): SerializedDoc | LineRejection {
+  try {
+    const r = normalizeLine(text, { maxDepth });
+    if (!r.ok) return r.rejection;
+    return { doc: r.doc, json: JSON.stringify(r.doc) };
+  } catch (err) {
+    return { code: 'unserializable', path: '$', message: `record could not be processed: ${safeMessage(err)}` };
+  }
+}
+
+function safeMessage(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+/** Keeps at most `prefixBytes` of a rejected line, cut on a character boundary, plus its size and hash. */
+function textLetter(batch: MinuteId, line: FeedLine & { kind: 'text' }, r: LineRejection, prefixBytes: number): DeadLetterInput {
+  const bytes = Buffer.from(line.text, 'utf8');
+  const truncated = bytes.length > prefixBytes;
   return {
     id: deadLetterId('normalize', batch, line.lineNo),
     stage: 'normalize',
     batch,
     line: line.lineNo,
     docId: null,
-    code,
-    path,
-    message,
-    raw: line.text,
+    code: r.code,
+    path: r.path,
+    message: truncated ? `${r.message} (only the first ${prefixBytes} of ${bytes.length} bytes are kept)` : r.message,
+    raw: truncated ? utf8Prefix(bytes, prefixBytes) : line.text,
     rawEncoding: 'utf8',
-    rawSize: Buffer.byteLength(line.text),
-    rawTruncated: false,
+    rawSize: bytes.length,
+    rawSha256: createHash('sha256').update(bytes).digest('hex'),
+    rawTruncated: truncated,
   };
+}
+
+/** The longest valid UTF-8 prefix of at most `max` bytes. */
+function utf8Prefix(bytes: Buffer, max: number): string {
+  let end = Math.min(max, bytes.length);
+  // step back over continuation bytes so no character is cut in half
+  while (end > 0 && end < bytes.length && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
 }
 
 function unreadableLetter(batch: MinuteId, line: Exclude<FeedLine, { kind: 'text' }>, maxLineBytes: number): DeadLetterInput {
@@ -128,6 +204,8 @@ function unreadableLetter(batch: MinuteId, line: Exclude<FeedLine, { kind: 'text
     line: line.lineNo,
     docId: null,
     path: '$',
+    rawSize: line.size,
+    rawSha256: line.sha256,
   };
   if (line.kind === 'oversize') {
     return {
@@ -137,17 +215,15 @@ function unreadableLetter(batch: MinuteId, line: Exclude<FeedLine, { kind: 'text
       // keep valid UTF-8 only: the prefix may end inside a multi-byte character
       raw: line.prefix.toString('utf8').replace(/\uFFFD+$/, ''),
       rawEncoding: 'utf8',
-      rawSize: line.size,
       rawTruncated: true,
     };
   }
   return {
     ...common,
     code: 'invalid_utf8',
-    message: 'line is not valid UTF-8; raw bytes kept as base64',
+    message: `line is not valid UTF-8; raw bytes kept as base64${line.raw.length < line.size ? ` (first ${line.raw.length} of ${line.size})` : ''}`,
     raw: line.raw.toString('base64'),
     rawEncoding: 'base64',
-    rawSize: line.raw.length,
-    rawTruncated: false,
+    rawTruncated: line.raw.length < line.size,
   };
 }

@@ -1,16 +1,15 @@
-import type { BehaviourDoc } from '../normalize/index.js';
 import { entrySource, minuteOfEntry } from './entrySource.js';
 import type { DecoderChoice } from './decoders.js';
 import type { FeedSource } from './FeedSource.js';
 import { minuteRange, type MinuteId } from './minute.js';
-import { processBatch, type BatchOutcome, type ProcessBatchOptions } from './processBatch.js';
+import { processBatch, type BatchOutcome, type ProcessBatchOptions, type SerializedDoc } from './processBatch.js';
 
 export interface ProcessHourOptions extends Omit<ProcessBatchOptions, 'source' | 'batch' | 'emitChunk' | 'skipLines'> {
   source: FeedSource;
   /** `YYYYMMDDhh`. */
   hour: string;
   decoder?: DecoderChoice;
-  emitChunk(minute: MinuteId, n: number, docs: BehaviourDoc[]): Promise<void>;
+  emitChunk(minute: MinuteId, n: number, docs: readonly SerializedDoc[]): Promise<void>;
   /** Receives each minute's outcome (every minute of the hour, missing ones included). */
   record(outcome: BatchOutcome): Promise<void>;
 }

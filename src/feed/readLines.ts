@@ -1,15 +1,16 @@
 import { isUtf8 } from 'node:buffer';
+import { createHash, type Hash } from 'node:crypto';
 
 /** One line of a batch: its text, or why it could not be read as text. */
 export type FeedLine =
   | { kind: 'text'; lineNo: number; text: string }
-  | { kind: 'oversize'; lineNo: number; size: number; prefix: Buffer }
-  | { kind: 'invalid_utf8'; lineNo: number; raw: Buffer };
+  | { kind: 'oversize'; lineNo: number; size: number; prefix: Buffer; sha256: string }
+  | { kind: 'invalid_utf8'; lineNo: number; size: number; raw: Buffer; sha256: string };
 
 export interface ReadLinesOptions {
   /** Lines longer than this (bytes, without the newline) are not decoded, only measured. */
   maxLineBytes: number;
-  /** How many leading bytes of an oversize line are kept for the dead-letter entry. */
+  /** How many leading bytes of an oversize or non-UTF-8 line are kept for the dead-letter entry. */
   prefixBytes: number;
 }
 
@@ -24,6 +25,8 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, opts: ReadLinesO
   let parts: Buffer[] = [];
   let partBytes = 0;
   let oversize = false;
+  // the whole oversize line is hashed as it streams past, so its dead letter can name it exactly
+  let hash: Hash | undefined;
   let lineNo = 0;
 
   const finish = (tail: Buffer | undefined): FeedLine | undefined => {
@@ -31,10 +34,12 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, opts: ReadLinesO
     if (oversize) {
       const size = partBytes + (tail?.length ?? 0);
       const prefix = Buffer.concat(parts).subarray(0, opts.prefixBytes);
+      const sha256 = (hash as Hash).digest('hex');
       parts = [];
       partBytes = 0;
       oversize = false;
-      return { kind: 'oversize', lineNo, size, prefix: Buffer.from(prefix) };
+      hash = undefined;
+      return { kind: 'oversize', lineNo, size, prefix: Buffer.from(prefix), sha256 };
     }
     const buf = parts.length === 0 ? (tail ?? Buffer.alloc(0)) : Buffer.concat(tail ? [...parts, tail] : parts);
     parts = [];
@@ -51,7 +56,7 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, opts: ReadLinesO
       start = nl + 1;
       let line: FeedLine | undefined;
       if (oversize) {
-        account(piece);
+        account(piece, true);
         line = finish(undefined);
       } else if (partBytes + piece.length > opts.maxLineBytes) {
         markOversize(piece);
@@ -79,14 +84,20 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, opts: ReadLinesO
 
   // Once over the cap, only the prefix is kept; later bytes are counted and dropped.
   function markOversize(piece: Buffer): void {
+    hash = createHash('sha256');
+    for (const p of parts) hash.update(p);
+    hash.update(piece);
     const kept = Buffer.concat(parts).subarray(0, opts.prefixBytes);
     const need = Math.max(0, opts.prefixBytes - kept.length);
     parts = [Buffer.from(kept), Buffer.from(piece.subarray(0, need))];
     partBytes += piece.length;
     oversize = true;
   }
-  function account(piece: Buffer): void {
-    partBytes += piece.length;
+  function account(piece: Buffer, isLineEnd = false): void {
+    // the line's trailing CR is not part of it, as in lineOf
+    const body = isLineEnd && piece.length > 0 && piece[piece.length - 1] === 0x0d ? piece.subarray(0, piece.length - 1) : piece;
+    partBytes += body.length;
+    hash?.update(body);
   }
 }
 
@@ -95,7 +106,10 @@ function lineOf(buf: Buffer, lineNo: number, opts: ReadLinesOptions): FeedLine |
   if (end > 0 && buf[end - 1] === 0x0d) end -= 1;
   const body = end === buf.length ? buf : buf.subarray(0, end);
   if (isBlank(body)) return undefined;
-  if (!isUtf8(body)) return { kind: 'invalid_utf8', lineNo, raw: Buffer.from(body.subarray(0, opts.prefixBytes)) };
+  if (!isUtf8(body)) {
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    return { kind: 'invalid_utf8', lineNo, size: body.length, raw: Buffer.from(body.subarray(0, opts.prefixBytes)), sha256 };
+  }
   return { kind: 'text', lineNo, text: body.toString('utf8') };
 }
 

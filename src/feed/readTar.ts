@@ -36,7 +36,7 @@ export async function* readTar(chunks: AsyncIterable<Buffer>): AsyncGenerator<Ta
           continue; // end-of-archive padding
         }
         const size = parseInt(field(h, 124, 12).trim() || '0', 8);
-        if (!Number.isFinite(size) || size < 0 || size > MAX_ENTRY_BYTES) throw new SandtrailError('DECODE_FAILED', 'tar: bad entry size');
+        if (!Number.isFinite(size) || size < 0 || size > MAX_ENTRY_BYTES) throw new SandtrailError('BATCH_CORRUPT', 'tar: bad entry size');
         const prefix = field(h, 345, 155);
         const name: string = longName ?? (prefix ? `${prefix}/${field(h, 0, 100)}` : field(h, 0, 100));
         longName = null;
@@ -57,5 +57,5 @@ export async function* readTar(chunks: AsyncIterable<Buffer>): AsyncGenerator<Ta
       need = BLOCK;
     }
   }
-  if (header) throw new SandtrailError('DECODE_FAILED', `tar: archive ends inside ${header.name}`);
+  if (header) throw new SandtrailError('BATCH_CORRUPT', `tar: archive ends inside ${header.name}`);
 }

@@ -14,18 +14,29 @@ export const SCHEMA_VERSION = 1;
  * before the normalizer runs; they live here so the dead-letter store has one code table.
  */
 export type RejectCode =
-  'not_json' | 'not_object' | 'missing_id' | 'bad_id' | 'wrong_type' | 'bad_attributes' | 'line_too_long' | 'invalid_utf8';
+  | 'not_json'
+  | 'not_object'
+  | 'too_deep'
+  | 'missing_id'
+  | 'bad_id'
+  | 'wrong_type'
+  | 'bad_attributes'
+  | 'line_too_long'
+  | 'invalid_utf8'
+  | 'unserializable';
 
 /** Every reject code, in a stable order (for CLI filters, metrics labels, docs). */
 export const REJECT_CODES: readonly RejectCode[] = Object.freeze([
   'not_json',
   'not_object',
+  'too_deep',
   'missing_id',
   'bad_id',
   'wrong_type',
   'bad_attributes',
   'line_too_long',
   'invalid_utf8',
+  'unserializable',
 ]);
 
 /** A refused record: stable code, JSON path of the offending value (e.g. `$.id`), human message. */

@@ -24,6 +24,8 @@ export type {
   TlsEntry,
 } from './CanonicalAttributes.js';
 export { normalizeLine, normalizeRecord } from './normalizeRecord.js';
+export type { NormalizeOptions } from './normalizeRecord.js';
+export { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';
 export { computePivots } from './computePivots.js';
 export { parseBehaviourId, stripTimestampSuffix, MAX_ID_BYTES } from './parseBehaviourId.js';
 export type { BehaviourId } from './parseBehaviourId.js';

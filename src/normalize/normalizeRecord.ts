@@ -9,6 +9,12 @@ import { computePivots } from './computePivots.js';
 import { normalizeAttributes } from './normalizeAttributes.js';
 import { parseBehaviourId, stripTimestampSuffix, type BehaviourId } from './parseBehaviourId.js';
 import { WarningLog, isRecord, kindOf, setOwn } from './WarningLog.js';
+import { DEFAULT_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';
+
+export interface NormalizeOptions {
+  /** Records nested deeper than this are refused with `too_deep` (default DEFAULT_MAX_DEPTH). */
+  maxDepth?: number;
+}
 
 /** Envelope keys with a meaning here; others are reported (`dropped_field`) and not kept. */
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['type', 'id', 'attributes', 'links', 'context_attributes', 'relationships']);
@@ -142,9 +148,24 @@ function buildDoc(env: Envelope): NormalizeResult {
 
 /**
  * Normalizes one parsed feed record (a file_behaviour object, bare or wrapped as `{data}`).
- * Never throws: hostile values (throwing getters, proxies) end as a rejection too.
+ * Never throws: hostile values (throwing getters, proxies, deep nesting) end as a rejection too.
  */
-export function normalizeRecord(value: unknown): NormalizeResult {
+export function normalizeRecord(value: unknown, opts: NormalizeOptions = {}): NormalizeResult {
+  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  let depth = 0;
+  try {
+    depth = valueDepth(value, maxDepth);
+  } catch {
+    // a hostile value (throwing getter, proxy): the normalizer's own guards name the field
+  }
+  return depth > maxDepth ? tooDeep(maxDepth) : normalizeChecked(value);
+}
+
+function tooDeep(maxDepth: number): NormalizeResult {
+  return reject('too_deep', '$', `record is nested more than ${maxDepth} levels deep (feed.maxDepth)`);
+}
+
+function normalizeChecked(value: unknown): NormalizeResult {
   let env: Envelope | NormalizeResult;
   try {
     env = readEnvelope(value);
@@ -160,13 +181,17 @@ export function normalizeRecord(value: unknown): NormalizeResult {
 }
 
 /** Parses one JSON line (a leading BOM is ignored) and normalizes it. Never throws. */
-export function normalizeLine(text: string): NormalizeResult {
+export function normalizeLine(text: string, opts: NormalizeOptions = {}): NormalizeResult {
   if (typeof text !== 'string') return reject('not_json', '$', `expected a line of text, got ${kindOf(text)}`);
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  // checked on the text, before the parser builds a structure nothing else could walk
+  if (textDepth(body, maxDepth) > maxDepth) return tooDeep(maxDepth);
   let value: unknown;
   try {
-    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    value = JSON.parse(body);
   } catch (err) {
     return reject('not_json', '$', `invalid JSON: ${describeError(err)}`);
   }
-  return normalizeRecord(value);
+  return normalizeChecked(value);
 }

@@ -5,8 +5,7 @@ import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { GtiClient } from '../gti/index.js';
 import { QuotaLedger } from '../quota/index.js';
 import type { DeadLetterInput } from '../dlq/index.js';
-import { addMinutes, createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
-import type { BehaviourDoc } from '../normalize/index.js';
+import { addMinutes, createSource, processBatch, processHour, type FeedSource, type SerializedDoc } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { encodeChunk } from './chunkCodec.js';
@@ -86,6 +85,9 @@ export class FeedWorker {
       const common = {
         maxLineBytes: config.feed.maxLineBytes,
         prefixBytes: config.feed.dlqPrefixBytes,
+        maxDepth: config.feed.maxDepth,
+        maxBatchBytes: config.feed.maxBatchBytes,
+        dlqMaxBatchBytes: config.feed.dlqMaxBatchBytes,
         chunkMaxDocs: config.index.chunkMaxDocs,
         chunkMaxBytes: config.index.chunkMaxBytes,
         signal,
@@ -163,7 +165,8 @@ export class FeedWorker {
           rejected: 0,
           chunks: 0,
           bytesDecoded: 0,
-          error: messageOf(err),
+          // the stable code first, so an operator (and `status`) can tell the failure classes apart
+          error: `${code ?? 'ERROR'}: ${messageOf(err)}`,
           startedAt,
           finishedAt: Date.now(),
         });
@@ -174,7 +177,7 @@ export class FeedWorker {
   }
 
   /** Queues one index chunk, waiting while the index queue is above its high-water mark. */
-  private async emit(batch: string, n: number, docs: BehaviourDoc[], signal?: AbortSignal): Promise<void> {
+  private async emit(batch: string, n: number, docs: readonly SerializedDoc[], signal?: AbortSignal): Promise<void> {
     await this.waitForRoom(signal);
     const payload = await encodeChunk(docs);
     const jobId = indexJobId(batch, n);

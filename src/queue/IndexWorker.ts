@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
@@ -86,6 +87,8 @@ export class IndexWorker {
     if (pending.length > 0) {
       throw new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
     }
+    // every document of the chunk is stored or dead-lettered: the batch log may count it
+    await store.batches.chunkStored(batch, n);
     return result;
   }
 }
@@ -104,6 +107,7 @@ function docLetter(batch: string, doc: BehaviourDoc, code: string, reason: strin
     raw,
     rawEncoding: 'utf8',
     rawSize: Buffer.byteLength(raw),
+    rawSha256: createHash('sha256').update(raw).digest('hex'),
     rawTruncated: false,
   };
 }

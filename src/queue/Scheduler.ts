@@ -1,13 +1,16 @@
 import { addMinutes, minuteRange, minuteToMs, msToMinute, type MinuteId } from '../feed/index.js';
+import type { BatchLogEntry } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
-import { feedJobId } from './names.js';
+import { feedJobId, indexJobId } from './names.js';
 
 /** The feed keeps batches this long; older minutes cannot be fetched any more. */
 export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 const MAX_PER_TICK = 600;
+/** Batch-log entries read to resume after Redis lost the scheduler's pointers (a few days of minutes). */
+const RESUME_WINDOW = 5000;
 
 export interface SchedulerOptions {
   queues: Queues;
@@ -80,8 +83,18 @@ export class Scheduler {
     const floor = msToMinute(this.now() - RETENTION_MS + 10 * 60_000);
     const saved = await redis.get(this.keys.scheduled);
     let next: MinuteId;
+    const resume = saved ? undefined : await this.resumeFromBatchLog();
     if (saved) {
       next = addMinutes(saved, 1);
+    } else if (resume && (!this.o.start || resume.next > this.o.start.minute)) {
+      // Redis lost the pointers (restarted empty, flushed) but the store remembers: go on from there,
+      // and walk the cursor again over every minute not known to be complete
+      this.o.log.warn(
+        { resumeAt: resume.next, cursor: resume.cursor },
+        'no scheduler state in Redis but the batch log has history: queue state was lost (run Redis with appendonly yes); resuming from the batch log',
+      );
+      next = resume.next;
+      await redis.set(this.keys.cursor, resume.cursor);
     } else {
       next = this.o.start?.minute ?? newest;
       if (this.o.start?.consumed) await redis.hset(this.keys.skip, this.o.start.minute, String(this.o.start.consumed));
@@ -119,11 +132,48 @@ export class Scheduler {
       const next = addMinutes(c, 1);
       const [entry] = await this.o.store.batches.get([next]);
       const state = await this.o.queues.feed.getJobState(feedJobId(next));
-      // completed (or finished long ago and removed, with its outcome in the batch log)
-      if (!entry || (state !== 'completed' && state !== 'unknown')) break;
-      c = next;
+      // complete: a final outcome in the batch log (`pending` is not: chunks are still on their way)
+      if (entry && entry.status !== 'pending' && (state === 'completed' || state === 'unknown' || state === 'failed')) {
+        c = next;
+        continue;
+      }
+      if (await this.isLost(next, entry, state)) {
+        this.o.log.warn({ batch: next }, 'queue state lost for this minute (Redis restarted empty or flushed?): enqueued again');
+        await (await this.o.queues.feed.getJob(feedJobId(next)))?.remove();
+        await this.o.queues.feed.add('batch', { batch: next, source: this.o.sourceSpec }, { jobId: feedJobId(next) });
+      }
+      break;
     }
     if (c !== cursor) await redis.set(this.keys.cursor, c);
+  }
+
+  /** True when nothing in the queue will ever finish this minute: its jobs vanished before its work was stored. */
+  private async isLost(batch: MinuteId, entry: BatchLogEntry | undefined, state: string): Promise<boolean> {
+    if (state === 'unknown') return !entry || entry.status === 'pending';
+    if (state !== 'completed' || !entry || entry.status !== 'pending') return false;
+    const ids = Array.from({ length: entry.chunks }, (_, n) => indexJobId(batch, n));
+    const states = await Promise.all(ids.map((id) => this.o.queues.index.getJobState(id)));
+    // a failed index job is a real failure (its batch stays pending, status shows it), not a loss
+    if (states.some((st) => st !== 'unknown')) return false;
+    const stored = await this.o.store.batches.storedChunks(batch, entry.chunks);
+    return stored.length < entry.chunks;
+  }
+
+  /** Where to go on when Redis has no pointers: after the newest minute of the batch log, cursor before the first incomplete one. */
+  private async resumeFromBatchLog(): Promise<{ next: MinuteId; cursor: MinuteId } | undefined> {
+    const entries = (await this.o.store.batches.recent(RESUME_WINDOW)).filter((e) => e.source === this.o.sourceSpec);
+    if (entries.length === 0) return undefined;
+    const byBatch = new Map(entries.map((e) => [e.batch, e]));
+    const sorted = [...byBatch.keys()].sort();
+    const oldest = sorted[0] as MinuteId;
+    const newest = sorted[sorted.length - 1] as MinuteId;
+    let cursor = addMinutes(oldest, -1);
+    for (const m of minuteRange(oldest, newest)) {
+      const e = byBatch.get(m);
+      if (!e || e.status === 'pending') break;
+      cursor = m;
+    }
+    return { next: addMinutes(newest, 1), cursor };
   }
 
   /** Both pointers, for status. */

@@ -8,12 +8,13 @@ const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 
 /**
- * A chunk is JSON lines (one document per line; JSON.stringify never emits a raw newline),
+ * A chunk is JSON lines (one document per line, serialized once by the feed stage; JSON.stringify
+ * never emits a raw newline),
  * brotli quality 1 (~3x at ~300 MB/s, on the libuv thread pool so decoding goes on), base64
  * because BullMQ stores job data as JSON.
  */
-export async function encodeChunk(docs: readonly BehaviourDoc[]): Promise<string> {
-  const json = Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'));
+export async function encodeChunk(docs: readonly { json: string }[]): Promise<string> {
+  const json = Buffer.from(docs.map((d) => d.json).join('\n'));
   const packed = await compress(json, {
     params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: json.length },
   });

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MinuteId } from '../feed/index.js';
+import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import { feedJobId, hourJobId, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
@@ -14,9 +15,15 @@ export interface BackfillProgress {
 }
 
 export interface BackfillSummary {
-  batches: { ok: number; empty: number; missing: number; failed: number };
+  /** `pending`: not finished when the run was interrupted; a finished run reports those as failed. */
+  batches: { ok: number; empty: number; missing: number; failed: number; pending: number };
   records: { indexed: number; rejected: number };
   api_units: number;
+  /** Every failed or unfinished minute with the reason (empty when all went well). */
+  failures: { batch: MinuteId; status: 'failed' | 'pending'; reason: string }[];
+  /** Feed jobs enqueued again because the queue lost them (Redis restarted empty, flushed). */
+  requeued: number;
+  interrupted: boolean;
 }
 
 export interface BackfillOptions {
@@ -25,72 +32,154 @@ export interface BackfillOptions {
   sourceSpec: string;
   minutes: readonly MinuteId[];
   onProgress?: (p: BackfillProgress) => void;
-  /** Read whole hours as hourly packages (one job per hour) instead of 60 minute jobs. */
+  /** Read whole hours of the range from hourly packages (one job per hour) instead of 60 minute jobs. */
   hourly?: boolean;
   pollMs?: number;
   signal?: AbortSignal;
+  log?: Logger;
+  /** How often one job lost by the queue is enqueued again before its minutes are reported failed. */
+  maxRequeues?: number;
 }
 
 const STATE_BATCH = 250;
-const FINISHED = new Set(['completed', 'failed', 'unknown']);
+const RUNNING = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'wait']);
+
+/** Says how a lost queue is recovered, for the summary and the log. */
+export const QUEUE_LOST_HINT =
+  'its jobs vanished from Redis (restarted without persistence, flushed, or evicted: run Redis with appendonly yes and maxmemory-policy noeviction); run the same backfill again';
 
 /**
  * Enqueues one feed job per minute and waits until every feed job and every index job it
  * spawned has finished. Jobs finished by an earlier run are replaced so the range is really
  * processed again (the effects are idempotent); jobs still queued or running are left alone.
+ * A job that vanishes from Redis before its work is in the store (Redis restarted empty, a
+ * FLUSHALL) is never taken for finished: its feed job is enqueued again, and after
+ * `maxRequeues` tries its minutes are reported failed with the cause.
  */
 export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> {
   const started = Date.now();
   const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false);
+  const byId = new Map(jobs.map((j) => [j.id, j]));
   await enqueue(o, jobs);
-  const minutesOf = new Map(jobs.map((j) => [j.id, j.minutes]));
-  const pendingFeed = new Set(minutesOf.keys());
-  const pendingIndex = new Set<string>();
+  const pendingFeed = new Set(byId.keys());
+  /** index job id → [batch, n, feed job id] */
+  const pendingIndex = new Map<string, [MinuteId, number, string]>();
+  const requeues = new Map<string, number>();
+  const gaveUp = new Set<string>();
+  const maxRequeues = o.maxRequeues ?? 3;
   let batchesDone = 0;
   let chunksKnown = 0;
+  let chunksDone = 0;
   let accepted = 0;
+  let requeued = 0;
+  let redisDown = false;
   const report = (): void =>
     o.onProgress?.({
       batchesTotal: o.minutes.length,
       batchesDone,
       chunksKnown,
-      chunksDone: chunksKnown - pendingIndex.size,
+      chunksDone,
       recordsAccepted: accepted,
       elapsedMs: Date.now() - started,
     });
-  while (pendingFeed.size > 0 || pendingIndex.size > 0) {
-    if (o.signal?.aborted) break;
+
+  const requeue = async (feedId: string, why: string): Promise<void> => {
+    const job = byId.get(feedId) as PlannedJob;
+    for (const [id, [, , owner]] of pendingIndex) if (owner === feedId) pendingIndex.delete(id);
+    const n = (requeues.get(feedId) ?? 0) + 1;
+    requeues.set(feedId, n);
+    if (n > maxRequeues) {
+      gaveUp.add(feedId);
+      o.log?.error({ job: feedId }, `queue state lost ${maxRequeues} times for ${feedId}: reported failed`);
+      return;
+    }
+    o.log?.warn({ job: feedId, why }, `queue state lost for ${feedId} (${why}): enqueued again`);
+    await (await o.queues.feed.getJob(feedId))?.remove();
+    await o.queues.feed.add('batch', job.data, { jobId: feedId });
+    pendingFeed.add(feedId);
+    batchesDone -= job.minutes;
+    requeued += 1;
+  };
+
+  const pollFeed = async (): Promise<void> => {
     for (const id of take(pendingFeed)) {
       const state = await o.queues.feed.getJobState(id);
-      if (!FINISHED.has(state)) continue;
+      if (RUNNING.has(state)) continue;
       pendingFeed.delete(id);
-      batchesDone += minutesOf.get(id) ?? 1;
-      if (state !== 'completed') continue;
-      const job = await o.queues.feed.getJob(id);
+      batchesDone += byId.get(id)?.minutes ?? 1;
+      if (state === 'failed') continue;
+      const job = state === 'completed' ? await o.queues.feed.getJob(id) : undefined;
       const r = job?.returnvalue as FeedJobResult | undefined;
-      if (!r) continue;
+      if (!r) {
+        // 'unknown', or completed without a result: the job is gone before saying what it queued
+        await requeue(id, `feed job ${state === 'unknown' ? 'missing' : 'without result'}`);
+        continue;
+      }
       accepted += r.accepted;
       chunksKnown += r.chunks;
       const perMinute = r.perMinute ?? { [(job?.data as FeedJobData).batch]: r.chunks };
       for (const [batch, chunks] of Object.entries(perMinute)) {
-        for (let n = 0; n < chunks; n++) pendingIndex.add(indexJobId(batch, n));
+        for (let n = 0; n < chunks; n++) pendingIndex.set(indexJobId(batch, n), [batch, n, id]);
       }
     }
-    for (const id of take(pendingIndex)) {
-      // 'unknown' means completed and already removed: index jobs are dropped soon after success
-      if (FINISHED.has(await o.queues.index.getJobState(id))) pendingIndex.delete(id);
+  };
+
+  const pollIndex = async (): Promise<void> => {
+    const gone = new Map<MinuteId, { feedId: string; ids: [string, number][] }>();
+    for (const [id, [batch, n, feedId]] of take(pendingIndex)) {
+      const state = await o.queues.index.getJobState(id);
+      if (RUNNING.has(state)) continue;
+      if (state === 'failed') {
+        pendingIndex.delete(id);
+        chunksDone += 1;
+        continue;
+      }
+      // completed jobs are removed at once, so 'unknown' is normal: the batch log's mark decides
+      const g = gone.get(batch) ?? { feedId, ids: [] };
+      g.ids.push([id, n]);
+      gone.set(batch, g);
+    }
+    // marks are read after the states: a job removed before its state was read wrote its mark earlier
+    for (const [batch, g] of gone) {
+      const stored = new Set(await o.store.batches.storedChunks(batch, Math.max(...g.ids.map(([, n]) => n)) + 1));
+      const lost = g.ids.filter(([, n]) => !stored.has(n));
+      for (const [id, n] of g.ids) {
+        if (stored.has(n)) {
+          pendingIndex.delete(id);
+          chunksDone += 1;
+        }
+      }
+      if (lost.length > 0 && pendingIndex.has((lost[0] as [string, number])[0])) {
+        await requeue(g.feedId, `${lost.length} index job(s) of ${batch} missing`);
+      }
+    }
+  };
+
+  while (pendingFeed.size > 0 || pendingIndex.size > 0) {
+    if (o.signal?.aborted) break;
+    try {
+      await pollFeed();
+      await pollIndex();
+      if (redisDown) o.log?.info('Redis answers again');
+      redisDown = false;
+    } catch (err) {
+      // Redis down or restarting: keep waiting, the workers wait too; a lost queue shows once it is back
+      if (!redisDown) o.log?.warn({ err: (err as Error).message }, 'cannot read job states; waiting for Redis');
+      redisDown = true;
     }
     report();
     if (pendingFeed.size > 0 || pendingIndex.size > 0) await sleep(o.pollMs ?? 250);
   }
   report();
-  return summarize(o.store, o.minutes);
+  const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));
+  return summarize(o.store, o.minutes, { interrupted: o.signal?.aborted === true, lost, requeued });
 }
 
 interface PlannedJob {
   id: string;
   data: FeedJobData;
   minutes: number;
+  minuteIds: MinuteId[];
 }
 
 /** One job per minute, or per whole hour when hourly packages are asked for. */
@@ -101,20 +190,22 @@ export function planJobs(minutes: readonly MinuteId[], source: string, hourly: b
   const done = new Set<string>();
   for (const m of minutes) {
     const hour = m.slice(0, 10);
-    if (hourly && byHour.get(hour)?.length === 60) {
-      if (!done.has(hour)) out.push({ id: hourJobId(hour), data: { batch: `${hour}00`, hour, source }, minutes: 60 });
+    const ofHour = byHour.get(hour);
+    if (hourly && ofHour?.length === 60) {
+      if (!done.has(hour)) out.push({ id: hourJobId(hour), data: { batch: `${hour}00`, hour, source }, minutes: 60, minuteIds: ofHour });
       done.add(hour);
     } else {
-      out.push({ id: feedJobId(m), data: { batch: m, source }, minutes: 1 });
+      out.push({ id: feedJobId(m), data: { batch: m, source }, minutes: 1, minuteIds: [m] });
     }
   }
   return out;
 }
 
-function take(set: Set<string>): string[] {
-  const out: string[] = [];
-  for (const id of set) {
-    out.push(id);
+/** The first STATE_BATCH items, so one poll stays bounded however large the range. */
+function take<T>(items: Iterable<T>): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    out.push(item);
     if (out.length >= STATE_BATCH) break;
   }
   return out;
@@ -134,15 +225,36 @@ async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise
 }
 
 /** The run's outcome, read back from the durable batch log and dead-letter store. */
-export async function summarize(store: Store, minutes: readonly MinuteId[]): Promise<BackfillSummary> {
-  const entries = await store.batches.get(minutes);
-  const batches = { ok: 0, empty: 0, missing: 0, failed: 0 };
+export async function summarize(
+  store: Store,
+  minutes: readonly MinuteId[],
+  run: { interrupted?: boolean; lost?: ReadonlySet<MinuteId>; requeued?: number } = {},
+): Promise<BackfillSummary> {
+  const entries = new Map((await store.batches.get(minutes)).map((e) => [e.batch, e]));
+  const batches = { ok: 0, empty: 0, missing: 0, failed: 0, pending: 0 };
+  const failures: BackfillSummary['failures'] = [];
   let accepted = 0;
   let rejected = 0;
-  for (const e of entries) {
-    batches[e.status] += 1;
-    accepted += e.accepted;
-    rejected += e.rejected;
+  for (const m of minutes) {
+    const e = entries.get(m);
+    if (e && e.status !== 'pending') {
+      batches[e.status] += 1;
+      if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? 'failed' });
+    } else {
+      // no outcome, or chunks not all stored: never ok. Interrupted runs leave them pending.
+      const reason = run.lost?.has(m)
+        ? `queue state lost: ${QUEUE_LOST_HINT}`
+        : !e
+          ? 'no outcome recorded (the feed job did not finish)'
+          : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`;
+      const status = run.interrupted ? 'pending' : 'failed';
+      batches[status] += 1;
+      failures.push({ batch: m, status, reason });
+    }
+    if (e) {
+      accepted += e.accepted;
+      rejected += e.rejected;
+    }
   }
   const indexRejected = await store.dlq.count({ stage: 'index', batches: minutes });
   return {
@@ -150,5 +262,8 @@ export async function summarize(store: Store, minutes: readonly MinuteId[]): Pro
     records: { indexed: accepted - indexRejected, rejected: rejected + indexRejected },
     // directory sources never call the API; API sources report through the quota ledger
     api_units: 0,
+    failures,
+    requeued: run.requeued ?? 0,
+    interrupted: run.interrupted === true,
   };
 }

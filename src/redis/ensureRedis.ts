@@ -14,6 +14,11 @@ export interface RedisHandle {
   url: string;
   isPrivate: boolean;
   stop(): Promise<void>;
+  /**
+   * Lets the process end while a private Redis still runs (it is then killed on exit). For owners
+   * that stop it from an 'exit' handler; anyone awaiting `stop()` must not call it.
+   */
+  unref(): void;
 }
 
 export interface EnsureRedisOptions {
@@ -33,7 +38,7 @@ const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
 export async function ensureRedis(o: EnsureRedisOptions = {}): Promise<RedisHandle> {
   if (o.url) {
     await checkRedis(o.url);
-    return { url: o.url, isPrivate: false, stop: async () => undefined };
+    return { url: o.url, isPrivate: false, stop: async () => undefined, unref: () => undefined };
   }
   const bin = findRedisServer() ?? installRedisServer(o);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -103,20 +108,30 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
     ],
     { stdio: 'ignore' },
   );
-  // The owner stops it explicitly; an unref'd child never keeps a finished process alive.
-  child.unref();
+  // Kept referenced: an unref'd child lets Node end the process while `stop()` still awaits its
+  // exit, before the caller prints its summary (exit status 13). A process that ends some other
+  // way (process.exit on a forced stop) still takes the child and its directory with it.
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
-  const url = `redis://127.0.0.1:${port}`;
-  const stop = async (): Promise<void> => {
-    if (!exited) child.kill('SIGTERM');
-    await exit;
+  const cleanupOnExit = (): void => {
+    if (!exited) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
+  process.once('exit', cleanupOnExit);
+  const url = `redis://127.0.0.1:${port}`;
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      // nothing of this Redis outlives the command (no persistence), so there is nothing to flush
+      if (!exited) child.kill('SIGKILL');
+      await exit;
+      process.off('exit', cleanupOnExit);
+      rmSync(dir, { recursive: true, force: true });
+    })());
   for (let i = 0; i < 100 && !exited; i++) {
     try {
       await checkRedis(url, 500);
-      return { url, isPrivate: true, stop };
+      return { url, isPrivate: true, stop, unref: () => child.unref() };
     } catch {
       await sleep(50);
     }

@@ -1,4 +1,4 @@
-import type { BehaviourDoc } from '../normalize/index.js';
+import { textDepth, type BehaviourDoc } from '../normalize/index.js';
 
 /** Pivot kinds a hunter can query by. */
 export type PivotKind = 'behash' | 'sigma_rule_id' | 'ja3' | 'ja3s' | 'dropped_sha256' | 'sha256';
@@ -46,6 +46,16 @@ export function invalidDocReason(doc: unknown): string | undefined {
   if (!Number.isInteger(d.last_modification_date)) return 'last_modification_date is not an integer';
   if (!d.pivots || typeof d.pivots !== 'object') return 'document has no pivots';
   return undefined;
+}
+
+/**
+ * Refuses a document nested deeper than `maxDepth` (code `too_deep`), checked on its JSON text
+ * without recursion, before any recursive serializer or a cluster's parser meets it.
+ */
+export function depthRejection(json: string, maxDepth: number): { code: 'too_deep'; reason: string } | undefined {
+  return textDepth(json, maxDepth) > maxDepth
+    ? { code: 'too_deep', reason: `document is nested more than ${maxDepth} levels deep` }
+    : undefined;
 }
 
 const SERIALIZED = Symbol('sandtrail.serialized');

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { BehaviourDoc } from '../normalize/index.js';
-import { invalidDocReason, pivotKey, serializedOf, type ItemResult, type PivotKind, type Sink } from './Sink.js';
+import { DEFAULT_MAX_DEPTH, type BehaviourDoc } from '../normalize/index.js';
+import { depthRejection, invalidDocReason, pivotKey, serializedOf, type ItemResult, type PivotKind, type Sink } from './Sink.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS behaviours (
@@ -35,7 +35,11 @@ export class SqliteSink implements Sink {
   private readonly deletePivots: Statement;
   private readonly insertPivot: Statement;
 
-  constructor(private readonly db: Database) {
+  /** @param maxDepth documents nested deeper are rejected `too_deep` (feed.maxDepth). */
+  constructor(
+    private readonly db: Database,
+    private readonly maxDepth = DEFAULT_MAX_DEPTH,
+  ) {
     db.exec(SCHEMA);
     // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
     this.upsertDoc = db.prepare(`
@@ -69,6 +73,14 @@ export class SqliteSink implements Sink {
   private writeOne(doc: BehaviourDoc, now: number): ItemResult {
     const invalid = invalidDocReason(doc);
     if (invalid) return { id: String(doc?.id), status: 'rejected', code: 'invalid_document', reason: invalid };
+    let json: string;
+    try {
+      json = serializedOf(doc);
+    } catch (err) {
+      return { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
+    }
+    const deep = depthRejection(json, this.maxDepth);
+    if (deep) return { id: doc.id, status: 'rejected', ...deep };
     try {
       const changed = this.upsertDoc.run({
         id: doc.id,
@@ -76,7 +88,7 @@ export class SqliteSink implements Sink {
         sandbox_name: doc.sandbox_name,
         analysis_date: doc.analysis_date,
         last_modification_date: doc.last_modification_date,
-        doc: serializedOf(doc),
+        doc: json,
         indexed_at: now,
       }).changes;
       if (changed === 0) return { id: doc.id, status: 'ok', stale: true };

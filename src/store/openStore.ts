@@ -19,6 +19,8 @@ export interface Store {
 /** Backend settings beyond the spec (only the Elasticsearch backend has any). */
 export interface StoreSettings {
   elasticsearch?: Partial<Config['elasticsearch']>;
+  /** `maxDepth`: documents nested deeper are rejected `too_deep` by every backend. */
+  feed?: Partial<Pick<Config['feed'], 'maxDepth'>>;
 }
 
 /** True for `es:URL` and `elasticsearch:URL` sink specs. */
@@ -43,6 +45,7 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}): E
     flushBytes: es.flushBytes,
     concurrency: es.bulkConcurrency,
     autoSetup: es.setup !== 'manual',
+    maxDepth: settings.feed?.maxDepth,
     index: {
       shards: es.shards,
       replicas: es.replicas,
@@ -76,7 +79,7 @@ export function openStore(spec: string, settings: StoreSettings = {}): Store {
     let closed = false;
     return {
       spec: `sqlite:${path}`,
-      sink: new SqliteSink(db),
+      sink: new SqliteSink(db, settings.feed?.maxDepth),
       dlq: new SqliteDeadLetterStore(db),
       batches: new SqliteBatchLog(db),
       close: async () => {

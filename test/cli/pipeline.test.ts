@@ -18,9 +18,12 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   const bf = await runCli(['backfill', '--source', `dir:${feed}`, '--json'], { env });
   assert.equal(bf.code, 0, bf.stderr);
   assert.deepEqual(JSON.parse(bf.stdout), {
-    batches: { ok: manifest.files.length, empty: 0, missing: manifest.missing.length, failed: 0 },
+    batches: { ok: manifest.files.length, empty: 0, missing: manifest.missing.length, failed: 0, pending: 0 },
     records: { indexed: manifest.records, rejected: manifest.malformedLines },
     api_units: 0,
+    failures: [],
+    requeued: 0,
+    interrupted: false,
   });
 
   // pick a behash shared by several behaviours and check query agrees with the stored documents
@@ -48,7 +51,19 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   assert.equal(none.code, 1);
 
   const list = await runCli(['dlq', 'list', '--json'], { env });
-  const entries = JSON.parse(list.stdout) as { id: string; batch: string; line: number; code: string; rawSize: number }[];
+  const listed = JSON.parse(list.stdout) as {
+    total: number;
+    truncated: boolean;
+    entries: { id: string; batch: string; line: number; code: string; rawSize: number }[];
+  };
+  const entries = listed.entries;
+  assert.equal(listed.total, entries.length);
+  assert.equal(listed.truncated, false);
+  const page = JSON.parse((await runCli(['dlq', 'list', '--json', '--limit', '2', '--offset', '1'], { env })).stdout) as typeof listed;
+  assert.deepEqual(
+    [page.total, page.truncated, page.entries.map((e) => e.id)],
+    [entries.length, true, entries.slice(1, 3).map((e) => e.id)],
+  );
   assert.deepEqual(
     entries.map((e) => `${e.batch}:${e.line}`).sort(),
     manifest.files.flatMap((f) => f.malformed.map((m) => `${f.minute}:${m.line}`)).sort(),
@@ -61,7 +76,14 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
 
   // nothing passes yet: replay keeps every entry
   const replayAll = await runCli(['dlq', 'replay', '--all', '--json'], { env });
-  assert.deepEqual(JSON.parse(replayAll.stdout), { replayed: 0, still_rejected: entries.length, retryable: 0, remaining: entries.length });
+  assert.deepEqual(JSON.parse(replayAll.stdout), {
+    replayed: 0,
+    still_rejected: entries.length,
+    retryable: 0,
+    needs_source: 0,
+    remaining: entries.length,
+    needs_source_batches: [],
+  });
 
   // an operator repairs one line (here: in place), and replay indexes it and removes the entry
   const fixedId = `${'ab'.repeat(32)}_Zenbox`;
@@ -72,10 +94,17 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   );
   w.close();
   const replayOne = await runCli(['dlq', 'replay', first.id, '--json'], { env });
-  assert.deepEqual(JSON.parse(replayOne.stdout), { replayed: 1, still_rejected: 0, retryable: 0, remaining: entries.length - 1 });
+  assert.deepEqual(JSON.parse(replayOne.stdout), {
+    replayed: 1,
+    still_rejected: 0,
+    retryable: 0,
+    needs_source: 0,
+    remaining: entries.length - 1,
+    needs_source_batches: [],
+  });
   assert.deepEqual(JSON.parse((await runCli(['query', '--behash', 'FIXED', '--json'], { env })).stdout), [fixedId]);
 
   const purge = await runCli(['dlq', 'purge', '--json'], { env });
   assert.deepEqual(JSON.parse(purge.stdout), { purged: entries.length - 1 });
-  assert.deepEqual(JSON.parse((await runCli(['dlq', 'list', '--json'], { env })).stdout), []);
+  assert.deepEqual(JSON.parse((await runCli(['dlq', 'list', '--json'], { env })).stdout).entries, []);
 });

@@ -26,7 +26,7 @@ test('consecutive missing minutes beyond the configured number raise an alert in
     SANDTRAIL_FEED_MISSING_ALERT_MINUTES: '3',
   };
   const bf = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], { env });
-  assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 4, failed: 0 });
+  assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 4, failed: 0, pending: 0 });
   const s = JSON.parse((await runCli(['status', '--json'], { env })).stdout) as { alerts: string[]; gaps: string[] };
   assert.deepEqual(s.gaps, [...gap, addMinutes(start, 6)]);
   assert.deepEqual(s.alerts, [`3 consecutive minutes missing: ${gap[0]} to ${gap[2]}`]);

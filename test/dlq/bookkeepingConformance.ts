@@ -22,6 +22,7 @@ const letter = (over: Partial<DeadLetterInput> & Pick<DeadLetterInput, 'id' | 'b
   raw: '{nope',
   rawEncoding: 'utf8',
   rawSize: 5,
+  rawSha256: 'ab'.repeat(32),
   rawTruncated: false,
   ...over,
 });
@@ -152,6 +153,7 @@ export function bookkeepingConformance(name: string, open: () => Promise<Bookkee
     test('batch log: record overwrites by minute; get sorts by minute; recent is newest first', async () => {
       const f = await open();
       try {
+        await f.batches.chunkStored('202611010000', 0);
         await f.batches.record(entry('202611010000', 1000));
         await f.batches.record(
           entry('202611010002', 3000, { status: 'missing', lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0 }),
@@ -167,6 +169,40 @@ export function bookkeepingConformance(name: string, open: () => Promise<Bookkee
           ['202611010000', '202611010002'],
         );
         assert.deepEqual(await f.batches.get([]), []);
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('batch log: ok only once every chunk is stored, whichever comes first; marks are idempotent', async () => {
+      const f = await open();
+      try {
+        const b = '202611010100';
+        // chunk 1 stored before the feed stage recorded the batch (index jobs start before it ends)
+        await f.batches.chunkStored(b, 1);
+        await f.batches.record(entry(b, 1000, { chunks: 3 }));
+        assert.equal((await f.batches.get([b]))[0]?.status, 'pending');
+        assert.equal((await f.batches.recent(5)).find((e) => e.batch === b)?.status, 'pending');
+        await f.batches.chunkStored(b, 0);
+        await f.batches.chunkStored(b, 0);
+        assert.deepEqual(await f.batches.storedChunks(b, 3), [0, 1]);
+        assert.equal((await f.batches.get([b]))[0]?.status, 'pending');
+        await f.batches.chunkStored(b, 2);
+        assert.equal((await f.batches.get([b]))[0]?.status, 'ok');
+        assert.deepEqual(
+          (await f.batches.recent(5)).map((e) => [e.batch, e.status]),
+          [[b, 'ok']],
+          'chunk marks never show up as batches',
+        );
+        // a re-run records the batch again: the marks still stand for the same chunks
+        await f.batches.record(entry(b, 2000, { chunks: 3 }));
+        assert.equal((await f.batches.get([b]))[0]?.status, 'ok');
+        // a mark beyond the recorded chunks does not count
+        const c = '202611010101';
+        await f.batches.chunkStored(c, 5);
+        await f.batches.record(entry(c, 1000, { chunks: 1 }));
+        assert.equal((await f.batches.get([c]))[0]?.status, 'pending');
+        assert.deepEqual(await f.batches.storedChunks(c, 1), []);
       } finally {
         await f.close();
       }

@@ -54,8 +54,14 @@ test('replay indexes what now passes, keeps what does not, and never replays a t
 
     const r = await replayDeadLetters(store.dlq, store.sink, { all: true });
     assert.deepEqual(
-      { replayed: r.replayed, stillRejected: r.stillRejected, retryable: r.retryable },
-      { replayed: 2, stillRejected: 2, retryable: 0 },
+      {
+        replayed: r.replayed,
+        stillRejected: r.stillRejected,
+        retryable: r.retryable,
+        needsSource: r.needsSource,
+        batches: r.needsSourceBatches,
+      },
+      { replayed: 2, stillRejected: 1, retryable: 0, needsSource: 1, batches: ['202611010000'] },
     );
     assert.deepEqual(
       (await store.dlq.list()).map((e) => e.id),

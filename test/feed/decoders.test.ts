@@ -30,11 +30,11 @@ for (const d of decoders) {
     assert.equal(await decodeAll(path, d), 'first\nsecond\nthird\n');
   });
 
-  test(`${d}: a truncated file fails with DECODE_FAILED, never a silent short read`, async () => {
+  test(`${d}: a truncated file fails with BATCH_CORRUPT, never a silent short read`, async () => {
     const full = bz('x'.repeat(200_000) + '\n');
     const path = join(dir, `trunc-${d}.bz2`);
     writeFileSync(path, full.subarray(0, Math.floor(full.length / 2)));
-    await assert.rejects(decodeAll(path, d), (e: { code?: string }) => e.code === 'DECODE_FAILED');
+    await assert.rejects(decodeAll(path, d), (e: { code?: string }) => e.code === 'BATCH_CORRUPT');
   });
 
   test(`${d}: decodes a byte stream (an HTTP body) as well as a file`, async () => {
@@ -48,13 +48,13 @@ for (const d of decoders) {
   });
 }
 
-test('gzip files decode, and a corrupt one fails with DECODE_FAILED', async () => {
+test('gzip files decode, and a corrupt one fails with BATCH_CORRUPT', async () => {
   const ok = join(dir, 'ok.gz');
   writeFileSync(ok, gzipSync('hello\n'));
   assert.equal(await decodeAll(ok, 'auto', 'gz'), 'hello\n');
   const bad = join(dir, 'bad.gz');
   writeFileSync(bad, gzipSync('hello world\n').subarray(0, 12));
-  await assert.rejects(decodeAll(bad, 'auto', 'gz'), (e: { code?: string }) => e.code === 'DECODE_FAILED');
+  await assert.rejects(decodeAll(bad, 'auto', 'gz'), (e: { code?: string }) => e.code === 'BATCH_CORRUPT');
 });
 
 test('a decoder that is not installed is a clear DECODER_UNAVAILABLE error naming the fix', () => {

@@ -1,7 +1,14 @@
 /** Lenient attribute rules: lists, objects, scalars, unknown fields, and hostile shapes. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KNOWN_ATTRIBUTES, MAX_PROCESS_TREE_DEPTH, MAX_WARNINGS, normalizeLine, type ProcessNode } from '../../src/normalize/index.js';
+import {
+  KNOWN_ATTRIBUTES,
+  MAX_PROCESS_TREE_DEPTH,
+  MAX_WARNINGS,
+  normalizeLine,
+  normalizeRecord,
+  type ProcessNode,
+} from '../../src/normalize/index.js';
 import { ID, STRING_LISTS as SPEC_STRING_LISTS, accept, canon, record } from './helpers.js';
 
 // ja3_digests is a string list too, but hashes are lower-cased: it has tests of its own
@@ -171,8 +178,8 @@ describe('processes_tree depth', () => {
     assert.deepEqual(warnings, []);
   });
 
-  test('deeper subtrees are dropped with one warning, without stack overflow on adversarial depth', () => {
-    const { doc, warnings } = accept(record({ processes_tree: [chain(200000)], last_modification_date: 1 }));
+  test('deeper subtrees within the nesting limit are dropped with one warning', () => {
+    const { doc, warnings } = accept(record({ processes_tree: [chain(MAX_PROCESS_TREE_DEPTH + 20)], last_modification_date: 1 }));
     assert.equal(depthOf(doc.attributes.processes_tree ?? []), MAX_PROCESS_TREE_DEPTH);
     assert.deepEqual(
       warnings.map((w) => w.code),
@@ -181,11 +188,17 @@ describe('processes_tree depth', () => {
     assert.ok(warnings[0]?.path.startsWith('$.attributes.processes_tree[0].children[0].children[0]'));
   });
 
-  test('the same from a text line nested 50k deep', () => {
+  test('adversarial depth (200k levels, as a value or a 50k-deep text line) is refused too_deep, without stack overflow', () => {
+    const r1 = normalizeRecord(record({ processes_tree: [chain(200000)], last_modification_date: 1 }));
+    assert.ok(!r1.ok);
+    assert.equal(r1.rejection.code, 'too_deep');
     const depth = 50000;
     const line = `{"id":"${ID}","attributes":{"processes_tree":[${'{"name":"x","children":['.repeat(depth)}${']}'.repeat(depth)}]}}`;
-    const r = normalizeLine(line);
-    assert.ok(r.ok);
-    assert.equal(depthOf(r.doc.attributes.processes_tree ?? []), MAX_PROCESS_TREE_DEPTH);
+    const r2 = normalizeLine(line);
+    assert.ok(!r2.ok);
+    assert.deepEqual([r2.rejection.code, r2.rejection.path], ['too_deep', '$']);
+    // the limit is a setting: a lower one refuses a tree the default keeps
+    const r3 = normalizeRecord(record({ processes_tree: [chain(MAX_PROCESS_TREE_DEPTH)], last_modification_date: 1 }), { maxDepth: 50 });
+    assert.equal(r3.ok ? 'ok' : r3.rejection.code, 'too_deep');
   });
 });

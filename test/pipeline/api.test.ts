@@ -46,9 +46,12 @@ test('backfill --source api follows the 302, survives 404 grace, 429, a connecti
   });
   const run = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
   assert.deepEqual(run.summary, {
-    batches: { ok: 7, empty: 0, missing: 1, failed: 0 },
+    batches: { ok: 7, empty: 0, missing: 1, failed: 0, pending: 0 },
     records: { indexed: s.manifest.records, rejected: s.manifest.malformedLines },
     api_units: 0,
+    failures: [],
+    requeued: 0,
+    interrupted: false,
   });
   const stored = storeContents(join(s.dir, 'store.db'));
   assert.deepEqual(stored.ids, s.manifest.expectedIds);
@@ -117,7 +120,7 @@ test('503 and 504 bursts and NotAvailableYet keep the minute until it is served'
   for (let i = 0; i < 200 && !s.fake.requests.some((r) => r.status === 400); i++) await new Promise((r) => setTimeout(r, 50));
   s.fake.setFaults({ notAvailableAfter: undefined, burst: { status: 504, count: 1, paths: 'feed' } });
   const run = await done;
-  assert.deepEqual(run.summary.batches, { ok: 8, empty: 0, missing: 0, failed: 0 });
+  assert.deepEqual(run.summary.batches, { ok: 8, empty: 0, missing: 0, failed: 0, pending: 0 });
   assert.deepEqual(storeContents(join(s.dir, 'store.db')).ids, s.manifest.expectedIds);
   assert.equal(s.fake.requests.filter((r) => r.status === 503).length, 3);
   assert.ok(

@@ -30,9 +30,12 @@ test('backfill through the real queue stores exactly the expected ids, dead-lett
 
   const run1 = await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 7) }, ctx);
   assert.deepEqual(run1.summary, {
-    batches: { ok: 7, empty: 0, missing: 1, failed: 0 },
+    batches: { ok: 7, empty: 0, missing: 1, failed: 0, pending: 0 },
     records: { indexed: manifest.records - 1, rejected: manifest.malformedLines + 1 },
     api_units: 0,
+    failures: [],
+    requeued: 0,
+    interrupted: false,
   });
   const file = join(dir, 'store.db');
   const after1 = storeContents(file);

@@ -91,7 +91,7 @@ for (const [name, backend] of backends)
       index = startWorker('index', env);
 
       const summary = await done;
-      assert.deepEqual(summary.batches, { ok: minutes, empty: 0, missing: 0, failed: 0 });
+      assert.deepEqual(summary.batches, { ok: minutes, empty: 0, missing: 0, failed: 0, pending: 0 });
       assert.equal(summary.records.rejected, manifest.malformedLines);
       const stored = contents();
       assert.deepEqual(stored.ids, manifest.expectedIds, 'exactly the expected ids, none lost');

@@ -51,9 +51,12 @@ test('backfill into Elasticsearch keeps the SQLite guarantees; query and get pri
 
   const run1 = await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 3) }, { config, log });
   assert.deepEqual(run1.summary, {
-    batches: { ok: 4, empty: 0, missing: 0, failed: 0 },
+    batches: { ok: 4, empty: 0, missing: 0, failed: 0, pending: 0 },
     records: { indexed: manifest.records - 1, rejected: manifest.malformedLines + 1 },
     api_units: 0,
+    failures: [],
+    requeued: 0,
+    interrupted: false,
   });
   const stored = (): Map<string, number> => new Map([...fake.docs(index)].map(([id, d]) => [id, d.version]));
   const after1 = stored();

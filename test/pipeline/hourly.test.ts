@@ -40,9 +40,12 @@ test('--hourly reads whole hours from a .tar.bz2 package: same store, batch log 
     { config, log: createLogger('silent') },
   );
   assert.deepEqual(run.summary, {
-    batches: { ok: 61, empty: 0, missing: 1, failed: 0 },
+    batches: { ok: 61, empty: 0, missing: 1, failed: 0, pending: 0 },
     records: { indexed: manifest.records, rejected: manifest.malformedLines },
     api_units: 0,
+    failures: [],
+    requeued: 0,
+    interrupted: false,
   });
   const stored = storeContents(join(dir, 'store.db'));
   assert.deepEqual(stored.ids, manifest.expectedIds);

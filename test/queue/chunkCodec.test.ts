@@ -11,7 +11,7 @@ test('a chunk round-trips, compressed, and each document keeps its JSON text for
       command_executions: ['line\nbreak', 'x'.repeat(500)],
     }),
   );
-  const payload = await encodeChunk(docs);
+  const payload = await encodeChunk(docs.map((doc) => ({ doc, json: JSON.stringify(doc) })));
   assert.ok(payload.length < Buffer.byteLength(JSON.stringify(docs)) / 2, 'compressed');
   const back = await decodeChunk(payload);
   assert.deepEqual(back, docs);

@@ -19,6 +19,7 @@ export async function testRedisUrl(): Promise<string> {
     shared = ensureRedis({ install: false });
     // stopped when the file's process ends, not after the first test that asked for it
     const h = await shared;
+    h.unref();
     process.once('exit', () => void h.stop());
   }
   return (await shared).url;

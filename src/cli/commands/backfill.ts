@@ -19,6 +19,14 @@ export interface BackfillRun {
   minutes: MinuteId[];
   summary: BackfillSummary;
   sink: string;
+  /** Stopped by SIGINT/SIGTERM before the range was done. */
+  signalled?: boolean;
+}
+
+/** Exit status of a backfill: 0 all done, 1 a batch failed, 130 interrupted by a signal. */
+export function backfillExitCode(run: BackfillRun): number {
+  if (run.summary.batches.failed > 0) return 1;
+  return run.signalled || run.summary.batches.pending > 0 ? 130 : 0;
 }
 
 /** Resolves the minutes of a backfill: the given range, or every minute between the first and last found. */
@@ -87,10 +95,11 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       hourly: args.hourly,
       onProgress: progress.update,
       signal: abort.signal,
+      log,
     });
     progress.done();
     if (fatal) throw fatal;
-    return { minutes, summary, sink: store.spec };
+    return { minutes, summary, sink: store.spec, signalled: signals > 0 };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -101,14 +110,21 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   }
 }
 
+/** Failed minutes listed in the human summary (all of them are in --json). */
+const SHOWN_FAILURES = 10;
+
 /** Human-readable summary lines. */
 export function formatSummary(run: BackfillRun): string {
-  const { batches: b, records: r } = run.summary;
+  const { batches: b, records: r, failures } = run.summary;
   const span = run.minutes.length ? `${run.minutes[0]}..${run.minutes[run.minutes.length - 1]}` : '(no batches)';
-  return [
-    `backfill ${span}: ${run.minutes.length} minute(s) into ${run.sink}`,
-    `  batches: ${b.ok} ok, ${b.empty} empty, ${b.missing} missing, ${b.failed} failed`,
+  const lines = [
+    `backfill ${span}: ${run.minutes.length} minute(s) into ${run.sink}${run.summary.interrupted ? ' (interrupted)' : ''}`,
+    `  batches: ${b.ok} ok, ${b.empty} empty, ${b.missing} missing, ${b.failed} failed${b.pending ? `, ${b.pending} unfinished` : ''}`,
     `  records: ${r.indexed} indexed, ${r.rejected} rejected${r.rejected ? ' (see: sandtrail dlq list)' : ''}`,
     `  API units spent: ${run.summary.api_units}`,
-  ].join('\n');
+  ];
+  if (run.summary.requeued) lines.push(`  queue state lost and rebuilt: ${run.summary.requeued} feed job(s) enqueued again`);
+  for (const f of failures.slice(0, SHOWN_FAILURES)) lines.push(`  ${f.status} ${f.batch}: ${f.reason}`);
+  if (failures.length > SHOWN_FAILURES) lines.push(`  ... and ${failures.length - SHOWN_FAILURES} more (--json lists all)`);
+  return lines.join('\n');
 }

@@ -12,22 +12,31 @@ async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Prom
   }
 }
 
-export async function dlqList(opts: { json?: boolean; limit?: string; stage?: string; batch?: string }, ctx: CliContext): Promise<number> {
+export async function dlqList(
+  opts: { json?: boolean; limit?: string; offset?: string; stage?: string; batch?: string },
+  ctx: CliContext,
+): Promise<number> {
   if (opts.stage && opts.stage !== 'normalize' && opts.stage !== 'index')
     throw new SandtrailError('USAGE', '--stage must be normalize or index');
   const limit = opts.limit ? Number(opts.limit) : 1000;
   if (!Number.isInteger(limit) || limit <= 0) throw new SandtrailError('USAGE', '--limit must be a positive integer');
+  const offset = opts.offset ? Number(opts.offset) : 0;
+  if (!Number.isInteger(offset) || offset < 0) throw new SandtrailError('USAGE', '--offset must be a non-negative integer');
   return withStore(ctx, async (s) => {
-    const rows = await s.dlq.list({ limit, stage: opts.stage as DeadLetterStage | undefined, batch: opts.batch });
+    const filter = { stage: opts.stage as DeadLetterStage | undefined, batch: opts.batch };
+    const rows = await s.dlq.list({ ...filter, limit, offset });
+    const total = await s.dlq.count(filter);
+    // a cut list says so, in both forms: scripts must not mistake a page for the whole
+    const truncated = offset + rows.length < total;
     if (opts.json) {
-      await writeOut(`${JSON.stringify(rows)}\n`);
+      await writeOut(`${JSON.stringify({ total, offset, limit, truncated, entries: rows })}\n`);
     } else {
-      const total = await s.dlq.count();
       for (const r of rows) {
         const msg = r.message.length > 80 ? `${r.message.slice(0, 77)}...` : r.message;
         await writeOut(`${r.id}\t${r.code}\t${r.path ?? ''}\t${msg}\n`);
       }
-      process.stderr.write(`${rows.length} of ${total} dead letter(s) shown\n`);
+      const next = truncated ? `; more with --offset ${offset + rows.length}` : '';
+      process.stderr.write(`${rows.length} of ${total} dead letter(s) shown${offset ? ` from ${offset}` : ''}${next}\n`);
     }
     return 0;
   });
@@ -49,13 +58,27 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
   if (!opts.all && ids.length === 0) throw new SandtrailError('USAGE', 'dlq replay needs --all or one or more ids');
   if (opts.all && ids.length > 0) throw new SandtrailError('USAGE', 'dlq replay takes --all or ids, not both');
   return withStore(ctx, async (s) => {
-    const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids });
-    const out = { replayed: r.replayed, still_rejected: r.stillRejected, retryable: r.retryable, remaining: await s.dlq.count() };
-    await writeOut(
-      opts.json
-        ? `${JSON.stringify(out)}\n`
-        : `replayed ${out.replayed}, still rejected ${out.still_rejected}, retryable ${out.retryable}; ${out.remaining} left in the dead-letter store\n`,
-    );
+    const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, { maxDepth: ctx.config.feed.maxDepth });
+    const out = {
+      replayed: r.replayed,
+      still_rejected: r.stillRejected,
+      retryable: r.retryable,
+      needs_source: r.needsSource,
+      remaining: await s.dlq.count(),
+    };
+    if (opts.json) {
+      await writeOut(`${JSON.stringify({ ...out, needs_source_batches: r.needsSourceBatches })}\n`);
+    } else {
+      await writeOut(
+        `replayed ${out.replayed}, still rejected ${out.still_rejected}, retryable ${out.retryable}, needing the source batch ${out.needs_source}; ${out.remaining} left in the dead-letter store\n`,
+      );
+      if (r.needsSource > 0) {
+        const shown = r.needsSourceBatches.slice(0, 10).join(', ');
+        await writeOut(
+          `only a prefix of ${r.needsSource} line(s) is kept: fix the source and backfill their batches again (${shown}${r.needsSourceBatches.length > 10 ? ', ...' : ''})\n`,
+        );
+      }
+    }
     return 0;
   });
 }

@@ -1,8 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { SandtrailError } from '../../errors/index.js';
-import { compressionOf, decodeStream, readLines, type Compression } from '../../feed/index.js';
-import { normalizeLine } from '../../normalize/index.js';
+import { compressionOf, decodeStream, normalizeAndSerialize, readLines, type Compression } from '../../feed/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
 /** Peeks the first bytes of stdin to pick a decoder, then replays them. */
@@ -54,12 +53,13 @@ export async function normalizeCommand(files: string[], ctx: CliContext): Promis
     const where = inputs.length > 1 ? { file } : {};
     for await (const line of readLines(bytes, { maxLineBytes: ctx.config.feed.maxLineBytes, prefixBytes: 0 })) {
       if (line.kind === 'text') {
-        const r = normalizeLine(line.text);
-        if (r.ok) {
-          await writeOut(`${JSON.stringify(r.doc)}\n`);
+        // the feed stage's own per-record path: no record, however deep or large, stops the command
+        const r = normalizeAndSerialize(line.text, ctx.config.feed.maxDepth);
+        if ('json' in r) {
+          await writeOut(`${r.json}\n`);
           continue;
         }
-        process.stderr.write(`${JSON.stringify({ ...where, line: line.lineNo, ...r.rejection })}\n`);
+        process.stderr.write(`${JSON.stringify({ ...where, line: line.lineNo, code: r.code, path: r.path, message: r.message })}\n`);
       } else {
         const err =
           line.kind === 'oversize'

@@ -1,5 +1,12 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
-import type { DeadLetter, DeadLetterInput, DeadLetterStage, DeadLetterStore, DeadLetterSummary } from '../../dlq/index.js';
+import type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterInput,
+  DeadLetterStage,
+  DeadLetterStore,
+  DeadLetterSummary,
+} from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
 import { storeFailure, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
 import { esNames } from './names.js';
@@ -81,7 +88,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
     }
   }
 
-  async list(opts: { limit?: number; offset?: number; stage?: DeadLetterStage; batch?: string } = {}): Promise<DeadLetterSummary[]> {
+  async list(opts: DeadLetterFilter & { limit?: number; offset?: number } = {}): Promise<DeadLetterSummary[]> {
     const filter: estypes.QueryDslQueryContainer[] = [];
     if (opts.stage) filter.push({ term: { stage: opts.stage } });
     if (opts.batch) filter.push({ term: { batch: opts.batch } });
@@ -147,8 +154,9 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
     }
   }
 
-  async count(filter: { stage?: DeadLetterStage; batches?: readonly string[] } = {}): Promise<number> {
+  async count(filter: { stage?: DeadLetterStage; batch?: string; batches?: readonly string[] } = {}): Promise<number> {
     const base: estypes.QueryDslQueryContainer[] = filter.stage ? [{ term: { stage: filter.stage } }] : [];
+    if (filter.batch) base.push({ term: { batch: filter.batch } });
     if (filter.batches && filter.batches.length === 0) return 0;
     // `terms` takes at most index.max_terms_count (65 536) values: distinct batches are counted in slices
     const batches = filter.batches ? [...new Set(filter.batches)] : undefined;

@@ -1,13 +1,15 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
-import type { BehaviourDoc } from '../../normalize/index.js';
-import { invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
+import { depthRejection, invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
 import { classifyItem, classifyRequestError, isIndexNotFound, isNotFound, storeFailure, type EsErrorCause } from './classify.js';
 import { PIVOT_FIELDS } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
 import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
 
 export interface ElasticsearchSinkOptions {
+  /** Documents nested deeper are rejected `too_deep` (never above Elasticsearch's own 1,000). */
+  maxDepth?: number;
   prefix?: string;
   /** Upper bound of one bulk request body, in bytes (a single larger document goes alone). */
   flushBytes?: number;
@@ -91,7 +93,11 @@ export class ElasticsearchSink implements Sink {
         return;
       }
       try {
-        pending.push({ i, doc, source: sourceJson(doc) });
+        const source = sourceJson(doc);
+        // Elasticsearch's parser refuses past 1,000 levels, and for the whole bulk request: refuse first, per document
+        const deep = depthRejection(source, Math.min(this.o.maxDepth ?? DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH));
+        if (deep) results[i] = { id: doc.id, status: 'rejected', ...deep };
+        else pending.push({ i, doc, source });
       } catch (err) {
         results[i] = { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
       }

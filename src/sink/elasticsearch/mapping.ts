@@ -236,6 +236,7 @@ export function deadLetterMappings(): Record<string, unknown> {
       // `raw` is kept in `_source` only: never searched, possibly megabytes
       rawEncoding: keyword,
       rawSize: { type: 'long' },
+      rawSha256: { type: 'keyword' },
       rawTruncated: { type: 'boolean' },
       createdAt: epochMillis,
       updatedAt: epochMillis,
@@ -256,6 +257,8 @@ export function batchMappings(): Record<string, unknown> {
       accepted: long,
       rejected: long,
       chunks: long,
+      // set on the per-chunk marks only
+      chunk: long,
       bytesDecoded: long,
       error: { type: 'text' },
       startedAt: epochMillis,

@@ -39,6 +39,8 @@ export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOption
   /** `refresh` of dead-letter and batch-log writes (default `wait_for`). */
   bookkeepingRefresh?: boolean | 'wait_for';
   queryPageSize?: number;
+  /** Documents nested deeper are rejected `too_deep`. */
+  maxDepth?: number;
   /** Index layout used when setup creates or upgrades indices. */
   index?: Omit<SetupOptions, 'prefix' | 'dryRun'>;
   /** Use this client instead of building one (it is then not closed by `close`). */
@@ -170,6 +172,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
       concurrency: options.concurrency,
       refresh: options.refresh,
       queryPageSize: options.queryPageSize,
+      maxDepth: options.maxDepth,
       ...(ready ? { ready, onMissingAlias: setup.reset } : {}),
     }),
     dlq: new ElasticsearchDeadLetterStore(client, bookkeeping),
