@@ -1,16 +1,24 @@
 /** Entry point of the live scheduler: `node dist/workers/scheduler.js` (source from SANDTRAIL_SOURCE, default api). */
-import { loadConfig } from '../src/config/index.js';
+import { loadConfig, type Config } from '../src/config/index.js';
+import { errorCode, messageOf } from '../src/errors/index.js';
 import { createLogger } from '../src/log/index.js';
 import { parseCursor, runSchedulerProcess } from '../src/queue/index.js';
 
+let config: Config | undefined;
 try {
-  const config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
-  const start = process.env.SANDTRAIL_START ? parseCursor(process.env.SANDTRAIL_START) : undefined;
-  await runSchedulerProcess(config, createLogger(config.logLevel, { worker: 'scheduler' }), {
-    sourceSpec: process.env.SANDTRAIL_SOURCE ?? 'api',
-    start,
-  });
+  config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
 } catch (err) {
-  process.stderr.write(`sandtrail scheduler: ${(err as Error).message}\n`);
+  process.stderr.write(`sandtrail scheduler: ${messageOf(err)}\n`);
   process.exitCode = 1;
+}
+if (config) {
+  const log = createLogger(config.logLevel, { worker: 'scheduler' });
+  try {
+    const start = process.env.SANDTRAIL_START ? parseCursor(process.env.SANDTRAIL_START) : undefined;
+    const forced = await runSchedulerProcess(config, log, { sourceSpec: process.env.SANDTRAIL_SOURCE ?? 'api', start });
+    process.exitCode = forced ? 130 : 0;
+  } catch (err) {
+    log.fatal({ code: errorCode(err) }, messageOf(err));
+    process.exitCode = 1;
+  }
 }

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
 import { parseCursor, runSchedulerProcess, runWorkerProcess } from '../queue/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from './budget.js';
 import { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
@@ -31,6 +32,16 @@ ${envSettings()
   .join('\n')}
 
 Exit codes: 0 ok, 1 failure, 2 usage error, 3 some input lines rejected (normalize).`;
+
+/** Runs a long-running process; its fatal error becomes one JSON log line and exit status 1. */
+async function asLogged(log: Logger, fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (err) {
+    log.fatal({ code: errorCode(err) }, messageOf(err));
+    return 1;
+  }
+}
 
 /** Builds the command tree; `run` receives each command's action and returns its exit code. */
 export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => void): Command {
@@ -145,8 +156,9 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       action(async (o: { source: string; start?: string }, cmd: Command) => {
         const ctx = ctxOf(cmd);
         const start = o.start ? parseCursor(o.start) : undefined;
-        await runSchedulerProcess(ctx.config, ctx.log.child({ worker: 'scheduler' }), { sourceSpec: o.source, start });
-        return 0;
+        const log = ctx.log.child({ worker: 'scheduler' });
+        // a long-running process reports even its last error as one JSON log line
+        return asLogged(log, async () => ((await runSchedulerProcess(ctx.config, log, { sourceSpec: o.source, start })) ? 130 : 0));
       }),
     );
   for (const kind of ['feed', 'index'] as const) {
@@ -156,8 +168,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       .action(
         action(async (_o, cmd: Command) => {
           const ctx = ctxOf(cmd);
-          await runWorkerProcess(kind, ctx.config, ctx.log.child({ worker: kind }));
-          return 0;
+          const log = ctx.log.child({ worker: kind });
+          return asLogged(log, async () => ((await runWorkerProcess(kind, ctx.config, log)) ? 130 : 0));
         }),
       );
   }

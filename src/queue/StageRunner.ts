@@ -23,6 +23,9 @@ const CREDENTIAL_ERRORS: Partial<Record<ErrorCode, string>> = {
   SINK_AUTH: 'fix the store credentials',
 };
 
+/** Socket errors of a Redis outage (as opposed to errors of a job or a command). */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 /** How long a job is put aside when credentials were refused (the process stops meanwhile). */
 const FATAL_DELAY_MS = 60_000;
 
@@ -53,7 +56,18 @@ export class StageRunner<D, R> {
       stalledInterval: config.worker.stalledIntervalMs,
       maxStalledCount: config.worker.maxStalledCount,
     });
-    this.worker.on('error', (err) => log.error({ stage, err: messageOf(err) }, `${stage} worker error`));
+    // an outage logs once, not once per reconnect attempt of each connection
+    let redisDown = false;
+    this.connection.on('ready', () => {
+      if (redisDown) log.info({ stage }, 'Redis reachable again');
+      redisDown = false;
+    });
+    this.worker.on('error', (err) => {
+      const isConnection = CONNECTION_CODES.has((err as { code?: string }).code ?? '');
+      if (isConnection && redisDown) return;
+      redisDown ||= isConnection;
+      log.error({ stage, err: messageOf(err) }, isConnection ? `${stage} worker lost Redis (retrying)` : `${stage} worker error`);
+    });
     this.worker.on('failed', (job, err) =>
       log.warn({ stage, job: job?.id, attempts: job?.attemptsMade, err: messageOf(err) }, `${stage} job failed`),
     );

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
 import { createRedis } from './connection.js';
 import { FEED_QUEUE, INDEX_QUEUE, type FeedJobData, type IndexJobData } from './names.js';
 
@@ -15,7 +16,7 @@ export interface Queues {
  * Both queues with their retry policy. Finished feed jobs are kept a week (they are small and
  * make re-enqueues no-ops); index jobs carry data and are dropped as soon as they succeed.
  */
-export function createQueues(redisUrl: string, config: Config): Queues {
+export function createQueues(redisUrl: string, config: Config, log?: Logger): Queues {
   const connection = createRedis(redisUrl);
   connection.on('error', () => undefined); // surfaced by the commands that use it
   const prefix = config.queuePrefix;
@@ -40,6 +41,16 @@ export function createQueues(redisUrl: string, config: Config): Queues {
       removeOnFail: { age: 7 * 24 * 3600 },
     },
   });
+  // Without a listener BullMQ prints each connection error as a raw multi-line dump on stderr;
+  // logged once per outage instead, so stderr stays one JSON object per line.
+  let down = false;
+  const onError = (err: Error): void => {
+    if (!down) log?.warn({ err: err.message }, 'queue connection error (retrying)');
+    down = true;
+  };
+  connection.on('ready', () => (down = false));
+  feed.on('error', onError);
+  index.on('error', onError);
   let closing: Promise<void> | undefined;
   return {
     feed,

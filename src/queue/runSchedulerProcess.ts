@@ -6,15 +6,17 @@ import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
 import { Scheduler } from './Scheduler.js';
+import { bounded, superviseWorkers } from './superviseWorkers.js';
 
 /**
  * Runs the live scheduler alone, for a fleet whose feed and index workers run as separate
- * processes. One scheduler per pipeline (queue prefix); stops on the first SIGTERM/SIGINT.
+ * processes. One scheduler per pipeline (queue prefix); the first SIGTERM/SIGINT stops it, with
+ * the lifecycle of every long-running process (superviseWorkers). Resolves true when forced.
  */
-export async function runSchedulerProcess(config: Config, log: Logger, o: { sourceSpec: string; start?: FeedCursor }): Promise<void> {
+export async function runSchedulerProcess(config: Config, log: Logger, o: { sourceSpec: string; start?: FeedCursor }): Promise<boolean> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
   const store = openStore(config.sink, config);
-  const queues = createQueues(config.redisUrl, config);
+  const queues = createQueues(config.redisUrl, config, log);
   const scheduler = new Scheduler({
     queues,
     store,
@@ -25,14 +27,10 @@ export async function runSchedulerProcess(config: Config, log: Logger, o: { sour
     tickMs: config.live.tickMs,
     start: o.start,
   });
-  await scheduler.start();
   log.info({ source: o.sourceSpec, lagMinutes: config.live.lagMinutes }, 'scheduler started');
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
-  await scheduler.stop();
-  await queues.close();
+  const out = await superviseWorkers({ redisUrl: config.redisUrl, config, store, queues, log, stages: [], scheduler });
+  await bounded(queues.close(), 5000, log, 'closing the queues');
   await store.close();
   log.info('scheduler stopped');
+  return out.forced;
 }

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { addMinutes, minuteRange } from '../../src/feed/index.js';
 import { createQueues, runBackfill } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
-import { writeFeed } from '../../src/synth/index.js';
+import { Rng, writeFeed } from '../../src/synth/index.js';
 import { baseEnv } from '../support/cli.js';
 import type { ConfigInput } from '../../src/config/index.js';
 import { tempDir, testConfig } from '../support/env.js';
@@ -40,15 +40,24 @@ const backends: [string, (dir: string) => Promise<{ over: ConfigInput; contents:
   ],
 ];
 
+/**
+ * `npm run soak` sets these: more kills over a longer feed, and the figures printed. The suite
+ * runs a few kills at seeded random points, the same ones every run.
+ */
+const KILLS = Number(process.env.SANDTRAIL_SOAK_KILLS ?? 3);
+const SOAK_MINUTES = Number(process.env.SANDTRAIL_SOAK_MINUTES ?? 16);
+const SEED = Number(process.env.SANDTRAIL_SOAK_SEED ?? 23);
+
 for (const [name, backend] of backends)
-  test(`SIGKILL of both worker processes mid-backfill loses and duplicates nothing once they restart (${name})`, async () => {
+  test(`${KILLS} SIGKILLs of the worker processes at seeded points mid-backfill lose and duplicate nothing (${name})`, async () => {
     const dir = tempDir();
     const { over, contents } = await backend(dir);
     const start = '202611020000';
-    const minutes = 16;
+    const minutes = SOAK_MINUTES;
+    const began = Date.now();
     const manifest = await writeFeed({
       out: join(dir, 'feed'),
-      seed: 23,
+      seed: SEED,
       start,
       minutes,
       perMinute: 60,
@@ -79,17 +88,29 @@ for (const [name, backend] of backends)
         minutes: [...minuteRange(start, addMinutes(start, minutes - 1))],
         pollMs: 100,
       });
-      // wait until indexing is under way, then kill both workers in the middle of their jobs
-      for (let i = 0; i < 600 && (await store.sink.count()) < manifest.expectedIds.length / 4; i++) await sleep(50);
-      const midway = await store.sink.count();
-      assert.ok(midway > 0 && midway < manifest.expectedIds.length, `killed mid-run (${midway} of ${manifest.expectedIds.length} stored)`);
-      feed.kill('SIGKILL');
-      index.kill('SIGKILL');
-      assert.equal((await exitOf(feed)).signal, 'SIGKILL');
-      assert.equal((await exitOf(index)).signal, 'SIGKILL');
-      feed = startWorker('feed', env);
-      index = startWorker('index', env);
-
+      // kill at seeded points spread over the run: one worker or both, then start them again
+      const rng = new Rng(SEED);
+      const total = manifest.expectedIds.length;
+      const points = Array.from({ length: KILLS }, () => rng.range(0.05, 0.9)).sort((a, b) => a - b);
+      let kills = 0;
+      for (const point of points) {
+        for (let i = 0; i < 1200 && (await store.sink.count()) < total * point; i++) await sleep(25);
+        const stored = await store.sink.count();
+        if (stored >= total) break;
+        const which = rng.int(3);
+        if (which !== 1) {
+          feed.kill('SIGKILL');
+          assert.equal((await exitOf(feed)).signal, 'SIGKILL');
+          feed = startWorker('feed', env);
+        }
+        if (which !== 0) {
+          index.kill('SIGKILL');
+          assert.equal((await exitOf(index)).signal, 'SIGKILL');
+          index = startWorker('index', env);
+        }
+        kills += which === 2 ? 2 : 1;
+      }
+      assert.ok(kills > 0, 'at least one worker was killed mid-run');
       const summary = await done;
       assert.deepEqual(summary.batches, { ok: minutes, empty: 0, missing: 0, failed: 0, pending: 0 });
       assert.equal(summary.records.rejected, manifest.malformedLines);
@@ -97,6 +118,18 @@ for (const [name, backend] of backends)
       assert.deepEqual(stored.ids, manifest.expectedIds, 'exactly the expected ids, none lost');
       assert.deepEqual(stored.dead, expectedDead(manifest), 'exactly the malformed lines in the dead-letter store');
       assertNewestWins(manifest, stored.lmd);
+      const log = await store.batches.get([...minuteRange(start, addMinutes(start, minutes - 1))]);
+      assert.deepEqual(
+        log.map((e) => e.status),
+        Array.from({ length: minutes }, () => 'ok'),
+        'the batch log is complete: every minute ok, every chunk stored',
+      );
+      if (process.env.SANDTRAIL_SOAK_KILLS) {
+        const seconds = (Date.now() - began) / 1000;
+        process.stdout.write(
+          `# soak ${name}: ${kills} worker kills over ${minutes} minutes, ${total} records (${manifest.malformedLines} malformed) in ${seconds.toFixed(1)} s; store, dead letters and batch log exact\n`,
+        );
+      }
 
       // first SIGTERM drains and the workers exit cleanly
       feed.kill('SIGTERM');

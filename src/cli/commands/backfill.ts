@@ -1,6 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
 import { createSource, isMinuteId, minuteRange, type MinuteId } from '../../feed/index.js';
-import { createQueues, FeedWorker, IndexWorker, runBackfill, type BackfillSummary } from '../../queue/index.js';
+import { bounded, createQueues, runBackfill, superviseWorkers, type BackfillSummary } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
@@ -63,48 +63,27 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const minutes = await resolveMinutes(args.source, args.from, args.to, ctx);
   const redis = await ensureRedis({ url: config.redisUrl, log });
   const store = openStore(config.sink, config);
-  const queues = createQueues(redis.url, config);
-  const workerOpts = { redisUrl: redis.url, config, store, queues, log };
-  const abort = new AbortController();
-  let fatal: Error | undefined;
-  const onFatal = (err: Error): void => {
-    fatal ??= err;
-    abort.abort();
-  };
-  const workers = args.workers === false ? [] : [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker({ ...workerOpts, onFatal })];
-  let signals = 0;
-  const onSignal = (): void => {
-    signals += 1;
-    if (signals === 1) {
-      process.stderr.write('\nsandtrail: stopping after the active jobs (Ctrl-C again to force)\n');
-      abort.abort();
-    } else process.exit(130);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const queues = createQueues(redis.url, config, log);
   try {
-    workers.forEach((w) => w.start());
-    const progress = createProgressReporter();
     const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
     if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
-    const summary = await runBackfill({
-      queues,
+    const progress = createProgressReporter();
+    // first signal: stop waiting, let the active jobs finish, print the summary; second: force
+    const out = await superviseWorkers({
+      redisUrl: redis.url,
+      config,
       store,
-      sourceSpec,
-      minutes,
-      hourly: args.hourly,
-      onProgress: progress.update,
-      signal: abort.signal,
+      queues,
       log,
+      stages: args.workers === false ? [] : ['feed', 'index'],
+      task: (signal) => runBackfill({ queues, store, sourceSpec, minutes, hourly: args.hourly, onProgress: progress.update, signal, log }),
     });
     progress.done();
-    if (fatal) throw fatal;
-    return { minutes, summary, sink: store.spec, signalled: signals > 0 };
+    if (out.fatal) throw out.fatal;
+    const summary = out.result as BackfillSummary;
+    return { minutes, summary, sink: store.spec, signalled: out.signalled };
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await Promise.all(workers.map((w) => w.stop(fatal !== undefined)));
-    await queues.close();
+    await bounded(queues.close(), 5000, log, 'closing the queues');
     await store.close();
     await redis.stop();
   }

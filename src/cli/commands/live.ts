@@ -1,6 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
 import { addMinutes, createSource, minuteToMs, type BatchLogEntry } from '../../feed/index.js';
-import { createQueues, FeedWorker, formatCursor, IndexWorker, parseCursor, Scheduler } from '../../queue/index.js';
+import { bounded, createQueues, formatCursor, parseCursor, Scheduler, superviseWorkers } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
@@ -20,15 +20,7 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
   if (!config.redisUrl) log.warn('no REDIS_URL: using a private Redis, so the cursor is lost when this process ends');
   const redis = await ensureRedis({ url: config.redisUrl, log });
   const store = openStore(config.sink, config);
-  const queues = createQueues(redis.url, config);
-  let fatal: Error | undefined;
-  let stopNow: () => void = () => undefined;
-  const onFatal = (err: Error): void => {
-    fatal ??= err;
-    stopNow();
-  };
-  const workerOpts = { redisUrl: redis.url, config, store, queues, log };
-  const workers = [new FeedWorker({ ...workerOpts, onFatal }), new IndexWorker({ ...workerOpts, onFatal })];
+  const queues = createQueues(redis.url, config, log);
   const scheduler = new Scheduler({
     queues,
     store,
@@ -39,37 +31,17 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
     tickMs: config.live.tickMs,
     start,
   });
+  let out;
   try {
-    workers.forEach((w) => w.start());
-    await scheduler.start();
     log.info({ source: sourceSpec, sink: store.spec, lagMinutes }, 'live ingestion started');
-    await new Promise<void>((resolve) => {
-      let signals = 0;
-      const onSignal = (): void => {
-        signals += 1;
-        if (signals === 1) log.info('draining: finishing active jobs (send the signal again to force)');
-        void scheduler
-          .stop()
-          .then(() => Promise.all(workers.map((w) => w.stop(signals > 1))))
-          .then(() => resolve());
-      };
-      stopNow = () =>
-        void scheduler
-          .stop()
-          .then(() => Promise.all(workers.map((w) => w.stop(true))))
-          .finally(() => resolve());
-      process.on('SIGTERM', onSignal);
-      process.on('SIGINT', onSignal);
-    });
+    out = await superviseWorkers({ redisUrl: redis.url, config, store, queues, log, stages: ['feed', 'index'], scheduler });
   } finally {
-    await scheduler.stop();
-    await Promise.all(workers.map((w) => w.stop(true)));
-    await queues.close();
+    await bounded(queues.close(), 5000, log, 'closing the queues');
     await store.close();
     await redis.stop();
   }
-  if (fatal) throw fatal;
-  return 0;
+  if (out.fatal) throw out.fatal;
+  return out.forced ? 130 : 0;
 }
 
 export interface StatusReport {

@@ -1,0 +1,141 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from '../config/index.js';
+import { messageOf } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { Store } from '../store/index.js';
+import type { Queues } from './createQueues.js';
+import { FeedWorker } from './FeedWorker.js';
+import { IndexWorker } from './IndexWorker.js';
+import type { Scheduler } from './Scheduler.js';
+
+export type StageKind = 'feed' | 'index';
+
+export interface SuperviseOptions<T> {
+  redisUrl: string;
+  config: Config;
+  store: Store;
+  queues: Queues;
+  log: Logger;
+  /** Stage workers to run in this process (none: e.g. a scheduler alone). */
+  stages: readonly StageKind[];
+  /** Started after the workers, stopped before them. */
+  scheduler?: Scheduler;
+  /**
+   * The work the process exists for (a backfill's wait); when it settles, the workers drain and
+   * stop. Without it they run until a signal. The signal aborts when the operator asks to stop.
+   */
+  task?: (signal: AbortSignal) => Promise<T>;
+  /** How long a forced stop may take before it is given up (Redis gone, a hung close). */
+  forceTimeoutMs?: number;
+}
+
+export interface SuperviseOutcome<T> {
+  result?: T;
+  /** What stopped the stages for good: refused credentials. */
+  fatal?: Error;
+  /** A stop signal arrived. */
+  signalled: boolean;
+  /** The stop was forced (second signal, drain timeout, a fatal error or Redis unreachable). */
+  forced: boolean;
+}
+
+const FORCE_TIMEOUT_MS = 5000;
+
+/**
+ * Runs stage workers (and a scheduler) with the lifecycle every long-running command shares:
+ * the first SIGTERM/SIGINT drains (no new jobs, active ones finish, bounded by
+ * worker.drainTimeoutMs), the second forces (active jobs are abandoned; their locks expire and
+ * another worker takes them). Refused credentials stop everything with one message. While Redis
+ * is unreachable nothing can be acknowledged, so a stop goes straight to forcing, and every
+ * close is bounded: signals always end the process.
+ */
+export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<SuperviseOutcome<T>> {
+  const { log, config } = o;
+  const abort = new AbortController();
+  const outcome: SuperviseOutcome<T> = { signalled: false, forced: false };
+  let wake: () => void = () => undefined;
+  const stopRequested = new Promise<void>((resolve) => (wake = resolve));
+  const requestStop = (force: boolean): void => {
+    if (force) outcome.forced = true;
+    abort.abort();
+    wake();
+  };
+  const onFatal = (err: Error): void => {
+    outcome.fatal ??= err;
+    requestStop(true);
+  };
+  const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal };
+  const workers = o.stages.map((s) => (s === 'feed' ? new FeedWorker(workerOpts) : new IndexWorker(workerOpts)));
+
+  let forceNow: () => void = () => undefined;
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signals += 1;
+    outcome.signalled = true;
+    if (signals === 1) {
+      log.info({ signal: sig }, 'stopping: finishing active jobs (send the signal again to force)');
+      requestStop(false);
+    } else if (signals === 2) {
+      log.warn({ signal: sig }, 'forced stop: active jobs will be taken again by another worker once their lock expires');
+      requestStop(true);
+      forceNow();
+    } else {
+      log.warn({ signal: sig }, 'third signal: exiting at once');
+      process.exit(130);
+    }
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  try {
+    workers.forEach((w) => w.start());
+    await o.scheduler?.start();
+    // a task watches the signal itself and returns early when asked to stop
+    if (o.task) outcome.result = await o.task(abort.signal);
+    else await stopRequested;
+  } finally {
+    // nothing can be acknowledged without Redis: do not wait for a drain that cannot happen
+    if (!outcome.forced && o.queues.connection.status !== 'ready') {
+      log.warn('Redis is unreachable: stopping without draining');
+      outcome.forced = true;
+    }
+    const forced = new Promise<void>((resolve) => (forceNow = resolve));
+    const stopAll = async (force: boolean): Promise<void> => {
+      await o.scheduler?.stop();
+      await Promise.all(workers.map((w) => w.stop(force)));
+    };
+    const drained = outcome.forced ? Promise.reject(new Error('forced')) : stopAll(false);
+    const timer = new AbortController();
+    const drainLimit = sleep(config.worker.drainTimeoutMs, undefined, { signal: timer.signal }).then(() => {
+      throw new Error(`drain took longer than ${config.worker.drainTimeoutMs} ms`);
+    });
+    try {
+      await Promise.race([drained, drainLimit, forced.then(() => Promise.reject(new Error('second signal')))]);
+    } catch (err) {
+      if (!outcome.forced) log.warn({ why: messageOf(err) }, 'forcing the stop');
+      outcome.forced = true;
+      drained.catch(() => undefined);
+      await bounded(stopAll(true), o.forceTimeoutMs ?? FORCE_TIMEOUT_MS, log, 'forced stop of the workers');
+    } finally {
+      timer.abort();
+      drainLimit.catch(() => undefined);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+  }
+  return outcome;
+}
+
+/** Waits for `p` at most `ms`; a close that hangs (Redis gone) must not keep the process alive. */
+export async function bounded(p: Promise<unknown>, ms: number, log: Logger, what: string): Promise<void> {
+  const timer = new AbortController();
+  const timedOut = await Promise.race([
+    p.then(
+      () => false,
+      (err: unknown) => (log.warn({ err: messageOf(err) }, `${what} failed`), false),
+    ),
+    sleep(ms, true, { signal: timer.signal }).catch(() => false),
+  ]);
+  timer.abort();
+  if (timedOut) log.warn({ timeoutMs: ms }, `${what} did not finish in time: going on`);
+}

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { runBackfillCommand } from '../../src/cli/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { addMinutes } from '../../src/feed/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { writeFeed } from '../../src/synth/index.js';
+import { tempDir, uniquePrefix } from '../support/env.js';
+import { RedisServer } from '../support/redisServer.js';
+import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+
+const minutes = 10;
+const start = '202611030000';
+
+/** Rows of the SQLite store so far (read while the backfill writes: WAL allows it). */
+function storedCount(file: string): number {
+  try {
+    const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare('SELECT count(*) AS n FROM behaviours').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** Backfills a multi-minute feed through a Redis the test breaks midway with `fault`. */
+async function backfillThrough(fault: (redis: RedisServer) => Promise<void>, aof: boolean) {
+  const dir = tempDir();
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 41, start, minutes, perMinute: 80, malformedRate: 0.03 });
+  const redis = await RedisServer.start({ aof });
+  const file = join(dir, 'store.db');
+  try {
+    const config = loadConfig({
+      flags: {
+        redisUrl: redis.url,
+        queuePrefix: uniquePrefix(),
+        sink: `sqlite:${file}`,
+        logLevel: 'silent',
+        feed: { backoffMs: 100 },
+        index: { chunkMaxDocs: 10, highWaterChunks: 2, backoffMs: 50 },
+        worker: { lockDurationMs: 3000, stalledIntervalMs: 1000 },
+      },
+    });
+    const run = runBackfillCommand(
+      { source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, minutes - 1) },
+      {
+        config,
+        log: createLogger('silent'),
+      },
+    );
+    // break Redis once indexing is under way, not before or after
+    for (let i = 0; i < 400 && storedCount(file) < manifest.expectedIds.length / 5; i++) await sleep(25);
+    const midway = storedCount(file);
+    assert.ok(
+      midway > 0 && midway < manifest.expectedIds.length,
+      `Redis broken mid-run (${midway} of ${manifest.expectedIds.length} stored)`,
+    );
+    await fault(redis);
+    const result = await run;
+    return { result, manifest, contents: storeContents(file) };
+  } finally {
+    await redis.stop();
+  }
+}
+
+test('Redis killed -9 and restarted with AOF: the backfill finishes with nothing lost', async () => {
+  const { result, manifest, contents } = await backfillThrough(async (redis) => {
+    await redis.kill();
+    await sleep(300);
+    await redis.restart();
+  }, true);
+  assert.deepEqual(result.summary.batches, { ok: minutes, empty: 0, missing: 0, failed: 0, pending: 0 });
+  assert.deepEqual(contents.ids, manifest.expectedIds);
+  assert.deepEqual(contents.dead, expectedDead(manifest));
+  assertNewestWins(manifest, contents.lmd);
+});
+
+for (const [name, fault] of [
+  ['restarted empty (no persistence)', (redis: RedisServer) => redis.restart({ empty: true })],
+  [
+    'flushed (FLUSHALL)',
+    async (redis: RedisServer) => {
+      const { Redis } = await import('ioredis');
+      const c = new Redis(redis.url);
+      await c.flushall();
+      c.disconnect();
+    },
+  ],
+] as const)
+  test(`Redis ${name} mid-run: the lost jobs are enqueued again, never reported ok while missing`, async () => {
+    const { result, manifest, contents } = await backfillThrough(fault, false);
+    assert.ok(result.summary.requeued > 0, `lost feed jobs were enqueued again (${result.summary.requeued})`);
+    assert.deepEqual(result.summary.batches, { ok: minutes, empty: 0, missing: 0, failed: 0, pending: 0 });
+    assert.deepEqual(contents.ids, manifest.expectedIds, 'every record is in the store');
+    assert.deepEqual(contents.dead, expectedDead(manifest));
+    assertNewestWins(manifest, contents.lmd);
+  });

@@ -1,0 +1,94 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * A redis-server of a test's own, which the test can kill -9 and start again on the same port,
+ * with or without its data directory, to prove what survives which Redis failure.
+ */
+export class RedisServer {
+  readonly port: number;
+  readonly url: string;
+  private dir: string;
+  private child: ChildProcess | undefined;
+
+  private constructor(
+    port: number,
+    private readonly aof: boolean,
+  ) {
+    this.port = port;
+    this.url = `redis://127.0.0.1:${port}`;
+    this.dir = mkdtempSync(join(tmpdir(), 'sandtrail-test-redis-'));
+  }
+
+  /** Starts a server; `aof`: appendonly yes with an fsync per write, as the README advises. */
+  static async start(o: { aof: boolean }): Promise<RedisServer> {
+    const s = new RedisServer(await freePort(), o.aof);
+    await s.launch();
+    return s;
+  }
+
+  private async launch(): Promise<void> {
+    const persistence = this.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+    this.child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        ...persistence,
+        '--dir',
+        this.dir,
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 200; i++) {
+      const r = spawnSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' });
+      if (r.stdout?.trim() === 'PONG') return;
+      await sleep(25);
+    }
+    throw new Error(`redis-server on ${this.port} did not start`);
+  }
+
+  /** kill -9, as a crash or an OOM kill would. */
+  async kill(): Promise<void> {
+    const c = this.child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Starts again on the same port: with its data (AOF replayed), or `empty` as a fresh server. */
+  async restart(o: { empty?: boolean } = {}): Promise<void> {
+    await this.kill();
+    if (o.empty) {
+      rmSync(this.dir, { recursive: true, force: true });
+      this.dir = mkdtempSync(join(tmpdir(), 'sandtrail-test-redis-'));
+    }
+    await this.launch();
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
