@@ -73,7 +73,7 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     signals += 1;
     outcome.signalled = true;
     if (signals === 1) {
-      log.info({ signal: sig }, 'stopping: finishing active jobs (send the signal again to force)');
+      log.warn({ signal: sig }, 'stopping: finishing active jobs (send the signal again to force)');
       requestStop(false);
     } else if (signals === 2) {
       log.warn({ signal: sig }, 'forced stop: active jobs will be taken again by another worker once their lock expires');

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
-import { addMinutes } from '../../src/feed/index.js';
+import { runBackfillCommand } from '../../src/cli/index.js';
+import { addMinutes, decodeStream, normalizeAndSerialize, readLines } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
@@ -127,4 +128,43 @@ test('503 and 504 bursts and NotAvailableYet keep the minute until it is served'
     s.fake.requests.some((r) => r.status === 400),
     'NotAvailableYet was answered and the minute kept',
   );
+});
+
+test('a batch truncated at rest fails once with BATCH_CORRUPT; a slow body and the other minutes are stored exactly', async () => {
+  const s = await setup();
+  const feedDir = join(s.dir, 'feed');
+  const bad = addMinutes(start, 2);
+  const slow = addMinutes(start, 3);
+  const badFile = s.manifest.files.find((f) => f.minute === bad)!;
+  // cut the stored file itself: the server sends it whole, every time
+  const whole = readFileSync(join(feedDir, badFile.file));
+  writeFileSync(join(feedDir, badFile.file), whole.subarray(0, Math.floor(whole.length * 0.6)));
+  s.fake.setFaults({ slowBody: { minutes: [slow], bytesPerSecond: 64 * 1024 } });
+  const run = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
+  assert.deepEqual(run.summary.batches, { ok: 7, empty: 0, missing: 0, failed: 1, pending: 0 });
+  assert.deepEqual(
+    run.summary.failures.map((f) => [f.batch, f.reason.split(':')[0]]),
+    [[bad, 'BATCH_CORRUPT']],
+  );
+  assert.equal(s.fake.requests.filter((r) => r.path === `/download/minute/${bad}`).length, 1, 'a permanent fault is fetched once');
+
+  // the store holds exactly the records of the other minutes (newest version of each)
+  const expected = new Set<string>();
+  for (const f of s.manifest.files.filter((x) => x.minute !== bad)) {
+    for await (const line of readLines(decodeStream(join(feedDir, f.file), 'bz2'), { maxLineBytes: 1 << 26, prefixBytes: 0 })) {
+      if (line.kind !== 'text') continue;
+      const r = normalizeAndSerialize(line.text);
+      if ('doc' in r) expected.add(r.doc.id);
+    }
+  }
+  assert.deepEqual(storeContents(join(s.dir, 'store.db')).ids, [...expected].sort());
+
+  const redis = createRedis(s.config.redisUrl!);
+  try {
+    const [day] = await new QuotaLedger(redis, s.config.queuePrefix).usage({ period: 'day', user: 'svc' });
+    const apiCalls = s.fake.requests.filter((r) => r.path.startsWith('/api/v3/feeds/') && r.status !== 0).length;
+    assert.equal(day?.operations['GET /feeds/file_behaviours/{id}']?.calls, apiCalls, 'the ledger counts every request the server saw');
+  } finally {
+    redis.disconnect();
+  }
 });

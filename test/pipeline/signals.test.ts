@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFeed } from '../../src/synth/index.js';
+import { baseEnv } from '../support/cli.js';
+import { tempDir, uniquePrefix } from '../support/env.js';
+import { RedisServer } from '../support/redisServer.js';
+
+function cli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out: () => string; err: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], {
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (err += s));
+  return { child, out: () => out, err: () => err };
+}
+
+const exited = (c: ChildProcess): Promise<number | null> =>
+  c.exitCode !== null ? Promise.resolve(c.exitCode) : new Promise((r) => c.once('exit', (code) => r(code)));
+
+const jsonLines = (text: string): void => {
+  for (const l of text.split('\n').filter((x) => x.trim() !== '')) assert.doesNotThrow(() => JSON.parse(l), `not one JSON object: ${l}`);
+};
+
+test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM still ends it', async () => {
+  const dir = tempDir();
+  const redis = await RedisServer.start({ aof: false });
+  try {
+    const w = cli(['worker', 'feed'], {
+      REDIS_URL: redis.url,
+      SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+      SANDTRAIL_SINK: `sqlite:${join(dir, 'w.db')}`,
+      SANDTRAIL_LOG_LEVEL: 'info',
+    });
+    for (let i = 0; i < 200 && !w.err().includes('worker started'); i++) await sleep(25);
+    await redis.kill();
+    await sleep(2500);
+    const t0 = Date.now();
+    w.child.kill('SIGTERM');
+    const code = await exited(w.child);
+    assert.ok(Date.now() - t0 < 10_000, `stopped in ${Date.now() - t0} ms`);
+    assert.equal(code, 130, 'a stop that could not drain exits non-zero');
+    jsonLines(w.err());
+    const lostLines = w
+      .err()
+      .split('\n')
+      .filter((l) => l.includes('lost Redis') || l.includes('queue connection error'));
+    assert.ok(
+      lostLines.length >= 1 && lostLines.length <= 4,
+      `the outage is logged once per connection, not per retry (${lostLines.length})`,
+    );
+    assert.match(w.err(), /stopping without draining/);
+  } finally {
+    await redis.stop();
+  }
+});
+
+test('SIGINT during a backfill stops after the active jobs, prints the summary (unfinished minutes pending), exits 130 and removes its private Redis', async () => {
+  const dir = tempDir();
+  const tmp = join(dir, 'tmp');
+  mkdirSync(tmp);
+  const minutes = 30;
+  await writeFeed({ out: join(dir, 'feed'), seed: 9, start: '202611040000', minutes, perMinute: 40, malformedRate: 0 });
+  const b = cli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], {
+    TMPDIR: tmp,
+    REDIS_URL: '',
+    SANDTRAIL_SINK: `sqlite:${join(dir, 'b.db')}`,
+    SANDTRAIL_LOG_LEVEL: 'info',
+    SANDTRAIL_INDEX_CHUNK_MAX_DOCS: '5',
+    SANDTRAIL_INDEX_HIGH_WATER_CHUNKS: '2',
+  });
+  for (let i = 0; i < 400 && !b.err().includes('batch done'); i++) await sleep(25);
+  b.child.kill('SIGINT');
+  const code = await exited(b.child);
+  assert.equal(code, 130, b.err());
+  const summary = JSON.parse(b.out()) as { interrupted: boolean; batches: Record<string, number> };
+  assert.equal(summary.interrupted, true);
+  const { ok, pending, failed } = summary.batches as { ok: number; pending: number; failed: number };
+  assert.equal(failed, 0);
+  assert.ok(pending > 0 && ok + pending === minutes, `ok ${ok} + unfinished ${pending} = ${minutes}`);
+  jsonLines(b.err());
+  assert.deepEqual(
+    readdirSync(tmp).filter((n) => n.startsWith('sandtrail-redis-')),
+    [],
+  );
+});
