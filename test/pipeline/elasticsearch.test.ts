@@ -15,7 +15,7 @@ import { assertNewestWins, expectedDead, storeContents } from '../support/storeC
 const fake = new FakeElasticsearch();
 after(() => fake.close());
 
-test('backfill into Elasticsearch keeps the SQLite guarantees; query and get print the same as with SQLite', async () => {
+test('backfill into Elasticsearch through item 429s, request 503s, a dropped connection and a mapping error keeps the SQLite guarantees; query and get print the same as with SQLite', async () => {
   const url = await fake.listen();
   const dir = tempDir();
   const start = '202611050000';
@@ -48,6 +48,9 @@ test('backfill into Elasticsearch keeps the SQLite guarantees; query and get pri
     { status: 429, type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
     2,
   );
+  // whole bulk requests answered 503 twice, and one connection dropped without an answer
+  fake.failRequests({ method: 'POST', path: /_bulk/ }, { status: 503 }, 2);
+  fake.failRequests({ method: 'POST', path: /_bulk/ }, 'connection', 1);
 
   const run1 = await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 3) }, { config, log });
   assert.deepEqual(run1.summary, {
