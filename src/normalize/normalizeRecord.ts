@@ -9,10 +9,10 @@ import { computePivots } from './computePivots.js';
 import { normalizeAttributes } from './normalizeAttributes.js';
 import { parseBehaviourId, stripTimestampSuffix, type BehaviourId } from './parseBehaviourId.js';
 import { WarningLog, isRecord, kindOf, setOwn } from './WarningLog.js';
-import { DEFAULT_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';
+import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';
 
 export interface NormalizeOptions {
-  /** Records nested deeper than this are refused with `too_deep` (default DEFAULT_MAX_DEPTH). */
+  /** Records nested deeper than this are refused with `too_deep` (default DEFAULT_MAX_DEPTH; at most 1,000). */
   maxDepth?: number;
 }
 
@@ -151,7 +151,7 @@ function buildDoc(env: Envelope): NormalizeResult {
  * Never throws: hostile values (throwing getters, proxies, deep nesting) end as a rejection too.
  */
 export function normalizeRecord(value: unknown, opts: NormalizeOptions = {}): NormalizeResult {
-  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxDepth = limitOf(opts);
   let depth = 0;
   try {
     depth = valueDepth(value, maxDepth);
@@ -159,6 +159,11 @@ export function normalizeRecord(value: unknown, opts: NormalizeOptions = {}): No
     // a hostile value (throwing getter, proxy): the normalizer's own guards name the field
   }
   return depth > maxDepth ? tooDeep(maxDepth) : normalizeChecked(value);
+}
+
+/** The nesting limit in force: never above what the recursive serializers downstream survive. */
+function limitOf(opts: NormalizeOptions): number {
+  return Math.min(opts.maxDepth ?? DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH);
 }
 
 function tooDeep(maxDepth: number): NormalizeResult {
@@ -184,7 +189,7 @@ function normalizeChecked(value: unknown): NormalizeResult {
 export function normalizeLine(text: string, opts: NormalizeOptions = {}): NormalizeResult {
   if (typeof text !== 'string') return reject('not_json', '$', `expected a line of text, got ${kindOf(text)}`);
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxDepth = limitOf(opts);
   // checked on the text, before the parser builds a structure nothing else could walk
   if (textDepth(body, maxDepth) > maxDepth) return tooDeep(maxDepth);
   let value: unknown;

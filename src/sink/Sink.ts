@@ -1,4 +1,4 @@
-import { textDepth, type BehaviourDoc } from '../normalize/index.js';
+import { textDepth, valueDepth, type BehaviourDoc } from '../normalize/index.js';
 
 /** Pivot kinds a hunter can query by. */
 export type PivotKind = 'behash' | 'sigma_rule_id' | 'ja3' | 'ja3s' | 'dropped_sha256' | 'sha256';
@@ -48,16 +48,6 @@ export function invalidDocReason(doc: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * Refuses a document nested deeper than `maxDepth` (code `too_deep`), checked on its JSON text
- * without recursion, before any recursive serializer or a cluster's parser meets it.
- */
-export function depthRejection(json: string, maxDepth: number): { code: 'too_deep'; reason: string } | undefined {
-  return textDepth(json, maxDepth) > maxDepth
-    ? { code: 'too_deep', reason: `document is nested more than ${maxDepth} levels deep` }
-    : undefined;
-}
-
 const SERIALIZED = Symbol('sandtrail.serialized');
 
 /**
@@ -67,6 +57,17 @@ const SERIALIZED = Symbol('sandtrail.serialized');
 export function withSerialized<T extends object>(doc: T, json: string): T {
   Object.defineProperty(doc, SERIALIZED, { value: json, enumerable: false });
   return doc;
+}
+
+/**
+ * Refuses a document nested deeper than `maxDepth` (code `too_deep`) before any recursive
+ * serializer or a cluster's parser meets it: checked without recursion, on the JSON text the
+ * feed stage attached when there is one (cheaper), else on the value itself.
+ */
+export function depthRejection(doc: object, maxDepth: number): { code: 'too_deep'; reason: string } | undefined {
+  const attached = (doc as { [SERIALIZED]?: string })[SERIALIZED];
+  const depth = attached === undefined ? valueDepth(doc, maxDepth) : textDepth(attached, maxDepth);
+  return depth > maxDepth ? { code: 'too_deep', reason: `document is nested more than ${maxDepth} levels deep` } : undefined;
 }
 
 /** The document's JSON text: the attached one, or a fresh serialization. */

@@ -73,14 +73,14 @@ export class SqliteSink implements Sink {
   private writeOne(doc: BehaviourDoc, now: number): ItemResult {
     const invalid = invalidDocReason(doc);
     if (invalid) return { id: String(doc?.id), status: 'rejected', code: 'invalid_document', reason: invalid };
+    const deep = depthRejection(doc, this.maxDepth);
+    if (deep) return { id: doc.id, status: 'rejected', ...deep };
     let json: string;
     try {
       json = serializedOf(doc);
     } catch (err) {
       return { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
     }
-    const deep = depthRejection(json, this.maxDepth);
-    if (deep) return { id: doc.id, status: 'rejected', ...deep };
     try {
       const changed = this.upsertDoc.run({
         id: doc.id,

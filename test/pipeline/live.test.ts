@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
 import { addMinutes, minuteToMs } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler } from '../../src/queue/index.js';
@@ -10,6 +11,7 @@ import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
+import { RedisServer } from '../support/redisServer.js';
 import { storeContents } from '../support/storeContents.js';
 
 const KEY = 'live-key-77';
@@ -97,5 +99,81 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
     await Promise.all(workers.map((w) => w.stop(true)));
     await queues.close();
     await store.close();
+  }
+});
+
+test('live mode after Redis restarted empty: the scheduler resumes from the batch log and redoes a minute whose chunks were lost', async () => {
+  const dir = tempDir();
+  const feedDir = join(dir, 'feed');
+  const manifest = await writeFeed({ out: feedDir, seed: 12, start, minutes: 6, perMinute: 10, malformedRate: 0 });
+  const redis = await RedisServer.start({ aof: false });
+  const base = await testConfig(dir);
+  const config = { ...base, redisUrl: redis.url };
+  const log = createLogger('silent');
+  const store = openStore(config.sink, config);
+  const queues = createQueues(redis.url, config);
+  const opts = { redisUrl: redis.url, config, store, queues, log };
+  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
+  workers.forEach((w) => w.start());
+  let now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000;
+  const scheduler = (): Scheduler =>
+    new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: `dir:${feedDir}`,
+      log,
+      lagMs: 60 * 60_000,
+      tickMs: 60_000,
+      start: parseCursor(start),
+      now: () => now,
+    });
+  const waitCursor = async (s: Scheduler, minute: string): Promise<void> => {
+    for (let i = 0; i < 300; i++) {
+      await s.tick();
+      if ((await Scheduler.pointers(queues, config.queuePrefix)).cursor === minute) return;
+      await sleep(100);
+    }
+    assert.fail(`cursor never reached ${minute}: ${JSON.stringify(await Scheduler.pointers(queues, config.queuePrefix))}`);
+  };
+  try {
+    const s1 = scheduler();
+    await waitCursor(s1, addMinutes(start, 2));
+    await s1.stop();
+    // minute 1's chunks "were still in Redis": its marks are gone and the batch reads pending again
+    const db = new BetterSqlite3(join(dir, 'store.db'));
+    db.prepare('DELETE FROM batch_chunks WHERE batch = ?').run(addMinutes(start, 1));
+    db.prepare("UPDATE batches SET status = 'pending' WHERE batch = ?").run(addMinutes(start, 1));
+    db.prepare('DELETE FROM behaviours').run();
+    db.close();
+    await redis.restart({ empty: true });
+    assert.deepEqual(await Scheduler.pointers(queues, config.queuePrefix), { scheduled: null, cursor: null });
+
+    now += 3 * 60_000;
+    const s2 = scheduler();
+    await waitCursor(s2, addMinutes(start, 5));
+    await s2.stop();
+    const entries = await store.batches.get(manifest.files.map((f) => f.minute));
+    assert.deepEqual(
+      entries.map((e) => [e.batch, e.status]),
+      manifest.files.map((f) => [f.minute, 'ok']),
+    );
+    // minute 1 was read again; minutes 0 and 2 were complete and were not
+    const ids = new Set(storeContents(join(dir, 'store.db')).ids);
+    assert.ok(ids.size > 0);
+    const lines = execFileSync('bzip2', ['-dc', join(feedDir, manifest.files[1]!.file)])
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const raw = (JSON.parse(l) as { id: string }).id;
+        return `${raw.slice(0, 64).toLowerCase()}${raw.slice(64)}`;
+      });
+    for (const id of lines) assert.ok(ids.has(id), `minute 1's ${id} is stored again`);
+  } finally {
+    await Promise.all(workers.map((w) => w.stop(true)));
+    await queues.close();
+    await store.close();
+    await redis.stop();
   }
 });

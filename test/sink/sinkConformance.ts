@@ -135,5 +135,29 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
         await f.close();
       }
     });
+
+    test('a document nested past the depth limit is rejected too_deep before any write, without stack overflow', async () => {
+      const f = await open();
+      try {
+        const [a, b] = corpus();
+        let nest: unknown = 'leaf';
+        for (let i = 0; i < 5000; i++) nest = { n: nest };
+        // built past the normalizer, as a document from another path (a replayed index dead letter) could be
+        const deep = makeDoc('e'.repeat(64), 'Zenbox', 9, {});
+        (deep.attributes as Record<string, unknown>).unknown_blob = nest;
+        const res = await f.sink.upsert([a!, deep, b!]);
+        assert.deepEqual(
+          res.map((r) => [r.status, r.status === 'rejected' ? r.code : '']),
+          [
+            ['ok', ''],
+            ['rejected', 'too_deep'],
+            ['ok', ''],
+          ],
+        );
+        assert.equal(await f.sink.get(deep.id), null);
+      } finally {
+        await f.close();
+      }
+    });
   });
 }

@@ -92,12 +92,14 @@ export class ElasticsearchSink implements Sink {
         results[i] = { id: String((doc as { id?: unknown } | null)?.id), status: 'rejected', code: local.code, reason: local.reason };
         return;
       }
+      // Elasticsearch's parser refuses past 1,000 levels, and for the whole bulk request: refuse first, per document
+      const deep = depthRejection(doc, Math.min(this.o.maxDepth ?? DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH));
+      if (deep) {
+        results[i] = { id: doc.id, status: 'rejected', ...deep };
+        return;
+      }
       try {
-        const source = sourceJson(doc);
-        // Elasticsearch's parser refuses past 1,000 levels, and for the whole bulk request: refuse first, per document
-        const deep = depthRejection(source, Math.min(this.o.maxDepth ?? DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH));
-        if (deep) results[i] = { id: doc.id, status: 'rejected', ...deep };
-        else pending.push({ i, doc, source });
+        pending.push({ i, doc, source: sourceJson(doc) });
       } catch (err) {
         results[i] = { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
       }
