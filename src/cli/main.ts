@@ -15,23 +15,44 @@ import { normalizeCommand } from './commands/normalize.js';
 import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
 
+/** Variables read at the edge besides the SANDTRAIL_* settings: name, meaning. */
+const EDGE_ENV: [string, string][] = [
+  ['REDIS_URL, SANDTRAIL_REDIS_URL', 'Redis for queues and the quota ledger (none: a private redis-server is started for the command).'],
+  ['SANDTRAIL_CONFIG', 'JSON config file (same as --config).'],
+  ['GTI_APIKEY', 'GTI API key (never logged; same as SANDTRAIL_GTI_API_KEY).'],
+  ['GTI_BASE_URL, GTI_XTOOL', 'GTI API base URL and x-tool header value.'],
+  ['ELASTICSEARCH_URL', 'Elasticsearch node URL: store es:URL (SANDTRAIL_SINK and --sink win).'],
+  ['ELASTICSEARCH_API_KEY', 'Elasticsearch API key, base64 id:key (never logged).'],
+  ['ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD', 'Basic auth instead of an API key.'],
+  ['ELASTICSEARCH_CA_FILE, ELASTICSEARCH_CA_FINGERPRINT', "CA of a self-managed cluster's TLS certificate."],
+  ['KIBANA_URL', 'Kibana URL for kibana import (same as SANDTRAIL_KIBANA_URL).'],
+];
+
 const ENV_HELP = `
 Environment (flags win over environment, environment over the config file):
-  REDIS_URL, SANDTRAIL_REDIS_URL   Redis for queues and the quota ledger (none: a private redis-server is started for the command)
-  SANDTRAIL_CONFIG                 JSON config file (same as --config)
-  GTI_APIKEY                       GTI API key (never logged; same as SANDTRAIL_GTI_API_KEY)
-  GTI_BASE_URL, GTI_XTOOL          GTI API base URL and x-tool header value
-  ELASTICSEARCH_URL                Elasticsearch node URL: sink es:URL (SANDTRAIL_SINK and --sink win)
-  ELASTICSEARCH_API_KEY            Elasticsearch API key, base64 id:key (never logged)
-  ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD   basic auth instead of an API key
-  ELASTICSEARCH_CA_FILE, ELASTICSEARCH_CA_FINGERPRINT   CA of a self-managed cluster's TLS certificate
-  KIBANA_URL                       Kibana URL for kibana import (same as SANDTRAIL_KIBANA_URL)
+${EDGE_ENV.map(([name, what]) => `  ${name}\n${wrap(what, 6, 78)}`).join('\n')}
 ${envSettings()
   .filter((s) => s.env !== 'SANDTRAIL_REDIS_URL')
-  .map((s) => `  ${s.env.padEnd(33)}${s.path.join('.')}`)
+  .map((s) => `  ${s.env}\n${wrap(`${s.path.join('.')}: ${s.description}`, 6, 78)}`)
   .join('\n')}
 
-Exit codes: 0 ok, 1 failure, 2 usage error, 3 some input lines rejected (normalize).`;
+Exit codes: 0 ok, 1 failure (backfill: a batch failed; the summary is still
+printed), 2 usage error, 3 some input lines rejected (normalize), 130 stopped by
+a signal before the work was done.`;
+
+/** Wraps text to `width` columns, each line indented by `indent` spaces. */
+function wrap(text: string, indent: number, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => `${' '.repeat(indent)}${l}`).join('\n');
+}
 
 /** Runs a long-running process; its fatal error becomes one JSON log line and exit status 1. */
 async function asLogged(log: Logger, fn: () => Promise<number>): Promise<number> {

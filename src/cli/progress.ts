@@ -1,41 +1,47 @@
+import { SingleBar } from 'cli-progress';
 import type { BackfillProgress } from '../queue/index.js';
 
-const WIDTH = 20;
+/** Steps of the bar; the share done is a fraction, so a fine scale keeps the ETA smooth. */
+const STEPS = 1000;
 
-function duration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '--';
-  const s = Math.round(ms / 1000);
-  return s >= 3600
-    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
-    : s >= 60
-      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
-      : `${s}s`;
-}
-
-/** One-line progress bar with ETA, redrawn in place; only used when stderr is a terminal. */
-export function progressLine(p: BackfillProgress): string {
-  // A batch counts half when read and half when its chunks are indexed, so the bar keeps moving.
+/** Share of a backfill done: a batch counts half when read and half when its chunks are stored. */
+export function shareDone(p: BackfillProgress): number {
   const indexShare = p.chunksKnown > 0 ? p.chunksDone / p.chunksKnown : 1;
-  const done = p.batchesTotal === 0 ? 1 : (p.batchesDone / p.batchesTotal) * (0.5 + 0.5 * indexShare);
-  const filled = Math.round(done * WIDTH);
-  const rate = p.elapsedMs > 0 ? (p.recordsAccepted * 1000) / p.elapsedMs : 0;
-  const eta = done > 0 ? (p.elapsedMs * (1 - done)) / done : Number.NaN;
-  return `[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${p.batchesDone}/${p.batchesTotal} batches ${p.chunksDone}/${p.chunksKnown} chunks ${p.recordsAccepted} rec ${rate.toFixed(0)}/s ETA ${duration(eta)}`;
+  return p.batchesTotal === 0 ? 1 : (p.batchesDone / p.batchesTotal) * (0.5 + 0.5 * indexShare);
 }
 
-/** A progress reporter for stderr: redraws on a TTY, stays silent otherwise (logs carry progress there). */
+/**
+ * A progress bar with ETA on stderr (cli-progress), redrawn in place on a terminal and silent
+ * otherwise (logs carry progress there). Fits 80 columns.
+ */
 export function createProgressReporter(stream: NodeJS.WriteStream = process.stderr): { update(p: BackfillProgress): void; done(): void } {
   if (!stream.isTTY) return { update: () => undefined, done: () => undefined };
-  let last = 0;
+  const bar = new SingleBar({
+    stream,
+    format: '[{bar}] {batches} batches {chunks} chunks {records} rec {rate}/s ETA {eta_formatted}',
+    barsize: 20,
+    barCompleteChar: '#',
+    barIncompleteChar: '.',
+    hideCursor: false,
+    etaBuffer: 50,
+    fps: 5,
+  });
+  let started = false;
   return {
     update(p) {
-      const now = Date.now();
-      if (now - last < 200 && p.batchesDone < p.batchesTotal) return;
-      last = now;
-      stream.write(`\r${progressLine(p).slice(0, (stream.columns || 120) - 1)}\x1b[K`);
+      const payload = {
+        batches: `${p.batchesDone}/${p.batchesTotal}`,
+        chunks: `${p.chunksDone}/${p.chunksKnown}`,
+        records: p.recordsAccepted,
+        rate: p.elapsedMs > 0 ? Math.round((p.recordsAccepted * 1000) / p.elapsedMs) : 0,
+      };
+      const value = Math.round(shareDone(p) * STEPS);
+      if (!started) bar.start(STEPS, value, payload);
+      else bar.update(value, payload);
+      started = true;
     },
     done() {
-      stream.write('\n');
+      if (started) bar.stop();
     },
   };
 }

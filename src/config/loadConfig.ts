@@ -9,6 +9,8 @@ export interface EnvSetting {
   env: string;
   path: string[];
   kind: 'string' | 'number';
+  /** What the setting means (the schema's description). */
+  description: string;
 }
 
 const snake = (s: string): string => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
@@ -24,7 +26,13 @@ export function envSettings(): EnvSetting[] {
         walk((inner as { shape: Dict }).shape, p);
       } else {
         const typeName = (inner as { _def?: { typeName?: string } })._def?.typeName;
-        out.push({ env: `SANDTRAIL_${p.map(snake).join('_')}`, path: p, kind: typeName === 'ZodNumber' ? 'number' : 'string' });
+        const description = (value as { description?: string }).description ?? (inner as { description?: string }).description ?? '';
+        out.push({
+          env: `SANDTRAIL_${p.map(snake).join('_')}`,
+          path: p,
+          kind: typeName === 'ZodNumber' ? 'number' : 'string',
+          description,
+        });
       }
     }
   };

@@ -5,74 +5,113 @@ const positiveInt = z.number().int().positive();
 /** Feed stage settings: how batches are read and decoded. */
 const feedSchema = z
   .object({
-    concurrency: positiveInt.default(1),
-    maxLineBytes: positiveInt.default(32 * 1024 * 1024),
+    concurrency: positiveInt.default(1).describe('Batches one feed worker processes at once.'),
+    maxLineBytes: positiveInt
+      .default(32 * 1024 * 1024)
+      .describe('Line-size cap; longer lines are dead-lettered (line_too_long) without being buffered.'),
     /** Leading bytes of a rejected line kept in its dead letter (with its true size and SHA-256). */
-    dlqPrefixBytes: positiveInt.default(64 * 1024),
+    dlqPrefixBytes: positiveInt
+      .default(64 * 1024)
+      .describe(
+        'Bytes of a rejected line kept in its dead letter (with its true size and SHA-256); longer lines need their batch to be replayed.',
+      ),
     /** Dead-letter bytes one batch may write before it is failed as a whole (DEAD_LETTERS_EXCEEDED). */
-    dlqMaxBatchBytes: positiveInt.default(64 * 1024 * 1024),
+    dlqMaxBatchBytes: positiveInt
+      .default(64 * 1024 * 1024)
+      .describe(
+        'Dead-letter bytes one batch may write; past it the batch is failed with DEAD_LETTERS_EXCEEDED (a file that is not a feed batch cannot fill the store).',
+      ),
     /** Decoded bytes one batch may produce before it is failed as a whole (BATCH_TOO_LARGE): stops decompression bombs. */
-    maxBatchBytes: positiveInt.default(16 * 1024 * 1024 * 1024),
+    maxBatchBytes: positiveInt
+      .default(16 * 1024 * 1024 * 1024)
+      .describe('Decoded bytes one batch may produce; past it the batch is failed with BATCH_TOO_LARGE (stops decompression bombs).'),
     /** Records nested deeper are dead-lettered `too_deep` (Elasticsearch's own parser stops at 1,000). */
-    maxDepth: z.number().int().min(2).max(990).default(200),
-    decoder: z.enum(['auto', 'lbzip2', 'pbzip2', 'bzip2']).default('auto'),
-    decoderThreads: z.number().int().min(0).default(0),
-    attempts: positiveInt.default(5),
-    backoffMs: positiveInt.default(2000),
+    maxDepth: z
+      .number()
+      .int()
+      .min(2)
+      .max(990)
+      .default(200)
+      .describe(
+        "Records nested deeper are dead-lettered too_deep by the normalizer, the feed stage and both stores (2..990: Elasticsearch's parser stops at 1,000).",
+      ),
+    decoder: z
+      .enum(['auto', 'lbzip2', 'pbzip2', 'bzip2'])
+      .default('auto')
+      .describe('bzip2 decoder: auto (lbzip2, else pbzip2, else bzip2), or one of them.'),
+    decoderThreads: z.number().int().min(0).default(0).describe('Threads for lbzip2/pbzip2; 0 = all cores.'),
+    attempts: positiveInt.default(5).describe('Tries of a feed job (read or decode errors) before the batch is failed.'),
+    backoffMs: positiveInt.default(2000).describe('First retry delay of a feed job (exponential).'),
     /** API source: a 404 minute is asked again this many times, this far apart, before it counts as missing. */
-    missingRetries: z.number().int().min(0).default(3),
-    missingRetryDelayMs: positiveInt.default(120_000),
+    missingRetries: z
+      .number()
+      .int()
+      .min(0)
+      .default(3)
+      .describe('API source: a 404 minute is asked again this many times before it is recorded missing.'),
+    missingRetryDelayMs: positiveInt.default(120_000).describe('API source: delay between those asks (the grace period).'),
     /** API source: wait before asking again for a minute answered NotAvailableYet. */
-    notAvailableDelayMs: positiveInt.default(60_000),
+    notAvailableDelayMs: positiveInt
+      .default(60_000)
+      .describe('API source: wait before asking again for a minute answered NotAvailableYet (no attempt spent).'),
     /** API source: wait after a 429 when the answer has no Retry-After. */
-    rateLimitDelayMs: positiveInt.default(30_000),
+    rateLimitDelayMs: positiveInt.default(30_000).describe('API source: wait after a 429 without Retry-After (no attempt spent).'),
     /** This many missing minutes in a row raise an alert. */
-    missingAlertMinutes: positiveInt.default(5),
+    missingAlertMinutes: positiveInt
+      .default(5)
+      .describe('This many consecutive missing minutes raise an alert (log at error level, status).'),
     /** `file_behaviours` or `file-behaviours` in the feed path. */
-    pathSpelling: z.enum(['file_behaviours', 'file-behaviours']).default('file_behaviours'),
+    pathSpelling: z
+      .enum(['file_behaviours', 'file-behaviours'])
+      .default('file_behaviours')
+      .describe('Feed path segment: file_behaviours or file-behaviours.'),
   })
   .strict();
 
 /** Index stage settings: chunking, backpressure and sink retries. */
 const indexSchema = z
   .object({
-    concurrency: positiveInt.default(1),
-    chunkMaxDocs: positiveInt.default(500),
-    chunkMaxBytes: positiveInt.default(8 * 1024 * 1024),
-    highWaterChunks: positiveInt.default(20),
-    attempts: positiveInt.default(8),
-    backoffMs: positiveInt.default(1000),
-    sinkRetries: z.number().int().min(0).default(3),
+    concurrency: positiveInt.default(1).describe('Chunks one index worker writes at once.'),
+    chunkMaxDocs: positiveInt.default(500).describe('Documents per index job.'),
+    chunkMaxBytes: positiveInt.default(8 * 1024 * 1024).describe('Uncompressed bytes per index job.'),
+    highWaterChunks: positiveInt.default(20).describe('Feed workers pause while this many chunks wait (bounds Redis memory).'),
+    attempts: positiveInt.default(8).describe('Tries of an index job; on the last one, still-failing items are dead-lettered.'),
+    backoffMs: positiveInt.default(1000).describe('Retry delay base for index jobs and retryable items (exponential, jittered).'),
+    sinkRetries: z.number().int().min(0).default(3).describe('In-job retries of items the sink reports retryable.'),
   })
   .strict();
 
 /** BullMQ worker lock settings: how fast a crashed worker's job is picked up again. */
 const workerSchema = z
   .object({
-    lockDurationMs: positiveInt.default(30_000),
-    stalledIntervalMs: positiveInt.default(30_000),
-    maxStalledCount: positiveInt.default(10),
-    drainTimeoutMs: positiveInt.default(300_000),
+    lockDurationMs: positiveInt.default(30_000).describe("Job lock; a killed worker's job is taken over after it expires."),
+    stalledIntervalMs: positiveInt.default(30_000).describe('How often workers look for stalled jobs.'),
+    maxStalledCount: positiveInt.default(10).describe('Stalls tolerated before a job is failed.'),
+    drainTimeoutMs: positiveInt.default(300_000).describe('A drain that takes longer than this turns into a forced stop.'),
   })
   .strict();
 
 /** Upstream GTI API settings; the key comes from the environment and is never logged. */
 const gtiSchema = z
   .object({
-    apiKey: z.string().min(1).optional(),
-    baseUrl: z.string().url().default('https://www.virustotal.com/api/v3'),
-    xTool: z.string().optional(),
-    user: z.string().min(1).optional(),
-    group: z.string().min(1).optional(),
-    timeoutMs: positiveInt.default(30_000),
+    apiKey: z.string().min(1).optional().describe('GTI API key (sent as x-apikey; never logged, never in job data, errors or the store).'),
+    baseUrl: z.string().url().default('https://www.virustotal.com/api/v3').describe('Versioned API base.'),
+    xTool: z.string().optional().describe('x-tool header value (org.product.major.minor).'),
+    user: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("GTI user id the key belongs to: the ledger's user and quota check's default (default in the ledger when unset)."),
+    group: z.string().min(1).optional().describe("The user's group: every unit is also counted for it (rule 8)."),
+    timeoutMs: positiveInt.default(30_000).describe('Timeout of one API request (downloads get 20×).'),
   })
   .strict();
 
 /** Live mode: when minutes are asked for. */
 const liveSchema = z
   .object({
-    lagMinutes: z.number().int().min(0).default(60),
-    tickMs: positiveInt.default(15_000),
+    lagMinutes: z.number().int().min(0).default(60).describe('Live mode asks for a minute this long after it ends.'),
+    tickMs: positiveInt.default(15_000).describe('How often the live scheduler looks for newly publishable minutes.'),
   })
   .strict();
 
@@ -83,62 +122,102 @@ const liveSchema = z
 const elasticsearchSchema = z
   .object({
     /** Base64 `id:key` API key; preferred over username/password. */
-    apiKey: z.string().min(1).optional(),
-    username: z.string().min(1).optional(),
-    password: z.string().optional(),
+    apiKey: z.string().min(1).optional().describe('Base64 id:key API key (preferred; never logged or stored).'),
+    username: z.string().min(1).optional().describe('Basic-auth user instead of an API key (ELASTICSEARCH_USERNAME).'),
+    password: z.string().optional().describe('Basic-auth password (ELASTICSEARCH_PASSWORD; never logged).'),
     /** PEM file of the CA that signed the cluster certificate (self-managed TLS). */
-    caFile: z.string().min(1).optional(),
+    caFile: z.string().min(1).optional().describe("PEM of the CA that signed a self-managed cluster's certificate."),
     /** SHA-256 fingerprint of the cluster CA (what Elasticsearch prints at first start), instead of caFile. */
-    caFingerprint: z.string().min(1).optional(),
+    caFingerprint: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("SHA-256 fingerprint of that CA (as printed at the cluster's first start), instead of caFile."),
     /** `verify` (default) or `insecure` (skip certificate checks; lab clusters only). */
-    tlsVerify: z.enum(['verify', 'insecure']).default('verify'),
+    tlsVerify: z.enum(['verify', 'insecure']).default('verify').describe('insecure skips certificate checks (lab clusters only).'),
     /** Every index, template and alias name starts with this (several deployments can share a cluster). */
     indexPrefix: z
       .string()
       .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, . _ - only, starting with a letter or digit')
       .max(100)
-      .default('sandtrail'),
+      .default('sandtrail')
+      .describe(
+        'Prefix of every index, template and alias (<prefix>-behaviours, -dead-letters, -batches), so deployments can share a cluster.',
+      ),
     /** Upper bound of one bulk request body. */
-    flushBytes: positiveInt.default(5 * 1024 * 1024),
+    flushBytes: positiveInt
+      .default(5 * 1024 * 1024)
+      .describe('Upper bound of one bulk request body (a single larger document goes alone).'),
     /** Bulk requests in flight at once per index job. */
-    bulkConcurrency: positiveInt.default(2),
-    requestTimeoutMs: positiveInt.default(60_000),
+    bulkConcurrency: positiveInt
+      .default(2)
+      .describe('Bulk requests in flight per index job (× index.concurrency × index workers = cluster load).'),
+    requestTimeoutMs: positiveInt.default(60_000).describe('Timeout of one request.'),
     /** Client-level retries of connection errors and 502/503/504 before the sink classifies them. */
-    maxRetries: z.number().int().min(0).default(2),
-    compression: z.enum(['none', 'gzip']).default('none'),
+    maxRetries: z
+      .number()
+      .int()
+      .min(0)
+      .default(2)
+      .describe('Client-level retries of connection errors and 502/503/504 before the sink classifies the failure.'),
+    compression: z.enum(['none', 'gzip']).default('none').describe('gzip request bodies (worth it over a WAN).'),
     /** `auto`: the first write runs the idempotent setup; `manual`: only `sandtrail es setup` does (least-privilege writers). */
-    setup: z.enum(['auto', 'manual']).default('auto'),
-    shards: positiveInt.default(1),
-    replicas: z.number().int().min(0).default(1),
+    setup: z
+      .enum(['auto', 'manual'])
+      .default('auto')
+      .describe(
+        'auto: the first write of a process runs the idempotent setup; manual: only sandtrail es setup does (writers then need no template privileges).',
+      ),
+    shards: positiveInt.default(1).describe('Primary shards of new behaviour indices.'),
+    replicas: z.number().int().min(0).default(1).describe('Replicas of new indices.'),
     refreshInterval: z
       .string()
       .regex(/^(-1|\d+(ms|s|m|h))$/, 'e.g. 5s, 30s, 1m or -1')
-      .default('5s'),
+      .default('5s')
+      .describe('index.refresh_interval of behaviour indices (-1 during a huge backfill, then back).'),
     /** Mapped-field budget per index; with `dynamic: false` only sandtrail's own fields count. */
-    totalFieldsLimit: positiveInt.default(2000),
+    totalFieldsLimit: positiveInt
+      .default(2000)
+      .describe("index.mapping.total_fields.limit; with dynamic: false only sandtrail's ~120 mapped fields and objects count."),
   })
   .strict();
 
 /** Kibana, for `sandtrail kibana import`; credentials default to the Elasticsearch ones. */
 const kibanaSchema = z
   .object({
-    url: z.string().url().optional(),
-    space: z.string().min(1).optional(),
-    apiKey: z.string().min(1).optional(),
-    username: z.string().min(1).optional(),
-    password: z.string().optional(),
+    url: z.string().url().optional().describe('Kibana base URL for kibana import.'),
+    space: z.string().min(1).optional().describe('Kibana space to import into (default space when unset).'),
+    apiKey: z.string().min(1).optional().describe('Kibana API key; the Elasticsearch credentials are used when unset.'),
+    username: z.string().min(1).optional().describe('Kibana basic-auth user.'),
+    password: z.string().optional().describe('Kibana basic-auth password (never logged).'),
   })
   .strict();
 
 export const configSchema = z
   .object({
-    redisUrl: z.string().url().optional(),
+    redisUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        'Redis ≥ 6.2 (maxmemory-policy noeviction). Without it, CLI commands start a private redis-server on loopback for their duration; workers require it.',
+      ),
     queuePrefix: z
       .string()
       .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
-      .default('sandtrail'),
-    sink: z.string().min(1).default('sqlite:./sandtrail.db'),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      .default('sandtrail')
+      .describe('BullMQ key prefix; separate pipelines can share one Redis.'),
+    sink: z
+      .string()
+      .min(1)
+      .default('sqlite:./sandtrail.db')
+      .describe(
+        'Store for documents, dead letters and the batch log: sqlite:FILE or es:URL (ELASTICSEARCH_URL=U means es:U; SANDTRAIL_SINK wins over it).',
+      ),
+    logLevel: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('pino level; logs are JSON on stderr.'),
     feed: feedSchema.default({}),
     index: indexSchema.default({}),
     worker: workerSchema.default({}),
