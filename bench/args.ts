@@ -9,6 +9,10 @@ export interface BenchOptions {
   perMinute: number;
   /** Keep the end-to-end SQLite file after a successful run (it is deleted otherwise). */
   keep: boolean;
+  /** Directory for the feed, the SQLite file and the worker logs (default bench/out). */
+  out: string | undefined;
+  /** The whole run is given up (non-zero exit) after this many seconds. */
+  timeoutSeconds: number;
   json: boolean;
   feedConcurrency: number;
   indexConcurrency: number;
@@ -18,25 +22,30 @@ export interface BenchOptions {
 /** Usage text printed by `--help`. */
 export const HELP = `Usage: npm run bench -- [options]
 
-Measures, in one run, on a synthetic feed under bench/out/feed (generated, or reused when its
+Measures, in one run, on a synthetic feed under <out>/feed (generated, or reused when its
 manifest matches the options):
   raw         bzip2 decode (the pipeline's decoder) + line split + JSON.parse, in process
   normalize   the same with normalizeLine instead of JSON.parse, in process
-  e2e         private redis-server, one feed worker and one index worker process, backfill
-              into a fresh SQLite file (bench/out/e2e.db), timed from enqueue to all jobs done
-and prints throughput, peak RSS per process and the e2e/raw ratio.
+  e2e         Redis (a private redis-server, or REDIS_URL's under a queue prefix of its own),
+              one feed worker and one index worker process, backfill into a fresh SQLite file
+              (<out>/e2e.db), timed from enqueue to all jobs done
+and prints throughput, peak RSS per process and the e2e/raw ratio, then checks that the SQLite
+store holds exactly the feed's expected ids.
 
   --mb N                    uncompressed feed size in MB (default 200)
   --seed S                  generator seed, integer or string (default 1)
   --per-minute N            lines per minute file (default 400)
   --feed-concurrency N      SANDTRAIL_FEED_CONCURRENCY of the feed worker (default 1)
   --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default 1)
-  --keep                    keep bench/out/e2e.db after the run (deleted by default)
+  --keep                    keep <out>/e2e.db after the run (deleted by default)
+  --out DIR                 directory for the feed, e2e.db and worker logs (default bench/out)
+  --timeout S               give the whole run up after S seconds, exit 1 (default 1800)
   --json                    print the figures as one JSON object on stdout (progress on stderr;
                             use npm run -s so npm's own banner stays off stdout)
   -h, --help                show this help
 
-Exit codes: 0 ok, 1 benchmark or verification failed, 2 usage error.
+Exit codes: 0 ok (report printed, ids verified), 1 a phase did not complete or the
+verification failed (the reason on stderr), 2 usage error.
 `;
 
 /** Thrown for bad flags; the caller prints it with the help hint and exits 2. */
@@ -65,6 +74,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
         'feed-concurrency': { type: 'string' },
         'index-concurrency': { type: 'string' },
         keep: { type: 'boolean', default: false },
+        out: { type: 'string' },
+        timeout: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -72,6 +83,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out must name a directory');
   const mb = values.mb === undefined ? 200 : Number(values.mb);
   if (!(Number.isFinite(mb) && mb > 0)) throw new UsageError(`--mb must be a positive number, got ${JSON.stringify(values.mb)}`);
   const seedRaw = values.seed ?? '1';
@@ -84,6 +96,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     feedConcurrency: positiveInt('feed-concurrency', values['feed-concurrency'], 1),
     indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], 1),
     keep: values.keep ?? false,
+    out: values.out,
+    timeoutSeconds: positiveInt('timeout', values.timeout, 1800),
     json: values.json ?? false,
     help: values.help ?? false,
   };

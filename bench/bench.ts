@@ -3,6 +3,7 @@
  * SQLite) is from the raw limit of this machine (bzip2 decode + line split + JSON.parse), all
  * measured in one run on the same synthetic feed. See `npm run bench -- --help`.
  */
+import { mkdirSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,20 +11,31 @@ import { loadConfig } from '../src/config/index.js';
 import { resolveBzip2Decoder } from '../src/feed/index.js';
 import { HELP, parseBenchArgs, UsageError, type BenchOptions } from './args.js';
 import { measureEndToEnd } from './e2e.js';
+import { BenchFailure, throwIfAborted } from './failure.js';
 import { prepareFeed } from './feed.js';
-import { measureInProcess } from './inproc.js';
-import { toJson, toText, verified, type BenchReport } from './report.js';
+import { measureInProcess, type PhaseResult } from './inproc.js';
+import { toJson, toText, verificationProblems, type BenchReport } from './report.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const OUT = join(ROOT, 'bench', 'out');
-const FEED = join(OUT, 'feed');
+/** After the run is given up, how long the phases get to stop their processes before a hard exit. */
+const STOP_GRACE_MS = 30_000;
 
 /** Progress goes to stderr so `--json` output on stdout stays one parseable object. */
 const say = (msg: string): void => {
   process.stderr.write(`bench: ${msg}\n`);
 };
 
-async function run(o: BenchOptions): Promise<BenchReport> {
+/** Throws unless an in-process phase read the whole feed: otherwise its figures compare nothing. */
+function checkWholeFeed(p: PhaseResult, bytes: number, lines: number): void {
+  if (p.bytes !== bytes || p.lines !== lines) {
+    throw new BenchFailure(`phase ${p.phase} read ${p.bytes} bytes / ${p.lines} lines, the manifest says ${bytes} / ${lines}`);
+  }
+}
+
+async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
+  const OUT = o.out === undefined ? join(ROOT, 'bench', 'out') : resolve(o.out);
+  const FEED = join(OUT, 'feed');
+  mkdirSync(FEED, { recursive: true });
   // Other work on a 2-core box skews every phase: record how busy it was when we started.
   const loadAtStart = loadavg()[0] ?? 0;
   if (loadAtStart > 0.5) say(`note: 1-minute load average is ${loadAtStart.toFixed(2)}: figures will be lower than on an idle machine`);
@@ -35,18 +47,21 @@ async function run(o: BenchOptions): Promise<BenchReport> {
     say,
   );
   const lines = manifest.files.reduce((a, f) => a + f.lines, 0);
+  throwIfAborted(signal, 'feed');
+  if (manifest.files.length === 0 || lines === 0) throw new BenchFailure(`the feed in ${FEED} has no lines: nothing to measure`);
 
   say('phase raw: decode + split + JSON.parse...');
-  const raw = await measureInProcess('raw', FEED, manifest, config);
+  const raw = await measureInProcess('raw', FEED, manifest, config, signal);
   // The raw pass is the reference: if it did not see the whole feed, no ratio means anything.
-  if (raw.bytes !== manifest.bytesUncompressed || raw.lines !== lines) {
-    throw new Error(`raw pass read ${raw.bytes} bytes / ${raw.lines} lines, manifest says ${manifest.bytesUncompressed} / ${lines}`);
-  }
+  checkWholeFeed(raw, manifest.bytesUncompressed, lines);
   say(`  ${raw.seconds.toFixed(2)} s`);
   say('phase normalize: decode + split + normalizeLine...');
-  const normalize = await measureInProcess('normalize', FEED, manifest, config);
+  const normalize = await measureInProcess('normalize', FEED, manifest, config, signal);
+  checkWholeFeed(normalize, manifest.bytesUncompressed, lines);
   say(`  ${normalize.seconds.toFixed(2)} s`);
-  say('phase e2e: private redis-server, feed worker and index worker processes, SQLite...');
+  // Only REDIS_URL (what setup.sh and the CLI know): an operator's SANDTRAIL_* must not change what is measured.
+  const redisUrl = process.env.REDIS_URL || undefined;
+  say(`phase e2e: ${redisUrl ? "REDIS_URL's Redis" : 'private redis-server'}, feed worker and index worker processes, SQLite...`);
   const e2e = await measureEndToEnd({
     root: ROOT,
     outDir: OUT,
@@ -55,6 +70,8 @@ async function run(o: BenchOptions): Promise<BenchReport> {
     feedConcurrency: o.feedConcurrency,
     indexConcurrency: o.indexConcurrency,
     keep: o.keep,
+    redisUrl,
+    signal,
     say,
   });
   say(`  ${e2e.seconds.toFixed(2)} s${o.keep ? `; SQLite kept at ${relative(process.cwd(), e2e.dbPath)}` : ''}`);
@@ -83,6 +100,20 @@ async function run(o: BenchOptions): Promise<BenchReport> {
   };
 }
 
+/**
+ * Set once main has printed its outcome. Node ends a process whose event loop runs empty while
+ * a top-level await is pending with status 13 and only a warning: the 'exit' check below turns
+ * that (a phase awaiting something that can no longer happen) into a clear failure.
+ */
+let finished = false;
+process.on('exit', (code) => {
+  if (finished) return;
+  process.stderr.write(
+    `bench: FAILED: the process is ending (status ${code}) before the benchmark finished: a phase awaited something that can no longer happen; no report\n`,
+  );
+  process.exitCode = 1;
+});
+
 async function main(): Promise<void> {
   let opts: BenchOptions;
   try {
@@ -97,20 +128,48 @@ async function main(): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
+
+  // The run is given up after --timeout or on SIGINT/SIGTERM: the phase in progress stops its
+  // processes and fails. Should that itself hang, exit hard (the exit handlers kill the children).
+  const giveUp = new AbortController();
+  const abandon = (why: string): void => {
+    if (giveUp.signal.aborted) return;
+    say(`giving up: ${why}`);
+    giveUp.abort(new Error(why));
+    setTimeout(() => {
+      process.stderr.write(`bench: FAILED: ${why}, and the phase in progress did not stop within ${STOP_GRACE_MS / 1000} s\n`);
+      finished = true;
+      process.exit(1);
+    }, STOP_GRACE_MS).unref();
+  };
+  const timer = setTimeout(() => abandon(`no result within --timeout ${opts.timeoutSeconds} s`), opts.timeoutSeconds * 1000);
+  timer.unref();
+  const onSignal = (sig: NodeJS.Signals): void => abandon(`interrupted by ${sig}`);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
   try {
-    const report = await run(opts);
+    const report = await run(opts, giveUp.signal);
     process.stdout.write(opts.json ? `${JSON.stringify(toJson(report))}\n` : `\n${toText(report)}\n`);
-    if (!verified(report)) {
-      const e = report.phases.e2e;
-      process.stderr.write(
-        `bench: FAILED: the store holds ${e.stored} documents (ids match: ${e.idsMatch}), the manifest expects ${e.expected}\n`,
-      );
+    const problems = verificationProblems(report);
+    if (problems.length > 0) {
+      process.stderr.write(`bench: FAILED verification: ${problems.join('; ')}\n`);
       process.exitCode = 1;
     }
   } catch (err) {
-    process.stderr.write(`bench: failed: ${(err as Error).stack ?? String(err)}\n`);
+    // A BenchFailure says what went wrong; anything else is a bug or an environment problem: keep its stack.
+    const text = err instanceof BenchFailure ? err.message : ((err as Error).stack ?? String(err));
+    process.stderr.write(`bench: FAILED (no report): ${text}\n`);
     process.exitCode = 1;
+  } finally {
+    clearTimeout(timer);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 
-await main();
+try {
+  await main();
+} finally {
+  finished = true;
+}

@@ -3,13 +3,15 @@ import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
+import type { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/index.js';
 import { createQueues, runBackfill, type BackfillSummary, type Queues } from '../src/queue/index.js';
 import { ensureRedis, type RedisHandle } from '../src/redis/index.js';
 import { openStore, type Store } from '../src/store/index.js';
 import type { FeedManifest } from '../src/synth/index.js';
+import { BenchFailure, reasonOf, throwIfAborted } from './failure.js';
 import type { PhaseResult } from './inproc.js';
-import { readCpu, TreeSampler, type CpuTimes } from './procs.js';
+import { readCpu, readStatus, TreeSampler, type CpuTimes } from './procs.js';
 import { spawnWorker, workerEnv, type WorkerChild } from './workers.js';
 
 /** Inputs of the end-to-end phase. */
@@ -21,7 +23,21 @@ export interface E2eOptions {
   feedConcurrency: number;
   indexConcurrency: number;
   keep: boolean;
+  /** A Redis to use (REDIS_URL) under a queue prefix of this run's own; undefined: a private redis-server. */
+  redisUrl: string | undefined;
+  /** Aborted when the run is given up (time limit, SIGINT): the phase then throws a BenchFailure. */
+  signal?: AbortSignal;
   say(msg: string): void;
+}
+
+/** How the stored ids compare with the manifest's expectedIds. */
+export interface IdCheck {
+  /** True when the store holds exactly the expected ids, nothing more or less. */
+  idsMatch: boolean;
+  /** Expected ids the store lacks, and stored ids the manifest does not expect (counts, then a few examples). */
+  missing: number;
+  unexpected: number;
+  examples: { missing: string[]; unexpected: string[] };
 }
 
 /** The phase's figures plus what only this phase has. */
@@ -31,6 +47,9 @@ export interface E2eResult extends PhaseResult {
   stored: number;
   expected: number;
   idsMatch: boolean;
+  ids: IdCheck;
+  /** Which Redis the queues used. */
+  redis: 'private redis-server' | 'REDIS_URL';
   /** From the batch log: first batch start to last batch end, and the sum of batch durations. */
   feedStageSeconds: number;
   feedBusySeconds: number;
@@ -40,9 +59,11 @@ export interface E2eResult extends PhaseResult {
 }
 
 /**
- * Starts a private redis-server and the two worker processes, waits until both have registered
- * with their queue (so start-up is not timed), then times runBackfill from enqueue until every
- * feed and index job has finished. Throws when a worker dies or the store is incomplete.
+ * Starts a private redis-server (or uses `redisUrl`) and the two worker processes, waits until
+ * both have registered with their queue (so start-up is not timed), then times runBackfill from
+ * enqueue until every feed and index job has finished. Throws a BenchFailure when the phase cannot
+ * complete: a worker or the private redis-server dies, or `signal` is aborted. What was stored is
+ * returned for the caller to verify (`stored`, `ids`), not judged here.
  */
 export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
   const dbPath = join(o.outDir, 'e2e.db');
@@ -55,11 +76,17 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
   let queues: Queues | undefined;
   const workers: WorkerChild[] = [];
   const sampler = new TreeSampler();
+  /** Set when REDIS_URL's Redis is used: the keys to delete afterwards. */
+  let sharedPrefix: string | undefined;
+  let redisWatch: NodeJS.Timeout | undefined;
   try {
-    redis = await ensureRedis({});
+    redis = await ensureRedis(o.redisUrl ? { url: o.redisUrl } : {});
+    // A shared Redis may hold other pipelines' queues and an earlier bench's leftovers: a prefix of our own.
+    const prefix = redis.isPrivate ? 'bench' : `bench-${process.pid}-${Date.now().toString(36)}`;
+    if (!redis.isPrivate) sharedPrefix = prefix;
     const env = workerEnv({
       SANDTRAIL_REDIS_URL: redis.url,
-      SANDTRAIL_QUEUE_PREFIX: 'bench',
+      SANDTRAIL_QUEUE_PREFIX: prefix,
       SANDTRAIL_SINK: `sqlite:${dbPath}`,
       SANDTRAIL_LOG_LEVEL: 'warn',
       SANDTRAIL_FEED_CONCURRENCY: String(o.feedConcurrency),
@@ -71,37 +98,63 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     // worker's start-up waits on the other's first-time setup lock.
     store = openStore(config.sink, config);
     queues = createQueues(redis.url, config);
-    const redisPid = Number(/process_id:(\d+)/.exec(await queues.connection.info('server'))?.[1] ?? 0);
+    // Only our own child's pid means anything here: a shared Redis's process_id may be another host's.
+    const redisPid = redis.isPrivate ? Number(/process_id:(\d+)/.exec(await queues.connection.info('server'))?.[1] ?? 0) : 0;
     if (redisPid) sampler.name(redisPid, 'redis-server');
+
+    // A command to a Redis that is gone waits for it forever (runBackfill waits through outages on
+    // purpose): whatever means the phase can no longer finish aborts it, with the reason as its failure.
+    const abort = new AbortController();
+    redisWatch = setInterval(() => {
+      if (redisPid && !readStatus(redisPid)) abort.abort(new Error(`the private redis-server (pid ${redisPid}) exited`));
+    }, 250);
+    redisWatch.unref();
+    const signal = o.signal ? AbortSignal.any([abort.signal, o.signal]) : abort.signal;
 
     for (const kind of ['feed', 'index'] as const) {
       const w = spawnWorker(kind, o.root, env, join(o.outDir, `${kind}-worker.log`));
       workers.push(w);
       sampler.name(w.pid, `${kind}-worker`);
+      void w.exited.then(() => abort.abort(new Error(`the ${w.kind} worker exited (${JSON.stringify(w.exit)}); log tail:\n${w.tail()}`)));
     }
-    await waitForWorkers(queues, workers);
+    const ready = waitForWorkers(queues, workers, signal);
+    ready.catch(() => undefined); // left behind when the signal wins; its own failure is rethrown below
+    await Promise.race([ready, aborted(signal)]);
+    throwIfAborted(signal, 'e2e');
     o.say(`workers ready (feed pid ${workers[0]?.pid}, index pid ${workers[1]?.pid}); backfilling ${minutes.length} batches...`);
 
-    const abort = new AbortController();
-    for (const w of workers) void w.exited.then(() => abort.abort());
     const cpuStart = new Map(workers.map((w) => [w.kind, readCpu(w.pid)]));
     const redisCpuStart = redisPid ? readCpu(redisPid) : undefined;
     sampler.start();
     const cpuBefore = process.cpuUsage();
     const t0 = performance.now();
-    const summary = await runBackfill({
+    const backfill = runBackfill({
       queues,
       store,
       sourceSpec: `dir:${resolve(o.feedDir)}`,
       minutes,
       pollMs: 100,
-      signal: abort.signal,
+      signal,
       onProgress: (p) => progress(p.batchesDone, p.batchesTotal, p.chunksDone, p.chunksKnown),
     });
+    // runBackfill sees the signal only between polls, and a poll of a Redis that is gone waits for
+    // it forever: the phase stops waiting on the signal itself and leaves that call behind.
+    backfill.catch(() => undefined);
+    let summary: BackfillSummary | undefined;
+    try {
+      summary = await Promise.race([backfill, aborted(signal)]);
+    } finally {
+      if (process.stderr.isTTY) process.stderr.write('\n');
+    }
     const seconds = (performance.now() - t0) / 1000;
-    if (process.stderr.isTTY) process.stderr.write('\n');
+    if (signal.aborted || !summary || summary.interrupted) {
+      throw new BenchFailure(`phase e2e did not complete: ${signal.aborted ? reasonOf(signal) : 'the backfill was interrupted'}`);
+    }
     const dead = workers.find((w) => w.exit);
-    if (dead) throw new Error(`${dead.kind} worker exited during the run (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`);
+    if (dead)
+      throw new BenchFailure(
+        `phase e2e: the ${dead.kind} worker exited during the run (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`,
+      );
 
     // VmHWM and CPU are read just before the workers stop: afterwards /proc no longer has them.
     sampler.sample();
@@ -117,7 +170,7 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     const starts = entries.map((e) => e.startedAt);
     const ends = entries.map((e) => e.finishedAt);
     const stored = await store.sink.count();
-    const idsMatch = sameIds(dbPath, o.manifest.expectedIds);
+    const ids = compareIds(dbPath, o.manifest.expectedIds);
     return {
       phase: 'e2e',
       lines: entries.reduce((a, e) => a + e.lines, 0),
@@ -128,15 +181,19 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
       summary,
       stored,
       expected: o.manifest.expectedIds.length,
-      idsMatch,
+      idsMatch: ids.idsMatch,
+      ids,
+      redis: redis.isPrivate ? 'private redis-server' : 'REDIS_URL',
       feedStageSeconds: entries.length ? (Math.max(...ends) - Math.min(...starts)) / 1000 : 0,
       feedBusySeconds: entries.reduce((a, e) => a + (e.finishedAt - e.startedAt), 0) / 1000,
       cpu,
       dbPath,
     };
   } finally {
+    clearInterval(redisWatch);
     sampler.stop();
     await Promise.all(workers.map((w) => w.stop(5000)));
+    if (queues && sharedPrefix) await dropPrefix(queues.connection, sharedPrefix, o.say);
     await queues?.close();
     await store?.close();
     await redis?.stop();
@@ -145,27 +202,83 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
 }
 
 /** Waits until each queue has a worker connected, failing fast if a worker process dies first. */
-async function waitForWorkers(queues: Queues, workers: WorkerChild[], timeoutMs = 120_000): Promise<void> {
+async function waitForWorkers(queues: Queues, workers: WorkerChild[], signal?: AbortSignal, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    throwIfAborted(signal, 'e2e');
     const dead = workers.find((w) => w.exit);
-    if (dead) throw new Error(`${dead.kind} worker exited at start-up (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`);
+    if (dead) {
+      throw new BenchFailure(
+        `phase e2e: the ${dead.kind} worker exited at start-up (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`,
+      );
+    }
     const [f, i] = await Promise.all([queues.feed.getWorkersCount(), queues.index.getWorkersCount()]);
     if (f > 0 && i > 0) return;
-    if (Date.now() > deadline) throw new Error(`workers did not register within ${timeoutMs / 1000} s (feed ${f}, index ${i})`);
+    if (Date.now() > deadline) {
+      throw new BenchFailure(`phase e2e: the workers did not register within ${timeoutMs / 1000} s (feed ${f}, index ${i})`);
+    }
     await sleep(100);
   }
 }
 
-/** True when the behaviours table holds exactly `expected` (sorted) ids, nothing more or less. */
-function sameIds(dbPath: string, expected: readonly string[]): boolean {
+/** Compares the behaviours table's ids with `expected` as sets (neither order nor duplicates in the manifest matter). */
+export function compareIds(dbPath: string, expected: readonly string[]): IdCheck {
   const db = new BetterSqlite3(dbPath, { readonly: true });
+  let stored: string[];
   try {
-    const ids = (db.prepare('SELECT id FROM behaviours').pluck().all() as string[]).sort();
-    return ids.length === expected.length && ids.every((id, i) => id === expected[i]);
+    stored = db.prepare('SELECT id FROM behaviours').pluck().all() as string[];
   } finally {
     db.close();
   }
+  return diffIds(stored, expected);
+}
+
+/** The set difference both ways, with up to five examples each, sorted. */
+export function diffIds(stored: readonly string[], expected: readonly string[]): IdCheck {
+  const want = new Set(expected);
+  const have = new Set(stored);
+  const missing = [...want].filter((id) => !have.has(id)).sort();
+  const unexpected = [...have].filter((id) => !want.has(id)).sort();
+  // A set equality alone would pass a store holding one id twice: the row count must agree too.
+  const idsMatch = missing.length === 0 && unexpected.length === 0 && stored.length === want.size;
+  return {
+    idsMatch,
+    missing: missing.length,
+    unexpected: unexpected.length,
+    examples: { missing: missing.slice(0, 5), unexpected: unexpected.slice(0, 5) },
+  };
+}
+
+/**
+ * With REDIS_URL's Redis, deletes every key under this run's prefix once the workers are stopped,
+ * so a benchmark leaves nothing behind in a shared Redis. Bounded: an unreachable Redis only gets a note.
+ */
+async function dropPrefix(conn: Redis, prefix: string, say: (msg: string) => void): Promise<void> {
+  const drop = async (): Promise<void> => {
+    let cursor = '0';
+    do {
+      const [next, keys] = await conn.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await conn.unlink(...keys);
+    } while (cursor !== '0');
+  };
+  const timeout = sleep(10_000, 'timeout', { ref: false });
+  const outcome = await Promise.race([
+    drop().then(
+      () => 'ok',
+      (err: Error) => err.message,
+    ),
+    timeout,
+  ]);
+  if (outcome !== 'ok') say(`note: could not delete the keys ${prefix}:* from REDIS_URL's Redis (${outcome})`);
+}
+
+/** Resolves (to undefined) once `signal` is aborted. */
+function aborted(signal: AbortSignal): Promise<undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(undefined);
+    else signal.addEventListener('abort', () => resolve(undefined), { once: true });
+  });
 }
 
 function delta(now: CpuTimes | undefined, before: CpuTimes | undefined): CpuTimes {

@@ -3,6 +3,7 @@ import type { Config } from '../src/config/index.js';
 import { DirectorySource, readLines } from '../src/feed/index.js';
 import { normalizeLine } from '../src/normalize/index.js';
 import type { FeedManifest } from '../src/synth/index.js';
+import { BenchFailure, throwIfAborted } from './failure.js';
 import { TreeSampler, type RolePeak } from './procs.js';
 
 /** Figures of one benchmark phase. */
@@ -24,12 +25,14 @@ export interface PhaseResult {
  * bzip2 decoder) → readLines path the feed worker uses, one batch after another as a feed
  * worker with concurrency 1 does, and either only JSON.parses each line (`raw`: the limit no
  * pipeline on this machine can beat) or runs normalizeLine (`normalize`). Nothing is kept.
+ * Throws a BenchFailure once `signal` is aborted (time limit, SIGINT).
  */
 export async function measureInProcess(
   phase: 'raw' | 'normalize',
   feedDir: string,
   manifest: FeedManifest,
   config: Config,
+  signal?: AbortSignal,
 ): Promise<PhaseResult> {
   const source = new DirectorySource(feedDir, { decoder: config.feed.decoder, decoderThreads: config.feed.decoderThreads });
   const lineOpts = { maxLineBytes: config.feed.maxLineBytes, prefixBytes: config.feed.dlqPrefixBytes };
@@ -44,24 +47,31 @@ export async function measureInProcess(
   };
   const sampler = new TreeSampler().start();
   const t0 = performance.now();
-  for (const f of manifest.files) {
-    const handle = await source.open(f.minute);
-    if (!handle) throw new Error(`batch ${f.minute} (${f.file}) not found in ${feedDir}`);
-    for await (const line of readLines(counted(handle.bytes()), lineOpts)) {
-      lines += 1;
-      if (line.kind !== 'text') continue;
-      if (phase === 'raw') {
-        try {
-          // Counting objects keeps the parse result observably used.
-          const v: unknown = JSON.parse(line.text);
-          if (v !== null && typeof v === 'object') ok += 1;
-        } catch {
-          // a planted malformed line: counted in `lines`, not in `ok`
+  try {
+    for (const f of manifest.files) {
+      throwIfAborted(signal, phase);
+      const handle = await source.open(f.minute);
+      if (!handle) throw new BenchFailure(`phase ${phase}: batch ${f.minute} (${f.file}) not found in ${feedDir}`);
+      for await (const line of readLines(counted(handle.bytes()), lineOpts)) {
+        lines += 1;
+        throwIfAborted(signal, phase);
+        if (line.kind !== 'text') continue;
+        if (phase === 'raw') {
+          try {
+            // Counting objects keeps the parse result observably used.
+            const v: unknown = JSON.parse(line.text);
+            if (v !== null && typeof v === 'object') ok += 1;
+          } catch {
+            // a planted malformed line: counted in `lines`, not in `ok`
+          }
+        } else if (normalizeLine(line.text).ok) {
+          ok += 1;
         }
-      } else if (normalizeLine(line.text).ok) {
-        ok += 1;
       }
     }
+  } catch (err) {
+    sampler.stop();
+    throw err;
   }
   const seconds = (performance.now() - t0) / 1000;
   return { phase, lines, ok, bytes, seconds, peaks: sampler.stop() };

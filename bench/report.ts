@@ -20,6 +20,7 @@ export interface BenchReport {
   phases: { raw: PhaseResult; normalize: PhaseResult; e2e: E2eResult };
 }
 
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const round = (n: number, d = 2): number => Math.round(n * 10 ** d) / 10 ** d;
 const mbps = (p: PhaseResult): number => p.bytes / 1e6 / p.seconds;
 
@@ -28,10 +29,41 @@ export function ratio(report: BenchReport, phase: 'normalize' | 'e2e'): number {
   return mbps(report.phases[phase]) / mbps(report.phases.raw);
 }
 
-/** True when the end-to-end store holds exactly the manifest's ids. */
-export function verified(report: BenchReport): boolean {
+/**
+ * What is wrong with the end-to-end outcome, one sentence each; empty when the store holds exactly
+ * the manifest's expected ids (as a set, with as many rows) and every batch of the feed went through.
+ */
+export function verificationProblems(report: BenchReport): string[] {
   const e = report.phases.e2e;
-  return e.stored === e.expected && e.idsMatch;
+  const f = report.feed;
+  const out: string[] = [];
+  if (e.stored !== e.expected) out.push(`the store holds ${int(e.stored)} documents, the manifest expects ${int(e.expected)}`);
+  if (!e.ids.idsMatch) {
+    const ex = (ids: string[]): string => (ids.length ? ` (e.g. ${ids.map((id) => JSON.stringify(id)).join(', ')})` : '');
+    out.push(
+      `the stored ids are not the expected ids: ${int(e.ids.missing)} expected id(s) missing${ex(e.ids.examples.missing)}, ` +
+        `${int(e.ids.unexpected)} unexpected id(s) stored${ex(e.ids.examples.unexpected)}`,
+    );
+  }
+  const b = e.summary.batches;
+  if (b.ok !== f.files || b.failed > 0 || b.pending > 0 || b.missing > 0) {
+    const why = e.summary.failures
+      .slice(0, 3)
+      .map((x) => `${x.batch}: ${x.reason}`)
+      .join('; ');
+    out.push(`${b.ok} of ${f.files} batches ok (${b.failed} failed, ${b.missing} missing, ${b.pending} pending)${why ? `: ${why}` : ''}`);
+  }
+  if (e.lines !== f.lines || e.bytes !== f.bytesUncompressed) {
+    out.push(
+      `the batch log shows ${int(e.lines)} lines / ${int(e.bytes)} bytes read, the feed has ${int(f.lines)} / ${int(f.bytesUncompressed)}`,
+    );
+  }
+  return out;
+}
+
+/** True when the end-to-end store holds exactly the manifest's ids and the whole feed went through. */
+export function verified(report: BenchReport): boolean {
+  return verificationProblems(report).length === 0;
 }
 
 /** The report as one plain JSON-able object (rates and ratios computed, MB as 10^6 bytes). */
@@ -53,6 +85,7 @@ export function toJson(report: BenchReport): Record<string, unknown> {
       normalize: phase(report.phases.normalize),
       e2e: {
         ...phase(e),
+        redis: e.redis,
         feedStageSeconds: round(e.feedStageSeconds, 3),
         feedBusySeconds: round(e.feedBusySeconds, 3),
         cpuSeconds: Object.fromEntries(Object.entries(e.cpu).map(([k, v]) => [k, { self: round(v.self), children: round(v.children) }])),
@@ -60,7 +93,15 @@ export function toJson(report: BenchReport): Record<string, unknown> {
       },
     },
     ratios: { normalizeToRaw: round(ratio(report, 'normalize'), 3), e2eToRaw: round(ratio(report, 'e2e'), 3) },
-    verification: { stored: e.stored, expected: e.expected, idsMatch: e.idsMatch, ok: verified(report) },
+    verification: {
+      stored: e.stored,
+      expected: e.expected,
+      idsMatch: e.idsMatch,
+      missingIds: e.ids.missing,
+      unexpectedIds: e.ids.unexpected,
+      ok: verified(report),
+      problems: verificationProblems(report),
+    },
   };
 }
 
@@ -75,8 +116,6 @@ function table(rows: string[][], rightAlign: (col: number) => boolean): string {
     )
     .join('\n');
 }
-
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 /** The human-readable report: throughput table, per-process peak RSS, ratios, verification. */
 export function toText(report: BenchReport): string {
@@ -115,7 +154,7 @@ export function toText(report: BenchReport): string {
     .map(([k, v]) => `${k} ${v.self.toFixed(1)} s${v.children > 0.05 ? ` + decoders ${v.children.toFixed(1)} s` : ''}`)
     .join(', ');
   const f = report.feed;
-  const ok = verified(report);
+  const problems = verificationProblems(report);
   return [
     `sandtrail bench: ${report.machine.cpus} cores, Node ${report.machine.node}, bzip2 decoder ${report.machine.decoder}, ` +
       `load average ${report.machine.loadAtStart} at start, ${report.machine.loadAtEnd} at end`,
@@ -132,11 +171,11 @@ export function toText(report: BenchReport): string {
     `e2e feed stage (batch log): first start to last finish ${e2e.feedStageSeconds.toFixed(2)} s, ` +
       `sum of batch times ${e2e.feedBusySeconds.toFixed(2)} s; index tail after the last batch ${(e2e.seconds - e2e.feedStageSeconds).toFixed(2)} s`,
     `e2e CPU seconds: ${cpu} (wall ${e2e.seconds.toFixed(1)} s × ${report.machine.cpus} cores = ${(e2e.seconds * report.machine.cpus).toFixed(1)} core-s)`,
+    `e2e Redis: ${e2e.redis}`,
     `e2e outcome: ${e2e.summary.batches.ok} batches ok, ${e2e.summary.batches.failed} failed; ` +
       `${int(e2e.summary.records.indexed)} indexed, ${int(e2e.summary.records.rejected)} rejected (planted malformed lines: ${int(f.lines - f.records)})`,
-    ok
+    problems.length === 0
       ? `verified: the store holds exactly the manifest's ${int(e2e.expected)} expected ids`
-      : `VERIFICATION FAILED: store holds ${int(e2e.stored)} rows, manifest expects ${int(e2e.expected)}` +
-        (e2e.idsMatch ? '' : '; the stored ids are not the expected ids'),
+      : `VERIFICATION FAILED: ${problems.join('; ')}`,
   ].join('\n');
 }

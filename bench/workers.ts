@@ -32,6 +32,11 @@ export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.Pr
     closeSync(fd); // the child holds its own copy
   }
   if (child.pid === undefined) throw new Error(`could not spawn the ${kind} worker`);
+  // A benchmark that ends abruptly (process.exit after its time limit) must not leave workers behind.
+  const killOnExit = (): void => {
+    if (!w.exit) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
   const w: WorkerChild = {
     kind,
     pid: child.pid,
@@ -39,6 +44,7 @@ export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.Pr
     exit: undefined,
     exited: once(child, 'exit').then(([code, signal]) => {
       w.exit = { code: code as number | null, signal: signal as NodeJS.Signals | null };
+      process.off('exit', killOnExit);
     }),
     async stop(graceMs = 30_000) {
       if (w.exit) return;
@@ -52,7 +58,8 @@ export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.Pr
     },
     tail(lines = 20) {
       try {
-        return readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+        const text = readFileSync(logPath, 'utf8').trimEnd();
+        return text ? text.split('\n').slice(-lines).join('\n') : `(${logPath} is empty)`;
       } catch {
         return '(no log)';
       }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: setup, lint, format check, typecheck, tests.
+# The whole test suite, from a fresh clone: setup, lint, format check, typecheck, tests, bench smoke.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,4 +11,15 @@ npx tsc -p tsconfig.json --noEmit
 echo "== cycles" >&2
 node scripts/check-cycles.mjs
 echo "== tests" >&2
-node scripts/run-tests.mjs "$@"
+npx vitest run "$@"
+# The smallest bench that still runs every phase (raw, normalize, and e2e through Redis and
+# SQLite, 2 batches of ~0.6 MB): it only has to finish with its ids verified; figures are not
+# asserted. Its own directory, so a developer's bench/out feed is neither clobbered nor reused.
+echo "== bench smoke" >&2
+bench_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-bench-smoke.XXXXXX")
+if npm run --silent bench -- --mb 1 --per-minute 50 --timeout 120 --out "$bench_out"; then
+  rm -rf "$bench_out"
+else
+  echo "bench smoke failed; its feed and worker logs are in $bench_out" >&2
+  exit 1
+fi

@@ -155,11 +155,21 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
     }
   };
 
+  // a poll to a Redis that is gone waits for it: a stop request must not wait with it
+  const stopRequested = new Promise<void>((resolve) => {
+    if (o.signal?.aborted) resolve();
+    o.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
   while (pendingFeed.size > 0 || pendingIndex.size > 0) {
     if (o.signal?.aborted) break;
     try {
-      await pollFeed();
-      await pollIndex();
+      const poll = (async () => {
+        await pollFeed();
+        await pollIndex();
+      })();
+      poll.catch(() => undefined);
+      await Promise.race([poll, stopRequested]);
+      if (o.signal?.aborted) break;
       if (redisDown) o.log?.info('Redis answers again');
       redisDown = false;
     } catch (err) {

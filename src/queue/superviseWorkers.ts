@@ -102,7 +102,14 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     const forced = new Promise<void>((resolve) => (forceNow = resolve));
     const stopAll = async (force: boolean): Promise<void> => {
       await o.scheduler?.stop();
-      await Promise.all(workers.map((w) => w.stop(force)));
+      if (force) {
+        await Promise.all(workers.map((w) => w.stop(true)));
+        return;
+      }
+      // feed first: a feed job waiting for room in the index queue finishes only while the
+      // index workers still take chunks
+      await Promise.all(workers.filter((w) => w instanceof FeedWorker).map((w) => w.stop(false)));
+      await Promise.all(workers.filter((w) => !(w instanceof FeedWorker)).map((w) => w.stop(false)));
     };
     const drained = outcome.forced ? Promise.reject(new Error('forced')) : stopAll(false);
     const timer = new AbortController();

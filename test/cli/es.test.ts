@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { afterAll, test } from 'vitest';
 import { setupPlan } from '../../src/sink/elasticsearch/index.js';
 import { runCli } from '../support/cli.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 
 const fake = new FakeElasticsearch();
-after(() => fake.close());
+afterAll(() => fake.close());
 
 test('es setup creates templates, alias and bookkeeping indices once; a second run changes nothing; no secret is printed', async () => {
   const url = await fake.listen();

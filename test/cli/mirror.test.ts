@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'vitest';
 import { addMinutes } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
-import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 
 const KEY = 'mirror-key-5150';
@@ -23,7 +23,7 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
     missingMinutes: [addMinutes(start, 3)],
   });
   const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
-  after(() => fake.close());
+  cleanup(() => fake.close());
   fake.setFaults({ truncate: { minutes: [addMinutes(start, 1)], times: 1, atFraction: 0.4 } });
   const out = join(dir, 'archive');
   const env = { GTI_APIKEY: KEY, GTI_BASE_URL: fake.baseUrl, REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };

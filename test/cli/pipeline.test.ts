@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import type { FeedManifest } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';

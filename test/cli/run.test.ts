@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { addMinutes, msToMinute } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { baseEnv, runCli } from '../support/cli.js';
-import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 
 const KEY = 'run-key-2718';
@@ -18,7 +18,7 @@ test('sandtrail run --source api catches up from --start, says so, stores the fe
   const start = msToMinute(Date.now() - 75 * 60_000);
   const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 17, start, minutes: 5, perMinute: 8, malformedRate: 0 });
   const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
-  after(() => fake.close());
+  cleanup(() => fake.close());
   const db = join(dir, 'run.db');
   const env = {
     ...baseEnv(),

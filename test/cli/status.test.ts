@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { afterAll, test } from 'vitest';
 import type { FeedManifest } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
@@ -11,7 +11,7 @@ const feed = join('sample', 'feed');
 const manifest = JSON.parse(readFileSync(join(feed, 'manifest.json'), 'utf8')) as FeedManifest;
 
 const fakeEs = new FakeElasticsearch();
-after(() => fakeEs.close());
+afterAll(() => fakeEs.close());
 
 const sinks: [string, () => Promise<Record<string, string>>][] = [
   ['sqlite', async () => ({ SANDTRAIL_SINK: `sqlite:${join(tempDir(), 's.db')}` })],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { addMinutes } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { replayDeadLetters, type DeadLetterInput } from '../../src/dlq/index.js';
 import { openStore } from '../../src/store/index.js';
 import { makeDoc } from '../sink/sinkConformance.js';

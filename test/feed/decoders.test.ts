@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { decodeStream, findExecutable, resolveBzip2Decoder, type DecoderChoice } from '../../src/feed/index.js';
 import { tempDir } from '../support/env.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { readLines, type FeedLine } from '../../src/feed/index.js';
 
 async function collect(chunks: (string | Buffer)[], maxLineBytes = 1024, prefixBytes = 8): Promise<FeedLine[]> {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { pack } from 'tar-stream';
 import { readTar } from '../../src/feed/index.js';
 

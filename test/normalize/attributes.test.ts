@@ -1,5 +1,5 @@
 /** Lenient attribute rules: lists, objects, scalars, unknown fields, and hostile shapes. */
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import {
   KNOWN_ATTRIBUTES,

@@ -8,10 +8,10 @@
  * Fixed seed and few runs by default so the suite stays fast; for a soak:
  *   SANDTRAIL_FUZZ_RUNS=2000 SANDTRAIL_FUZZ_SEED=random npm run fuzz
  * A failure prints `seed` and `path`; replay that one test with SANDTRAIL_FUZZ_SEED=<seed>
- * SANDTRAIL_FUZZ_PATH=<path> node --import tsx --test --test-name-pattern='<test name>' test/normalize/fuzz.test.ts
+ * SANDTRAIL_FUZZ_PATH=<path> npx vitest run test/normalize/fuzz.test.ts -t '<test name>'
  * (the path applies to every property, so select the failing one).
  */
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {

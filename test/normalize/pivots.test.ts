@@ -1,5 +1,5 @@
 /** computePivots, exactly as DESIGN.md §3 defines the pivots. */
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { computePivots, type CanonicalAttributes } from '../../src/normalize/index.js';
 import { accept, record } from './helpers.js';

@@ -2,7 +2,7 @@
  * Property-based tests: (1) never throws, always well-formed; (2) pivots agree with the
  * attributes; (3) idempotence of the canonical form.
  */
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { computePivots, normalizeLine, normalizeRecord, type BehaviourDoc, type CanonicalAttributes } from '../../src/normalize/index.js';

@@ -1,5 +1,5 @@
 /** Envelope, identity, rejections, dates, sandbox name and feed-line extras. */
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { normalizeLine, normalizeRecord, type RejectCode } from '../../src/normalize/index.js';
 import { ID, SANDBOX, SHA, accept, record, rejectionOf } from './helpers.js';

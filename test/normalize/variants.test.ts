@@ -2,7 +2,7 @@
  * Every upstream variant (DESIGN.md §3, spec notes) folds into one canonical form. Each case
  * gives a small hand-written input and the exact canonical attributes and warning codes.
  */
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { canon } from './helpers.js';
 

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { addMinutes, decodeStream, normalizeAndSerialize, readLines } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { writeFeed } from '../../src/synth/index.js';
-import { tempDir, testConfig } from '../support/env.js';
+import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
 
@@ -28,7 +28,7 @@ async function setup(over: { missingMinutes?: string[] } = {}) {
     ...over,
   });
   const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
-  after(() => fake.close());
+  cleanup(() => fake.close());
   const config = await testConfig(dir, {
     gti: { apiKey: KEY, baseUrl: fake.baseUrl, xTool: 'acme.sandtrail.0.1', user: 'svc', group: 'soc' },
     feed: { missingRetries: 2, missingRetryDelayMs: 150, notAvailableDelayMs: 150, rateLimitDelayMs: 150, backoffMs: 100, attempts: 5 },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
 import { createLogger } from '../../src/log/index.js';
 import { writeFeed } from '../../src/synth/index.js';

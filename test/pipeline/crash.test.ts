@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { afterAll, test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addMinutes, minuteRange } from '../../src/feed/index.js';
 import { createQueues, runBackfill } from '../../src/queue/index.js';
@@ -26,7 +26,7 @@ const exitOf = (c: ChildProcess): Promise<{ code: number | null; signal: NodeJS.
     : new Promise((r) => c.once('exit', (code, signal) => r({ code, signal })));
 
 const fakeEs = new FakeElasticsearch();
-after(() => fakeEs.close());
+afterAll(() => fakeEs.close());
 
 /** Each backend: the config overrides that select it, and how to read back what it holds. */
 const backends: [string, (dir: string) => Promise<{ over: ConfigInput; contents: () => Contents }>][] = [

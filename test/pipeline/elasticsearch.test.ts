@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { afterAll, test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
 import { addMinutes } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
@@ -13,7 +13,7 @@ import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
 
 const fake = new FakeElasticsearch();
-after(() => fake.close());
+afterAll(() => fake.close());
 
 test('backfill into Elasticsearch through item 429s, request 503s, a dropped connection and a mapping error keeps the SQLite guarantees; query and get print the same as with SQLite', async () => {
   const url = await fake.listen();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
 import { addMinutes } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';

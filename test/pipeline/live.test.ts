@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { addMinutes, minuteToMs } from '../../src/feed/index.js';
@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log/index.js';
 import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
-import { tempDir, testConfig } from '../support/env.js';
+import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
 import { storeContents } from '../support/storeContents.js';
@@ -21,7 +21,7 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
   const dir = tempDir();
   const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 9, start, minutes: 6, perMinute: 12, malformedRate: 0 });
   const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
-  after(() => fake.close());
+  cleanup(() => fake.close());
   const config = await testConfig(dir, { gti: { apiKey: KEY, baseUrl: fake.baseUrl }, feed: { notAvailableDelayMs: 100, backoffMs: 100 } });
   const log = createLogger('silent');
   const store = openStore(config.sink, config);

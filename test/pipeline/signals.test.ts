@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFeed } from '../../src/synth/index.js';
 import { baseEnv } from '../support/cli.js';
@@ -21,8 +21,17 @@ function cli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out
   return { child, out: () => out, err: () => err };
 }
 
+/** Exit code of the child (null when a signal ended it); fails after 60 s instead of hanging. */
 const exited = (c: ChildProcess): Promise<number | null> =>
-  c.exitCode !== null ? Promise.resolve(c.exitCode) : new Promise((r) => c.once('exit', (code) => r(code)));
+  c.exitCode !== null || c.signalCode !== null
+    ? Promise.resolve(c.exitCode)
+    : Promise.race([
+        new Promise<number | null>((r) => c.once('exit', (code) => r(code))),
+        sleep(60_000).then(() => {
+          c.kill('SIGKILL');
+          throw new Error('the process did not exit within 60 s of the signal');
+        }),
+      ]);
 
 const jsonLines = (text: string): void => {
   for (const l of text.split('\n').filter((x) => x.trim() !== '')) assert.doesNotThrow(() => JSON.parse(l), `not one JSON object: ${l}`);
@@ -38,7 +47,8 @@ test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM s
       SANDTRAIL_SINK: `sqlite:${join(dir, 'w.db')}`,
       SANDTRAIL_LOG_LEVEL: 'info',
     });
-    for (let i = 0; i < 200 && !w.err().includes('worker started'); i++) await sleep(25);
+    for (let i = 0; i < 2400 && !w.err().includes('worker started'); i++) await sleep(25);
+    assert.match(w.err(), /worker started/);
     await redis.kill();
     await sleep(2500);
     const t0 = Date.now();
@@ -75,9 +85,12 @@ test('SIGINT during a backfill stops after the active jobs, prints the summary (
     SANDTRAIL_INDEX_CHUNK_MAX_DOCS: '5',
     SANDTRAIL_INDEX_HIGH_WATER_CHUNKS: '2',
   });
-  for (let i = 0; i < 400 && !b.err().includes('batch done'); i++) await sleep(25);
+  for (let i = 0; i < 2400 && !b.err().includes('batch done'); i++) await sleep(25);
+  assert.match(b.err(), /batch done/, 'the backfill was under way when interrupted');
   b.child.kill('SIGINT');
-  const code = await exited(b.child);
+  const code = await exited(b.child).catch((e: Error) => {
+    throw new Error(`${e.message}; its log: ${b.err().slice(-3000)}`);
+  });
   assert.equal(code, 130, b.err());
   const summary = JSON.parse(b.out()) as { interrupted: boolean; batches: Record<string, number> };
   assert.equal(summary.interrupted, true);

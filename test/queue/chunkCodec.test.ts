@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
 import { serializedOf } from '../../src/sink/index.js';
 import { makeDoc } from '../sink/sinkConformance.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { BudgetGuard, estimate, formatEstimate } from '../../src/quota/index.js';
 
 const e = estimate([

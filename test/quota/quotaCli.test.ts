@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 
 const SECRET = 'k-secret-0123456789';
@@ -36,7 +36,7 @@ test('quota check reads overall_quotas at 0 units (rule 2), shows it beside the 
       alice: { api_requests_daily: { user: { allowed: 1000, used: 12 }, group: { allowed: 50000, used: 900, inherited_from: 'soc' } } },
     },
   });
-  after(() => fake.close());
+  cleanup(() => fake.close());
   const env = {
     GTI_APIKEY: SECRET,
     GTI_BASE_URL: fake.baseUrl,

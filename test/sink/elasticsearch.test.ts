@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
 import type { BehaviourDoc } from '../../src/normalize/index.js';
 import {
@@ -54,7 +54,7 @@ bookkeepingConformance('elasticsearch (official client + elasticsearch-mock)', a
 });
 
 const real = await realCluster();
-after(stopRealCluster);
+afterAll(stopRealCluster);
 const skip = 'skip' in real ? real.skip : undefined;
 sinkConformance(
   'elasticsearch (real cluster)',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import { batchMappings, behaviourMappings, kibanaNdjson, kibanaObjects } from '../../src/sink/elasticsearch/index.js';
 import { runCli } from '../support/cli.js';
 
@@ -121,11 +121,11 @@ describe('kibana import', () => {
     });
   });
   let url = '';
-  before(async () => {
+  beforeAll(async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(() => server.close());
+  afterAll(() => server.close());
 
   test('posts the shipped NDJSON to the saved objects import API with overwrite and auth', async () => {
     received.length = 0;

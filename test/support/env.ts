@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
+import { afterAll, onTestFinished } from 'vitest';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.js';
 import { ensureRedis, type RedisHandle } from '../../src/redis/index.js';
 
 let shared: Promise<RedisHandle> | undefined;
 
 /**
- * The Redis the test run started (scripts/run-tests.mjs), or a private one when a test file is
+ * The Redis the test run started (test/support/globalSetup.ts), or a private one when a test file is
  * run on its own. Each test isolates itself with its own queue prefix.
  */
 export async function testRedisUrl(): Promise<string> {
@@ -25,10 +25,22 @@ export async function testRedisUrl(): Promise<string> {
   return (await shared).url;
 }
 
-/** A fresh temporary directory removed when the test file ends. */
+/**
+ * Runs `fn` when the current test ends, or when the file ends if called outside a test (vitest
+ * refuses hooks registered from inside a running test).
+ */
+export function cleanup(fn: () => unknown): void {
+  try {
+    onTestFinished(async () => void (await fn()));
+  } catch {
+    afterAll(async () => void (await fn()));
+  }
+}
+
+/** A fresh temporary directory removed when the test (or, outside a test, the file) ends. */
 export function tempDir(label = 'sandtrail-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), label));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test } from 'vitest';
 import { Client, errors, type estypes } from '@elastic/elasticsearch';
 import { ElasticsearchSink, setupElasticsearch } from '../../src/sink/elasticsearch/index.js';
 import { makeDoc } from '../sink/sinkConformance.js';

@@ -3,9 +3,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from 'vitest';
 import { addMinutes, minuteToMs } from '../../src/feed/minute.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
+import { cleanup } from './env.js';
 import { startFakeGti, type FakeGti } from './fakeGti.js';
 
 const KEY = 'fake-gti-key-5e1b77';
@@ -19,16 +20,16 @@ let feedDir: string;
 let manifest: FeedManifest;
 let clock = minuteToMs(START);
 
-before(async () => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fake-gti-test-'));
   feedDir = join(dir, 'feed');
   manifest = await writeFeed({ out: feedDir, seed: 3, start: START, minutes: 4, perMinute: 6, missingMinutes: [MISSING] });
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function fake(over: Partial<Parameters<typeof startFakeGti>[0]> = {}): Promise<FakeGti> {
   const f = await startFakeGti({ apiKey: KEY, feedDir, now: () => new Date(clock), ...over });
-  after(() => f.close());
+  cleanup(() => f.close());
   return f;
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { Rng } from '../../src/synth/index.js';
 
 test('same seed gives the same sequence, different seeds differ', () => {

@@ -3,12 +3,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, test } from 'node:test';
+import { afterAll, test } from 'vitest';
 import { tempDir } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const tmp = tempDir('synth-cli-');
-after(tmp.cleanup);
+afterAll(tmp.cleanup);
 
 function run(...args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-feed.ts', ...args], { cwd: ROOT, encoding: 'utf8' });

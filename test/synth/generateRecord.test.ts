@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from 'vitest';
 import { API_BASE, Rng, canonicalId, createPivotPools, emptyTally, generateRecord, vocab } from '../../src/synth/index.js';
 import { classify, detectVariants, timeOffsetRuleHolds } from './helpers.js';
 

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from 'vitest';
 import { VARIANT_NAMES, writeFeed, type FeedManifest, type VariantName } from '../../src/synth/index.js';
 import { batchLines, classify, detectVariants, tempDir, timeOffsetRuleHolds } from './helpers.js';
 
 // A moderately sized feed with the default rates: every documented variant must show up in it.
 const tmp = tempDir('synth-variants-');
-after(tmp.cleanup);
+afterAll(tmp.cleanup);
 let manifest: FeedManifest;
 const found = Object.fromEntries(VARIANT_NAMES.map((n) => [n, 0])) as Record<VariantName, number>;
 const records: Array<Record<string, unknown>> = [];
 
-before(async () => {
+beforeAll(async () => {
   manifest = await writeFeed({ out: tmp.dir, seed: 2026, minutes: 10, perMinute: 100, compression: 'none' });
   for (const f of manifest.files) {
     for (const line of batchLines(join(tmp.dir, f.file))) {

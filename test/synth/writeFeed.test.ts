@@ -3,13 +3,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, test } from 'node:test';
+import { afterAll, test } from 'vitest';
 import { addMinutes } from '../../src/feed/minute.js';
 import { MALFORMED_KINDS, writeFeed, type FeedManifest, type MalformedKind } from '../../src/synth/index.js';
 import { batchLines, classify, readBatch, tempDir, type LineVerdict } from './helpers.js';
 
 const tmp = tempDir('synth-feed-');
-after(tmp.cleanup);
+afterAll(tmp.cleanup);
 let n = 0;
 const outDir = (): string => join(tmp.dir, String(n++));
 
