@@ -1,3 +1,4 @@
 export { main, buildProgram } from './main.js';
 export { runBackfillCommand, formatSummary, backfillExitCode } from './commands/backfill.js';
 export type { BackfillArgs, BackfillRun } from './commands/backfill.js';
+export { apiUnitsOf } from './budget.js';

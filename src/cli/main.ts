@@ -6,6 +6,7 @@ import { parseCursor, runSchedulerProcess, runWorkerProcess } from '../queue/ind
 import { estimateLine, guardBudget, type BudgetFlags } from './budget.js';
 import { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
+import { genFeedCommand } from './commands/genFeed.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
@@ -297,6 +298,16 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .description('ingest the bundled sample feed into a fresh SQLite store and show example pivot queries')
     .option('--feed <dir>', 'feed directory (default: the bundled sample)')
     .action(action((o: { feed?: string }, cmd: Command) => demoCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  program
+    .command('gen-feed')
+    .description(
+      'write a synthetic feed (minute batch files and manifest.json) for demos and benchmarks; gen-feed --help lists its options',
+    )
+    .helpOption(false)
+    .allowUnknownOption()
+    .argument('[options...]', 'see: sandtrail gen-feed --help')
+    .action(action((args: string[]) => genFeedCommand(args)));
 
   for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) c.exitOverride();
   return program;

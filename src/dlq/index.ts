@@ -1,12 +1,6 @@
-export { deadLetterId } from './DeadLetterStore.js';
-export type {
-  DeadLetter,
-  DeadLetterFilter,
-  DeadLetterInput,
-  DeadLetterStage,
-  DeadLetterStore,
-  DeadLetterSummary,
-} from './DeadLetterStore.js';
-export { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
+/**
+ * Dead-letter replay: re-runs stored dead letters through the current normalizer and store.
+ * The store interfaces and backends live in store/.
+ */
 export { replayDeadLetters } from './replayDeadLetters.js';
-export type { ReplayResult } from './replayDeadLetters.js';
+export type { ReplayOptions, ReplayResult } from './replayDeadLetters.js';

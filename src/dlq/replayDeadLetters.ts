@@ -1,6 +1,6 @@
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
-import type { Sink } from '../sink/index.js';
-import type { DeadLetter, DeadLetterStore } from './DeadLetterStore.js';
+import type { Sink } from '../store/index.js';
+import type { DeadLetter, DeadLetterStore } from '../store/index.js';
 
 export interface ReplayResult {
   replayed: number;

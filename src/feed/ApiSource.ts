@@ -1,7 +1,7 @@
 import type { GtiClient } from '../gti/index.js';
 import { decodeStream, type DecoderChoice } from './decoders.js';
 import type { BatchHandle, FeedSource } from './FeedSource.js';
-import type { MinuteId } from './minute.js';
+import type { MinuteId } from '../minute/index.js';
 import { readTar, type TarEntry } from './readTar.js';
 
 export interface ApiSourceOptions {

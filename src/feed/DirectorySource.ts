@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { SandtrailError } from '../errors/index.js';
 import { compressionOf, decodeStream, type DecoderChoice } from './decoders.js';
 import type { BatchHandle, FeedSource } from './FeedSource.js';
-import { isMinuteId, type MinuteId } from './minute.js';
+import { isMinuteId, type MinuteId } from '../minute/index.js';
 import { readTar, type TarEntry } from './readTar.js';
 
 const MINUTE_IN_NAME = /(?<!\d)(\d{12})(?!\d)/;

@@ -1,4 +1,4 @@
-import type { MinuteId } from './minute.js';
+import type { MinuteId } from '../minute/index.js';
 import type { TarEntry } from './readTar.js';
 
 /** An open feed batch: decoded bytes, streamed. */

@@ -1,6 +1,6 @@
 import { compressionOf, decodeStream, type DecoderChoice } from './decoders.js';
 import type { FeedSource } from './FeedSource.js';
-import type { MinuteId } from './minute.js';
+import type { MinuteId } from '../minute/index.js';
 import type { TarEntry } from './readTar.js';
 
 /** The minute a package entry holds, from its file name. */

@@ -1,5 +1,3 @@
-export { isMinuteId, minuteToMs, msToMinute, addMinutes, minuteRange } from './minute.js';
-export type { MinuteId } from './minute.js';
 export type { FeedSource, BatchHandle } from './FeedSource.js';
 export { DirectorySource } from './DirectorySource.js';
 export { ApiSource } from './ApiSource.js';
@@ -10,8 +8,6 @@ export { decodeStream, resolveBzip2Decoder, compressionOf, findExecutable } from
 export type { Compression, DecoderChoice } from './decoders.js';
 export { readLines } from './readLines.js';
 export type { FeedLine, ReadLinesOptions } from './readLines.js';
-export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
-export { SqliteBatchLog } from './SqliteBatchLog.js';
 export { processBatch, normalizeAndSerialize } from './processBatch.js';
 export type { ProcessBatchOptions, BatchOutcome, SerializedDoc } from './processBatch.js';
 export { mirrorBatches, mirrorFileName } from './mirrorBatches.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode, messageOf } from '../errors/index.js';
 import type { GtiClient } from '../gti/index.js';
-import type { MinuteId } from './minute.js';
+import type { MinuteId } from '../minute/index.js';
 
 export interface MirrorOptions {
   client: GtiClient;

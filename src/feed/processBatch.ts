@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
-import type { BatchLogEntry } from './BatchLog.js';
+import type { BatchLogEntry } from '../store/index.js';
 import type { FeedSource } from './FeedSource.js';
-import type { MinuteId } from './minute.js';
+import type { MinuteId } from '../minute/index.js';
 import { readLines, type FeedLine } from './readLines.js';
+import { deadLetterId, type DeadLetterInput } from '../store/index.js';
 
 export interface ProcessBatchOptions {
   source: FeedSource;

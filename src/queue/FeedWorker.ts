@@ -4,14 +4,14 @@ import type { Config } from '../config/index.js';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { GtiClient } from '../gti/index.js';
 import { QuotaLedger } from '../quota/index.js';
-import type { DeadLetterInput } from '../dlq/index.js';
-import { addMinutes, createSource, processBatch, processHour, type FeedSource, type SerializedDoc } from '../feed/index.js';
+import { createSource, processBatch, processHour, type FeedSource, type SerializedDoc } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
-import type { Store } from '../store/index.js';
+import { type Store, type DeadLetterInput } from '../store/index.js';
 import { encodeChunk } from './chunkCodec.js';
 import { StageRunner } from './StageRunner.js';
 import type { Queues } from './createQueues.js';
 import { FEED_QUEUE, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
+import { addMinutes } from '../minute/index.js';
 
 export interface StageWorkerOptions {
   redisUrl: string;

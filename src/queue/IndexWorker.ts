@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { deadLetterId, type DeadLetterInput } from '../dlq/index.js';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import { decodeChunk } from './chunkCodec.js';
 import { StageRunner } from './StageRunner.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
+import { deadLetterId, type DeadLetterInput } from '../store/index.js';
 
 /**
  * The index stage behind BullMQ: writes one chunk to the sink, retries only the items the sink

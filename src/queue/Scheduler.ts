@@ -1,10 +1,9 @@
-import { addMinutes, minuteRange, minuteToMs, msToMinute, type MinuteId } from '../feed/index.js';
-import type { BatchLogEntry } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
-import type { Store } from '../store/index.js';
+import { type Store, type BatchLogEntry } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
 import { feedJobId, indexJobId } from './names.js';
+import { addMinutes, minuteRange, minuteToMs, msToMinute, type MinuteId } from '../minute/index.js';
 
 /** The feed keeps batches this long; older minutes cannot be fetched any more. */
 export const RETENTION_MS = 7 * 24 * 3600 * 1000;

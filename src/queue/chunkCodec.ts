@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
 import { SandtrailError } from '../errors/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { withSerialized } from '../sink/index.js';
+import { withSerialized } from '../store/index.js';
 
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);

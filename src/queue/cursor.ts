@@ -1,5 +1,5 @@
 import { SandtrailError } from '../errors/index.js';
-import { isMinuteId, type MinuteId } from '../feed/index.js';
+import { isMinuteId, type MinuteId } from '../minute/index.js';
 
 /** A feed position as the official clients write it: `YYYYMMDDhhmm-N`, N lines of that minute already consumed. */
 export interface FeedCursor {

@@ -1,4 +1,4 @@
-import type { MinuteId } from '../feed/index.js';
+import type { MinuteId } from '../minute/index.js';
 
 export const FEED_QUEUE = 'feed';
 export const INDEX_QUEUE = 'index';

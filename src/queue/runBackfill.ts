@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MinuteId } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import { feedJobId, hourJobId, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
+import type { MinuteId } from '../minute/index.js';
 
 export interface BackfillProgress {
   batchesTotal: number;

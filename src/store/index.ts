@@ -1,2 +1,23 @@
+/**
+ * Where everything durable lives: the three interfaces every backend implements (documents
+ * `Sink`, `DeadLetterStore`, `BatchLog`), opening a backend from its spec (`sqlite:FILE`,
+ * `es:URL`), and the backends themselves: store/sqlite/ and store/elasticsearch/ (with the
+ * index design, setup and Kibana objects). The pipeline depends on the interfaces only.
+ */
+export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection, withSerialized, serializedOf } from './Sink.js';
+export type { Sink, ItemResult, PivotKind } from './Sink.js';
+export { deadLetterId } from './DeadLetterStore.js';
+export type {
+  DeadLetter,
+  DeadLetterFilter,
+  DeadLetterInput,
+  DeadLetterStage,
+  DeadLetterStore,
+  DeadLetterSummary,
+} from './DeadLetterStore.js';
+export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
+export type { Store } from './Store.js';
 export { openStore, openElasticsearch, isElasticsearchSpec } from './openStore.js';
-export type { Store, StoreSettings } from './openStore.js';
+export type { StoreSettings } from './openStore.js';
+export * from './sqlite/index.js';
+export * from './elasticsearch/index.js';

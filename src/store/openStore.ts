@@ -1,20 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { SqliteDeadLetterStore, type DeadLetterStore } from '../dlq/index.js';
-import { SandtrailError } from '../errors/index.js';
-import { SqliteBatchLog, type BatchLog } from '../feed/index.js';
 import type { Config } from '../config/index.js';
-import { SqliteSink, openElasticsearchStore, type ElasticsearchStore, type Sink } from '../sink/index.js';
-
-/** The three durable parts of a deployment, kept together in one backend. */
-export interface Store {
-  readonly spec: string;
-  sink: Sink;
-  dlq: DeadLetterStore;
-  batches: BatchLog;
-  close(): Promise<void>;
-}
+import { SandtrailError } from '../errors/index.js';
+import { openElasticsearchStore, type ElasticsearchStore } from './elasticsearch/index.js';
+import { openSqliteStore } from './sqlite/index.js';
+import type { Store } from './Store.js';
 
 /** Backend settings beyond the spec (only the Elasticsearch backend has any). */
 export interface StoreSettings {
@@ -23,7 +11,7 @@ export interface StoreSettings {
   feed?: Partial<Pick<Config['feed'], 'maxDepth'>>;
 }
 
-/** True for `es:URL` and `elasticsearch:URL` sink specs. */
+/** True for `es:URL` and `elasticsearch:URL` store specs. */
 export function isElasticsearchSpec(spec: string): boolean {
   return /^(es|elasticsearch):/.test(spec);
 }
@@ -56,38 +44,11 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}): E
 }
 
 /**
- * Opens the store named by a sink spec: `sqlite:FILE` (created when missing) or `es:URL`
+ * Opens the store named by a store spec: `sqlite:FILE` (created when missing) or `es:URL`
  * (also `elasticsearch:URL`; nothing is sent until the first operation).
  */
 export function openStore(spec: string, settings: StoreSettings = {}): Store {
   if (isElasticsearchSpec(spec)) return openElasticsearch(spec, settings);
-  if (spec.startsWith('sqlite:')) {
-    const file = spec.slice('sqlite:'.length);
-    if (!file) throw new SandtrailError('USAGE', 'sqlite: sink needs a file, e.g. --sink sqlite:./sandtrail.db');
-    const path = resolve(file);
-    mkdirSync(dirname(path), { recursive: true });
-    let db: BetterSqlite3.Database;
-    try {
-      db = new BetterSqlite3(path);
-    } catch (err) {
-      throw new SandtrailError('SINK_UNAVAILABLE', `cannot open SQLite file ${path}: ${(err as Error).message}`);
-    }
-    // WAL lets lookups run while a worker writes; several local workers share the file.
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 15000');
-    let closed = false;
-    return {
-      spec: `sqlite:${path}`,
-      sink: new SqliteSink(db, settings.feed?.maxDepth),
-      dlq: new SqliteDeadLetterStore(db),
-      batches: new SqliteBatchLog(db),
-      close: async () => {
-        if (closed) return;
-        closed = true;
-        db.close();
-      },
-    };
-  }
-  throw new SandtrailError('USAGE', `unknown sink "${spec}": expected sqlite:FILE or es:URL`);
+  if (spec.startsWith('sqlite:')) return openSqliteStore(spec.slice('sqlite:'.length), { maxDepth: settings.feed?.maxDepth });
+  throw new SandtrailError('USAGE', `unknown store "${spec}": expected sqlite:FILE or es:URL`);
 }

@@ -1,4 +1,4 @@
-import type { MinuteId } from '../feed/minute.js';
+import type { MinuteId } from '../minute/index.js';
 import type { MalformedKind } from './malformedLine.js';
 import type { Compression } from './openBatchWriter.js';
 import type { VariantRates, VariantTally } from './VariantRates.js';

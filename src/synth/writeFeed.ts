@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { addMinutes, isMinuteId, minuteToMs, type MinuteId } from '../feed/minute.js';
+import { addMinutes, isMinuteId, minuteToMs, type MinuteId } from '../minute/index.js';
 import type { FeedManifest, ManifestFile, ManifestOversize, ManifestUpdate } from './FeedManifest.js';
 import { canonicalId, generateRecord, identityOf, type FeedRecord, type RecordIdentity } from './generateRecord.js';
 import { MALFORMED_KINDS, malformedLine } from './malformedLine.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, test } from 'vitest';
-import { setupPlan } from '../../src/sink/elasticsearch/index.js';
+import { setupPlan } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 

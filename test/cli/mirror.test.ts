@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { addMinutes } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 const KEY = 'mirror-key-5150';
 const start = '202611060000';

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { addMinutes, msToMinute } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { baseEnv, runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
+import { addMinutes, msToMinute } from '../../src/minute/index.js';
 
 const KEY = 'run-key-2718';
 

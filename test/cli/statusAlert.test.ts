@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { addMinutes } from '../../src/feed/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 test('consecutive missing minutes beyond the configured number raise an alert in status; fewer do not', async () => {
   const dir = tempDir();

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { replayDeadLetters, type DeadLetterInput } from '../../src/dlq/index.js';
-import { openStore } from '../../src/store/index.js';
-import { makeDoc } from '../sink/sinkConformance.js';
+import { replayDeadLetters } from '../../src/dlq/index.js';
+import { openStore, type DeadLetterInput } from '../../src/store/index.js';
+import { makeDoc } from '../store/sinkConformance.js';
 import { tempDir } from '../support/env.js';
 
 const base = { batch: '202611010000', docId: null, path: '$', rawEncoding: 'utf8' as const, rawTruncated: false };

@@ -26,7 +26,7 @@ import {
 } from '../../src/normalize/index.js';
 import { normalizeAndSerialize, type SerializedDoc } from '../../src/feed/index.js';
 import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { serializedOf } from '../../src/sink/index.js';
+import { serializedOf } from '../../src/store/index.js';
 import { assertWellFormed } from './helpers.js';
 import { NUMBER_LITERALS, fuzzLineArb, recordLineArb, type FuzzLine } from './fuzzArbitraries.js';
 import { behaviourId } from './arbitraries.js';

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/index.js';
-import { addMinutes, decodeStream, normalizeAndSerialize, readLines } from '../../src/feed/index.js';
+import { decodeStream, normalizeAndSerialize, readLines } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
@@ -11,6 +11,7 @@ import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 const KEY = 'test-key-3f9a0c1d';
 const start = '202611030000';

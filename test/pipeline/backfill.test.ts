@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
+import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { writeFeed } from '../../src/synth/index.js';
-import { addMinutes } from '../../src/feed/index.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 test('backfill through the real queue stores exactly the expected ids, dead-letters exactly the malformed lines, and a re-run converges', async () => {
   const dir = tempDir();

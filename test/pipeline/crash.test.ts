@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { addMinutes, minuteRange } from '../../src/feed/index.js';
 import { createQueues, runBackfill } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
 import { Rng, writeFeed } from '../../src/synth/index.js';
@@ -12,6 +11,7 @@ import type { ConfigInput } from '../../src/config/index.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { assertNewestWins, expectedDead, fakeEsContents, storeContents, type Contents } from '../support/storeContents.js';
+import { addMinutes, minuteRange } from '../../src/minute/index.js';
 
 function startWorker(kind: 'feed' | 'index', env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join('workers', `${kind}-worker.ts`)], {

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterAll, test } from 'vitest';
-import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
-import { addMinutes } from '../../src/feed/index.js';
+import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { openElasticsearchStore } from '../../src/sink/elasticsearch/index.js';
+import { openElasticsearchStore } from '../../src/store/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 const fake = new FakeElasticsearch();
 afterAll(() => fake.close());

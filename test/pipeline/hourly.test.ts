@@ -3,12 +3,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { runBackfillCommand } from '../../src/cli/commands/backfill.js';
-import { addMinutes } from '../../src/feed/index.js';
+import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { expectedDead, storeContents } from '../support/storeContents.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 test('--hourly reads whole hours from a .tar.bz2 package: same store, batch log and dead letters as minute files', async () => {
   const dir = tempDir();

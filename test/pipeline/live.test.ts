@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { addMinutes, minuteToMs } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -13,6 +12,7 @@ import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
 import { storeContents } from '../support/storeContents.js';
+import { addMinutes, minuteToMs } from '../../src/minute/index.js';
 
 const KEY = 'live-key-77';
 const start = '202611040000';

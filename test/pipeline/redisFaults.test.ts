@@ -5,12 +5,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { loadConfig } from '../../src/config/index.js';
-import { addMinutes } from '../../src/feed/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, uniquePrefix } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+import { addMinutes } from '../../src/minute/index.js';
 
 const minutes = 10;
 const start = '202611030000';

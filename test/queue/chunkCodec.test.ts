@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'vitest';
 import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { serializedOf } from '../../src/sink/index.js';
-import { makeDoc } from '../sink/sinkConformance.js';
+import { serializedOf } from '../../src/store/index.js';
+import { makeDoc } from '../store/sinkConformance.js';
 
 test('a chunk round-trips, compressed, and each document keeps its JSON text for the sink', async () => {
   const docs = Array.from({ length: 50 }, (_, i) =>

@@ -40,7 +40,7 @@ test('--max-api-units stops before exceeding N, free calls never stop', () => {
 test('the guard stops a client before the call that would exceed --max-api-units; free calls go through', async () => {
   const { startFakeGti } = await import('../support/fakeGti.js');
   const { GtiClient } = await import('../../src/gti/index.js');
-  const { apiUnitsOf } = await import('../../src/cli/budget.js');
+  const { apiUnitsOf } = await import('../../src/cli/index.js');
   const fake = await startFakeGti({ apiKey: 'k', quotas: { u: { api_requests_daily: { user: { allowed: 10, used: 0 } } } } });
   try {
     const guard = new BudgetGuard({ maxApiUnits: 1 });

@@ -9,7 +9,7 @@ import {
   type Charge,
   type PolicyState,
   type QuotaKind,
-} from '../../src/quota/policy/index.js';
+} from '../../src/quota/index.js';
 
 const NOW = new Date('2026-11-21T17:05:30Z');
 const SHA = 'ab'.repeat(32);

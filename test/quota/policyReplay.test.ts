@@ -9,7 +9,7 @@ import {
   QUOTA_KINDS,
   replayOperations,
   type QuotaKind,
-} from '../../src/quota/policy/index.js';
+} from '../../src/quota/index.js';
 
 const NOW = new Date('2026-12-01T12:00:00Z');
 const line = (o: Record<string, unknown>): string => JSON.stringify(o);

@@ -7,7 +7,7 @@ import {
   parseOperation,
   type ChargeResult,
   type PolicyState,
-} from '../../src/quota/policy/index.js';
+} from '../../src/quota/index.js';
 
 const NOW = new Date('2026-11-21T17:05:30Z');
 const SHA = 'Ab'.repeat(32); // mixed case on purpose: sha256 matches case-insensitively

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'vitest';
 import { Client, errors, type estypes } from '@elastic/elasticsearch';
-import { ElasticsearchSink, setupElasticsearch } from '../../src/sink/elasticsearch/index.js';
-import { makeDoc } from '../sink/sinkConformance.js';
+import { ElasticsearchSink, setupElasticsearch } from '../../src/store/index.js';
+import { makeDoc } from '../store/sinkConformance.js';
 import { FakeElasticsearch, mockedClient, type FakeElasticsearchOptions } from './fakeElasticsearch.js';
 
 type Mode = 'mock' | 'http';

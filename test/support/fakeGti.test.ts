@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, test } from 'vitest';
-import { addMinutes, minuteToMs } from '../../src/feed/minute.js';
+import { addMinutes, minuteToMs } from '../../src/minute/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { cleanup } from './env.js';
 import { startFakeGti, type FakeGti } from './fakeGti.js';
@@ -246,8 +246,8 @@ test("hourly: built on the fly as a tar.bz2 of the hour's minute files, cached; 
   assert.ok((await download(g, '2026110205')).bytes.equals(stored));
 });
 
-test('scripts/fake-gti.ts serves a feed directory until SIGTERM', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/fake-gti.ts', '--feed-dir', feedDir, '--api-key', KEY], {
+test('npm run fake-gti (test/support/fakeGtiMain.ts) serves a feed directory until SIGTERM', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/fakeGtiMain.ts', '--feed-dir', feedDir, '--api-key', KEY], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -269,6 +269,6 @@ test('scripts/fake-gti.ts serves a feed directory until SIGTERM', async () => {
     child.kill('SIGTERM');
   }
   assert.equal(await exited, 0, stderr);
-  const help = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/fake-gti.ts', '--help'], { encoding: 'utf8' });
+  const help = execFileSync(process.execPath, ['--import', 'tsx', 'test/support/fakeGtiMain.ts', '--help'], { encoding: 'utf8' });
   assert.match(help, /--not-available-lag-minutes/);
 });

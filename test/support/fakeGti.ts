@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isMinuteId } from '../../src/feed/minute.js';
+import { isMinuteId } from '../../src/minute/index.js';
 import { findCompressor } from '../../src/synth/index.js';
 import { FaultState, type FakeGtiFaults } from './fakeGti/faults.js';
 import { writeHourPackage, type TarEntry } from './fakeGti/hourPackage.js';

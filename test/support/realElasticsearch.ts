@@ -1,6 +1,6 @@
 import { Client } from '@elastic/elasticsearch';
 import type * as Testcontainers from 'testcontainers';
-import { openElasticsearchStore, type ElasticsearchStore } from '../../src/sink/elasticsearch/index.js';
+import { openElasticsearchStore, type ElasticsearchStore } from '../../src/store/index.js';
 
 /** How the suites reach a real cluster, or why they cannot. */
 export type RealCluster = { url: string; auth: { apiKey?: string; username?: string; password?: string } } | { skip: string };

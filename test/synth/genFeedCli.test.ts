@@ -11,7 +11,7 @@ const tmp = tempDir('synth-cli-');
 afterAll(tmp.cleanup);
 
 function run(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-feed.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'gen-feed', ...args], { cwd: ROOT, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

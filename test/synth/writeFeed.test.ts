@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, test } from 'vitest';
-import { addMinutes } from '../../src/feed/minute.js';
+import { addMinutes } from '../../src/minute/index.js';
 import { MALFORMED_KINDS, writeFeed, type FeedManifest, type MalformedKind } from '../../src/synth/index.js';
 import { batchLines, classify, readBatch, tempDir, type LineVerdict } from './helpers.js';
 

@@ -1,10 +1,11 @@
 import { SandtrailError } from '../../errors/index.js';
-import { createSource, isMinuteId, minuteRange, type MinuteId } from '../../feed/index.js';
+import { createSource } from '../../feed/index.js';
 import { bounded, createQueues, runBackfill, superviseWorkers, type BackfillSummary } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { createProgressReporter } from '../progress.js';
+import { isMinuteId, minuteRange, type MinuteId } from '../../minute/index.js';
 
 export interface BackfillArgs {
   source: string;

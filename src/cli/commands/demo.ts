@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PivotKind } from '../../sink/index.js';
+import type { PivotKind } from '../../store/index.js';
 import { openStore } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { packageRoot } from '../packageRoot.js';

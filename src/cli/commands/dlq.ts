@@ -1,6 +1,6 @@
-import { replayDeadLetters, type DeadLetterStage } from '../../dlq/index.js';
+import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
-import { openStore, type Store } from '../../store/index.js';
+import { openStore, type Store, type DeadLetterStage } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
 async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {

@@ -11,7 +11,7 @@ import {
   type KibanaAuth,
   type SetupOptions,
   type SetupStep,
-} from '../../sink/index.js';
+} from '../../store/index.js';
 import { isElasticsearchSpec, openElasticsearch } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { packageRoot } from '../packageRoot.js';

@@ -1,9 +1,10 @@
 import { SandtrailError } from '../../errors/index.js';
-import { addMinutes, createSource, minuteToMs, type BatchLogEntry } from '../../feed/index.js';
+import { createSource } from '../../feed/index.js';
 import { bounded, createQueues, formatCursor, parseCursor, Scheduler, superviseWorkers } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
-import { openStore } from '../../store/index.js';
+import { openStore, type BatchLogEntry } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
+import { addMinutes, minuteToMs } from '../../minute/index.js';
 
 /**
  * `sandtrail run`: live ingestion. A scheduler enqueues each minute once it can be published,

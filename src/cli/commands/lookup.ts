@@ -1,5 +1,5 @@
 import { SandtrailError } from '../../errors/index.js';
-import type { PivotKind } from '../../sink/index.js';
+import type { PivotKind } from '../../store/index.js';
 import { openStore } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 

@@ -1,10 +1,11 @@
 import { SandtrailError } from '../../errors/index.js';
-import { isMinuteId, minuteRange, mirrorBatches } from '../../feed/index.js';
+import { mirrorBatches } from '../../feed/index.js';
 import { GtiClient } from '../../gti/index.js';
 import { createRedis } from '../../queue/index.js';
 import { QuotaLedger } from '../../quota/index.js';
 import { apiUnitsOf, estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
+import { isMinuteId, minuteRange } from '../../minute/index.js';
 
 /** `sandtrail mirror`: raw batches of a range into a directory, skipping files already complete. */
 export async function mirrorCommand(

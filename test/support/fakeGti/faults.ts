@@ -1,4 +1,4 @@
-import { isMinuteId, minuteToMs } from '../../../src/feed/minute.js';
+import { isMinuteId, minuteToMs } from '../../../src/minute/index.js';
 
 /** The next `count` matching requests answer `status` with the upstream error body (and `Retry-After` when given). */
 export interface BurstFault {

@@ -1,17 +1,19 @@
 /**
- * Writes a synthetic GTI file_behaviour feed (one batch file per minute plus manifest.json).
+ * `sandtrail gen-feed`: writes a synthetic GTI file_behaviour feed (one batch file per minute
+ * plus manifest.json) for demos, benchmarks and tests of a deployment.
  *
- *   npm run gen:feed -- --out DIR --minutes N --per-minute M --seed S [options]
+ *   sandtrail gen-feed --out DIR --minutes N --per-minute M --seed S [options]
+ *   npm run gen:feed -- ...   (the same, from a clone)
  *
  * Exit codes: 0 done, 1 generation failed (e.g. compressor crashed), 2 usage error.
  */
 import { readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { addMinutes, isMinuteId } from '../src/feed/minute.js';
-import { writeFeed, type Compression, type WriteFeedOptions } from '../src/synth/index.js';
+import { addMinutes, isMinuteId } from '../../minute/index.js';
+import { writeFeed, type Compression, type WriteFeedOptions } from '../../synth/index.js';
 
-const HELP = `Usage: npm run gen:feed -- --out DIR [options]
+const HELP = `Usage: sandtrail gen-feed --out DIR [options]   (from a clone: npm run gen:feed -- ...)
 
 Writes <DIR>/<YYYYMMDDhhmm>.jsonl.bz2 per minute and <DIR>/manifest.json (what a pipeline
 must end up storing). Same seed and options give the same content.
@@ -138,10 +140,11 @@ async function clean(dir: string): Promise<number> {
   return ours.length;
 }
 
-async function main(): Promise<number> {
+/** Runs the generator with its own argument parser (argv: the arguments after `gen-feed`). */
+export async function genFeedCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parse(process.argv.slice(2));
+    parsed = parse(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`gen-feed: ${e.message}\nRun with --help for usage.\n`);
@@ -173,13 +176,3 @@ async function main(): Promise<number> {
   );
   return 0;
 }
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (e: unknown) => {
-    process.stderr.write(`gen-feed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exitCode = 1;
-  },
-);

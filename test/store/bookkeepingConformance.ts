@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test as vitestTest } from 'vitest';
-import { replayDeadLetters, type DeadLetterInput, type DeadLetterStore } from '../../src/dlq/index.js';
-import type { BatchLog, BatchLogEntry } from '../../src/feed/index.js';
-import type { Sink } from '../../src/sink/index.js';
-import { makeDoc } from '../sink/sinkConformance.js';
+import { replayDeadLetters } from '../../src/dlq/index.js';
+import { type Sink, type DeadLetterInput, type DeadLetterStore, type BatchLog, type BatchLogEntry } from '../../src/store/index.js';
+import { makeDoc } from './sinkConformance.js';
 
 export interface BookkeepingFixture {
   sink: Sink;

@@ -1,11 +1,12 @@
 import type { Client } from '@elastic/elasticsearch';
-import { minuteToMs, type BatchLog, type BatchLogEntry, type MinuteId } from '../../feed/index.js';
 
 import type { SandtrailError } from '../../errors/index.js';
 import { storeFailure, isIndexNotFound } from './classify.js';
 import type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
+import { minuteToMs, type MinuteId } from '../../minute/index.js';
+import type { BatchLog, BatchLogEntry } from '../BatchLog.js';
 
 function failure(op: string, err: unknown): SandtrailError {
   return storeFailure(`batch log ${op}`, err);

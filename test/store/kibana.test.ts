@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, test } from 'vitest';
-import { batchMappings, behaviourMappings, kibanaNdjson, kibanaObjects } from '../../src/sink/elasticsearch/index.js';
+import { batchMappings, behaviourMappings, kibanaNdjson, kibanaObjects } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 
 type Props = Record<string, { properties?: Props; type?: string }>;

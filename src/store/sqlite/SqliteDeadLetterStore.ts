@@ -6,7 +6,7 @@ import type {
   DeadLetterStage,
   DeadLetterStore,
   DeadLetterSummary,
-} from './DeadLetterStore.js';
+} from '../DeadLetterStore.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS dead_letters (

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'vitest';
-import {
-  behaviourMappings,
-  ecsProjection,
-  PIVOT_FIELDS,
-  setupPlan,
-  sourceJson,
-  stripProjection,
-} from '../../src/sink/elasticsearch/index.js';
-import { withSerialized } from '../../src/sink/index.js';
+import { behaviourMappings, ecsProjection, PIVOT_FIELDS, setupPlan, sourceJson, stripProjection } from '../../src/store/index.js';
+import { withSerialized } from '../../src/store/index.js';
 import { makeDoc } from './sinkConformance.js';
 
 type Props = Record<string, Record<string, unknown>>;

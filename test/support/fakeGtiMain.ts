@@ -1,16 +1,16 @@
 /**
  * Runs the fake GTI server (test/support/fakeGti.ts) standalone, for demos and manual runs.
  *
- *   node --import tsx scripts/fake-gti.ts --feed-dir DIR --api-key KEY [--port N] [--not-available-lag-minutes N]
+ *   npm run fake-gti -- --feed-dir DIR --api-key KEY [--port N] [--not-available-lag-minutes N]
  *
  * Prints the base URL (`http://127.0.0.1:PORT/api/v3`) on stdout and serves until SIGINT/SIGTERM.
  * Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.
  */
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { startFakeGti } from '../test/support/fakeGti.js';
+import { startFakeGti } from './fakeGti.js';
 
-const HELP = `Usage: node --import tsx scripts/fake-gti.ts --feed-dir DIR --api-key KEY [options]
+const HELP = `Usage: npm run fake-gti -- --feed-dir DIR --api-key KEY [options]
 
 Serves DIR (minute batches YYYYMMDDhhmm.jsonl.bz2, e.g. from npm run gen:feed, and optional
 hourly packages YYYYMMDDhh.tar.bz2, built on the fly when absent) the way the GTI API does:

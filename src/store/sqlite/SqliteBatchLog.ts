@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { BatchLog, BatchLogEntry } from './BatchLog.js';
-import type { MinuteId } from './minute.js';
+import type { BatchLog, BatchLogEntry } from '../BatchLog.js';
+import type { MinuteId } from '../../minute/index.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS batches (

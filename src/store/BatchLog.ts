@@ -1,4 +1,4 @@
-import type { MinuteId } from './minute.js';
+import type { MinuteId } from '../minute/index.js';
 
 /**
  * Outcome of one feed batch. `missing` is a normal event (the feed skips minutes), not an error.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test as vitestTest } from 'vitest';
 import { normalizeRecord, type BehaviourDoc } from '../../src/normalize/index.js';
-import type { Sink } from '../../src/sink/index.js';
+import type { Sink } from '../../src/store/index.js';
 
 export interface SinkFixture {
   sink: Sink;

@@ -9,8 +9,8 @@ import {
   setupPlan,
   type ElasticsearchStore,
   type ElasticsearchStoreOptions,
-} from '../../src/sink/elasticsearch/index.js';
-import { bookkeepingConformance } from '../dlq/bookkeepingConformance.js';
+} from '../../src/store/index.js';
+import { bookkeepingConformance } from './bookkeepingConformance.js';
 import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
 import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { DEFAULT_MAX_DEPTH, type BehaviourDoc } from '../normalize/index.js';
-import { depthRejection, invalidDocReason, pivotKey, serializedOf, type ItemResult, type PivotKind, type Sink } from './Sink.js';
+import { DEFAULT_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
+import { depthRejection, invalidDocReason, pivotKey, serializedOf, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS behaviours (

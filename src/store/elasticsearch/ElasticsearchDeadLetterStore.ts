@@ -1,4 +1,8 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
+import { SandtrailError } from '../../errors/index.js';
+import { storeFailure, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
+import { esNames } from './names.js';
+import { scan } from './scan.js';
 import type {
   DeadLetter,
   DeadLetterFilter,
@@ -6,11 +10,7 @@ import type {
   DeadLetterStage,
   DeadLetterStore,
   DeadLetterSummary,
-} from '../../dlq/index.js';
-import { SandtrailError } from '../../errors/index.js';
-import { storeFailure, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
-import { esNames } from './names.js';
-import { scan } from './scan.js';
+} from '../DeadLetterStore.js';
 
 export interface EsBookkeepingOptions {
   prefix?: string;

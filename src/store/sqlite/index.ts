@@ -1,0 +1,6 @@
+/** The embedded SQLite backend: one file holds documents, dead letters and the batch log. */
+export { openSqliteStore } from './openSqliteStore.js';
+export type { SqliteStoreOptions } from './openSqliteStore.js';
+export { SqliteSink } from './SqliteSink.js';
+export { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
+export { SqliteBatchLog } from './SqliteBatchLog.js';

@@ -1,0 +1,45 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { SandtrailError } from '../../errors/index.js';
+import type { Store } from '../Store.js';
+import { SqliteBatchLog } from './SqliteBatchLog.js';
+import { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
+import { SqliteSink } from './SqliteSink.js';
+
+export interface SqliteStoreOptions {
+  /** Documents nested deeper are rejected `too_deep`. */
+  maxDepth?: number;
+}
+
+/**
+ * The embedded store: documents, dead letters and the batch log in one SQLite file (created with
+ * its directory when missing), in WAL mode so lookups run while a worker writes.
+ */
+export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store {
+  if (!file) throw new SandtrailError('USAGE', 'sqlite: store needs a file, e.g. --store sqlite:./sandtrail.db');
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  let db: BetterSqlite3.Database;
+  try {
+    db = new BetterSqlite3(path);
+  } catch (err) {
+    throw new SandtrailError('SINK_UNAVAILABLE', `cannot open SQLite file ${path}: ${(err as Error).message}`);
+  }
+  // WAL lets lookups run while a worker writes; several local workers share the file.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 15000');
+  let closed = false;
+  return {
+    spec: `sqlite:${path}`,
+    sink: new SqliteSink(db, o.maxDepth),
+    dlq: new SqliteDeadLetterStore(db),
+    batches: new SqliteBatchLog(db),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
