@@ -87,7 +87,7 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     const env = workerEnv({
       SANDTRAIL_REDIS_URL: redis.url,
       SANDTRAIL_QUEUE_PREFIX: prefix,
-      SANDTRAIL_SINK: `sqlite:${dbPath}`,
+      SANDTRAIL_STORE: `sqlite:${dbPath}`,
       SANDTRAIL_LOG_LEVEL: 'warn',
       SANDTRAIL_FEED_CONCURRENCY: String(o.feedConcurrency),
       SANDTRAIL_INDEX_CONCURRENCY: String(o.indexConcurrency),
@@ -96,7 +96,7 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     const config = loadConfig({ env });
     // Opened before the workers start, so the file already has WAL mode and its schema and neither
     // worker's start-up waits on the other's first-time setup lock.
-    store = openStore(config.sink, config);
+    store = openStore(config.store, config);
     queues = createQueues(redis.url, config);
     // Only our own child's pid means anything here: a shared Redis's process_id may be another host's.
     const redisPid = redis.isPrivate ? Number(/process_id:(\d+)/.exec(await queues.connection.info('server'))?.[1] ?? 0) : 0;

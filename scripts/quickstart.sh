@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 mkdir -p .data
-exec node bin/sandtrail.js demo --sink "sqlite:${SANDTRAIL_DEMO_DB:-.data/demo.db}" "$@"
+exec node bin/sandtrail.js demo --store "sqlite:${SANDTRAIL_DEMO_DB:-.data/demo.db}" "$@"

@@ -5,6 +5,8 @@ import { createLogger, type Logger } from '../log/index.js';
 export interface GlobalOptions {
   config?: string;
   redisUrl?: string;
+  store?: string;
+  /** Former name of --store. */
   sink?: string;
   queuePrefix?: string;
   logLevel?: string;
@@ -19,7 +21,7 @@ export interface CliContext {
 export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: ConfigInput = {}): CliContext {
   const flags: ConfigInput = { ...extra };
   if (g.redisUrl) flags.redisUrl = g.redisUrl;
-  if (g.sink) flags.sink = g.sink;
+  if (g.store ?? g.sink) flags.store = g.store ?? g.sink;
   if (g.queuePrefix) flags.queuePrefix = g.queuePrefix;
   if (g.logLevel) flags.logLevel = g.logLevel as ConfigInput['logLevel'];
   const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG });

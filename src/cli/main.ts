@@ -22,7 +22,7 @@ const EDGE_ENV: [string, string][] = [
   ['SANDTRAIL_CONFIG', 'JSON config file (same as --config).'],
   ['GTI_APIKEY', 'GTI API key (never logged; same as SANDTRAIL_GTI_API_KEY).'],
   ['GTI_BASE_URL, GTI_XTOOL', 'GTI API base URL and x-tool header value.'],
-  ['ELASTICSEARCH_URL', 'Elasticsearch node URL: store es:URL (SANDTRAIL_SINK and --sink win).'],
+  ['ELASTICSEARCH_URL', 'Elasticsearch node URL: store es:URL (SANDTRAIL_STORE and --store win).'],
   ['ELASTICSEARCH_API_KEY', 'Elasticsearch API key, base64 id:key (never logged).'],
   ['ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD', 'Basic auth instead of an API key.'],
   ['ELASTICSEARCH_CA_FILE, ELASTICSEARCH_CA_FINGERPRINT', "CA of a self-managed cluster's TLS certificate."],
@@ -72,7 +72,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .version('0.1.0')
     .option('--config <file>', 'JSON config file')
     .option('--redis-url <url>', 'Redis URL (env REDIS_URL)')
-    .option('--sink <spec>', 'store: sqlite:FILE (default sqlite:./sandtrail.db) or es:URL (Elasticsearch, env ELASTICSEARCH_URL)')
+    .option(
+      '--store <spec>',
+      'where documents, dead letters and the batch log live: sqlite:FILE (default sqlite:./sandtrail.db) or es:URL (Elasticsearch, env ELASTICSEARCH_URL)',
+    )
+    .option('--sink <spec>', 'former name of --store, still accepted')
     .option('--queue-prefix <prefix>', 'BullMQ key prefix, to run several pipelines on one Redis')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
     .addHelpText('after', ENV_HELP)
@@ -227,7 +231,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .action(action((id: string, o: { json?: boolean }, cmd: Command) => dlqShow(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
   dlq
     .command('replay')
-    .description('re-run dead letters through the normalizer and sink; those that pass are indexed and removed')
+    .description('re-run dead letters through the normalizer and store; those that pass are indexed and removed')
     .argument('[id...]')
     .option('--all', 'replay every entry')
     .option('--json', 'JSON result')

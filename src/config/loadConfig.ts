@@ -68,6 +68,13 @@ function deepMerge(base: Dict, over: Dict): Dict {
   return out;
 }
 
+/** `sink` is the former name of `store`: accepted in every source, `store` wins when both are set. */
+function renameLegacy(d: Dict): Dict {
+  if (!('sink' in d)) return d;
+  const { sink, ...rest } = d;
+  return rest.store === undefined && sink !== undefined ? { ...rest, store: sink } : rest;
+}
+
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object') {
     for (const v of Object.values(o)) deepFreeze(v);
@@ -93,7 +100,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   if (env.GTI_BASE_URL) setPath(out, ['gti', 'baseUrl'], env.GTI_BASE_URL);
   if (env.GTI_XTOOL) setPath(out, ['gti', 'xTool'], env.GTI_XTOOL);
   // the names Elastic's own tools use
-  if (env.ELASTICSEARCH_URL) out.sink = `es:${env.ELASTICSEARCH_URL}`;
+  if (env.ELASTICSEARCH_URL) out.store = `es:${env.ELASTICSEARCH_URL}`;
+  // the setting's former name, still accepted
+  if (env.SANDTRAIL_SINK) out.store = env.SANDTRAIL_SINK;
   for (const [name, key] of ES_ENV) if (env[name]) setPath(out, ['elasticsearch', key], env[name]);
   if (env.KIBANA_URL) setPath(out, ['kibana', 'url'], env.KIBANA_URL);
   for (const s of envSettings()) {
@@ -130,7 +139,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
       throw new SandtrailError('CONFIG_INVALID', `cannot read config file ${opts.file}: ${(err as Error).message}`);
     }
   }
-  const merged = deepMerge(deepMerge(fromFile, configFromEnv(opts.env ?? {}) as Dict), (opts.flags ?? {}) as Dict);
+  const merged = deepMerge(
+    deepMerge(renameLegacy(fromFile), renameLegacy(configFromEnv(opts.env ?? {}) as Dict)),
+    renameLegacy((opts.flags ?? {}) as Dict),
+  );
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');

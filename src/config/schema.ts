@@ -207,12 +207,12 @@ export const configSchema = z
       .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
       .default('sandtrail')
       .describe('BullMQ key prefix; separate pipelines can share one Redis.'),
-    sink: z
+    store: z
       .string()
       .min(1)
       .default('sqlite:./sandtrail.db')
       .describe(
-        'Store for documents, dead letters and the batch log: sqlite:FILE or es:URL (ELASTICSEARCH_URL=U means es:U; SANDTRAIL_SINK wins over it).',
+        'Store for documents, dead letters and the batch log: sqlite:FILE or es:URL (ELASTICSEARCH_URL=U means es:U; SANDTRAIL_STORE wins over it). The former name sink (--sink, SANDTRAIL_SINK, "sink" in a file) is still accepted.',
       ),
     logLevel: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -233,4 +233,7 @@ export type Config = Readonly<{
   [K in keyof z.infer<typeof configSchema>]: Readonly<z.infer<typeof configSchema>[K]>;
 }>;
 /** Configuration as written in a file or assembled from env and flags, before defaults. */
-export type ConfigInput = z.input<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema> & {
+  /** Former name of `store`, still accepted everywhere (`store` wins when both are given). */
+  sink?: string;
+};

@@ -15,7 +15,7 @@ import { bounded, superviseWorkers } from './superviseWorkers.js';
  */
 export async function runSchedulerProcess(config: Config, log: Logger, o: { sourceSpec: string; start?: FeedCursor }): Promise<boolean> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const scheduler = new Scheduler({
     queues,

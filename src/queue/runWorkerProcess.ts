@@ -19,7 +19,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   if (!config.redisUrl) {
     throw new SandtrailError('USAGE', 'workers share a Redis: set REDIS_URL (or SANDTRAIL_REDIS_URL, --redis-url)');
   }
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const stages: StageKind[] = kind === 'all' ? ['feed', 'index'] : [kind];
   log.info({ kind, sink: store.spec, prefix: config.queuePrefix }, 'worker started');

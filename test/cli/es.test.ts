@@ -45,5 +45,5 @@ test('es setup --dry-run prints the plan and needs no cluster; without an Elasti
 
   const usage = await runCli(['es', 'setup', '--sink', 'sqlite:/tmp/x.db']);
   assert.equal(usage.code, 2);
-  assert.match(usage.stderr, /es setup needs an Elasticsearch sink/);
+  assert.match(usage.stderr, /es setup needs an Elasticsearch store/);
 });

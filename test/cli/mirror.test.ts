@@ -43,7 +43,7 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
 
   const sink = `sqlite:${join(dir, 'm.db')}`;
   const bf = await runCli(['backfill', '--source', `dir:${out}`, '--from', start, '--to', addMinutes(start, 4), '--json'], {
-    env: { ...env, SANDTRAIL_SINK: sink },
+    env: { ...env, SANDTRAIL_STORE: sink },
   });
   assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 1, failed: 0, pending: 0 });
   assert.equal(JSON.parse(bf.stdout).records.indexed, manifest.records);

@@ -76,7 +76,7 @@ test('--help works for the program and every command, documenting flags and envi
   assert.equal(top.code, 0);
   for (const cmd of ['normalize', 'backfill', 'worker', 'query', 'get', 'dlq', 'demo'])
     assert.match(top.stdout, new RegExp(`\\b${cmd}\\b`));
-  for (const env of ['REDIS_URL', 'SANDTRAIL_SINK', 'SANDTRAIL_FEED_MAX_LINE_BYTES', 'SANDTRAIL_INDEX_CHUNK_MAX_DOCS'])
+  for (const env of ['REDIS_URL', 'SANDTRAIL_STORE', 'SANDTRAIL_FEED_MAX_LINE_BYTES', 'SANDTRAIL_INDEX_CHUNK_MAX_DOCS'])
     assert.ok(top.stdout.includes(env), env);
   for (const args of [
     ['normalize'],
@@ -98,6 +98,6 @@ test('--help works for the program and every command, documenting flags and envi
     assert.match(r.stdout, /Usage: sandtrail/);
   }
   const q = await runCli(['query', '--help']);
-  for (const f of ['--behash', '--sigma-rule', '--ja3', '--ja3s', '--dropped-sha256', '--sha256', '--json', '--sink'])
+  for (const f of ['--behash', '--sigma-rule', '--ja3', '--ja3s', '--dropped-sha256', '--sha256', '--json', '--store', '--sink'])
     assert.ok(q.stdout.includes(f) || top.stdout.includes(f), f);
 });

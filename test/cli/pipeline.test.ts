@@ -13,7 +13,7 @@ const manifest = JSON.parse(readFileSync(join(feed, 'manifest.json'), 'utf8')) a
 test('backfill --json, then query, get and the dead-letter commands on the same store', async () => {
   const dir = tempDir();
   const sink = `sqlite:${join(dir, 'cli.db')}`;
-  const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix(), SANDTRAIL_SINK: sink };
+  const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix(), SANDTRAIL_STORE: sink };
 
   const bf = await runCli(['backfill', '--source', `dir:${feed}`, '--json'], { env });
   assert.equal(bf.code, 0, bf.stderr);

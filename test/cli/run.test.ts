@@ -26,7 +26,7 @@ test('sandtrail run --source api catches up from --start, says so, stores the fe
     GTI_BASE_URL: fake.baseUrl,
     REDIS_URL: await testRedisUrl(),
     SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
-    SANDTRAIL_SINK: `sqlite:${db}`,
+    SANDTRAIL_STORE: `sqlite:${db}`,
     SANDTRAIL_LOG_LEVEL: 'info',
     SANDTRAIL_LIVE_TICK_MS: '200',
   };

@@ -14,7 +14,7 @@ const fakeEs = new FakeElasticsearch();
 afterAll(() => fakeEs.close());
 
 const sinks: [string, () => Promise<Record<string, string>>][] = [
-  ['sqlite', async () => ({ SANDTRAIL_SINK: `sqlite:${join(tempDir(), 's.db')}` })],
+  ['sqlite', async () => ({ SANDTRAIL_STORE: `sqlite:${join(tempDir(), 's.db')}` })],
   ['elasticsearch', async () => ({ ELASTICSEARCH_URL: await fakeEs.listen(), SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'status' })],
 ];
 

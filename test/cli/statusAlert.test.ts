@@ -22,7 +22,7 @@ test('consecutive missing minutes beyond the configured number raise an alert in
   const env = {
     REDIS_URL: await testRedisUrl(),
     SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
-    SANDTRAIL_SINK: `sqlite:${join(dir, 'a.db')}`,
+    SANDTRAIL_STORE: `sqlite:${join(dir, 'a.db')}`,
     SANDTRAIL_FEED_MISSING_ALERT_MINUTES: '3',
   };
   const bf = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], { env });

@@ -18,7 +18,7 @@ test('precedence is flags > env > file > defaults, per setting', () => {
   assert.equal(c.queuePrefix, 'flag');
   assert.equal(c.index.chunkMaxDocs, 22);
   assert.equal(c.index.highWaterChunks, 7);
-  assert.equal(c.sink, 'sqlite:/from/file.db');
+  assert.equal(c.store, 'sqlite:/from/file.db', 'the former key sink in a file still works');
   assert.equal(c.redisUrl, 'redis://127.0.0.1:1');
   assert.equal(c.feed.maxLineBytes, 32 * 1024 * 1024);
 });
@@ -52,7 +52,7 @@ test('every setting has an environment variable with its unit in the name', () =
   const names = envSettings().map((s) => s.env);
   for (const n of [
     'SANDTRAIL_REDIS_URL',
-    'SANDTRAIL_SINK',
+    'SANDTRAIL_STORE',
     'SANDTRAIL_FEED_MAX_LINE_BYTES',
     'SANDTRAIL_WORKER_LOCK_DURATION_MS',
     'SANDTRAIL_INDEX_BACKOFF_MS',
@@ -71,15 +71,17 @@ test('Elasticsearch settings: the conventional variables, SANDTRAIL_* over them,
     SANDTRAIL_ELASTICSEARCH_SETUP: 'manual',
   };
   const c = loadConfig({ file, env });
-  assert.equal(c.sink, 'es:https://es.example:9200');
+  assert.equal(c.store, 'es:https://es.example:9200');
   assert.equal(c.elasticsearch.apiKey, 'aWQ6a2V5');
   assert.equal(c.elasticsearch.caFile, '/certs/ca.pem');
   assert.equal(c.elasticsearch.flushBytes, 1048576);
   assert.equal(c.elasticsearch.setup, 'manual');
   assert.equal(c.elasticsearch.indexPrefix, 'sandtrail');
   assert.equal(c.kibana.url, 'https://kibana.example');
-  assert.equal(loadConfig({ env: { ...env, SANDTRAIL_SINK: 'sqlite:/x.db' } }).sink, 'sqlite:/x.db');
-  assert.equal(loadConfig({ env, flags: { sink: 'sqlite:/y.db' } }).sink, 'sqlite:/y.db');
+  assert.equal(loadConfig({ env: { ...env, SANDTRAIL_SINK: 'sqlite:/x.db' } }).store, 'sqlite:/x.db');
+  assert.equal(loadConfig({ env: { ...env, SANDTRAIL_SINK: 'sqlite:/x.db', SANDTRAIL_STORE: 'sqlite:/s.db' } }).store, 'sqlite:/s.db');
+  assert.equal(loadConfig({ env, flags: { sink: 'sqlite:/y.db' } }).store, 'sqlite:/y.db');
+  assert.equal(loadConfig({ env, flags: { store: 'sqlite:/z.db', sink: 'sqlite:/y.db' } }).store, 'sqlite:/z.db');
   assert.equal(
     loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_API_KEY: 'b3RoZXI=', ELASTICSEARCH_API_KEY: 'aWQ6a2V5' } }).elasticsearch.apiKey,
     'b3RoZXI=',

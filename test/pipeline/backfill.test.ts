@@ -56,7 +56,7 @@ test('backfill through the real queue stores exactly the expected ids, dead-lett
 
   // the same range into a fresh store on the same Redis is really processed again
   const otherFile = join(dir, 'other.db');
-  const other = { config: { ...config, sink: `sqlite:${otherFile}` }, log: ctx.log };
+  const other = { config: { ...config, store: `sqlite:${otherFile}` }, log: ctx.log };
   const run3 = await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 7) }, other);
   assert.deepEqual(run3.summary, run1.summary);
   assert.deepEqual(storeContents(otherFile), after1, 'a re-run into another store holds the same');

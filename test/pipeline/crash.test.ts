@@ -68,7 +68,7 @@ for (const [name, backend] of backends)
     const env = {
       SANDTRAIL_REDIS_URL: config.redisUrl,
       SANDTRAIL_QUEUE_PREFIX: config.queuePrefix,
-      SANDTRAIL_SINK: config.sink,
+      SANDTRAIL_STORE: config.store,
       SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: config.elasticsearch.indexPrefix,
       SANDTRAIL_LOG_LEVEL: 'warn',
       SANDTRAIL_WORKER_LOCK_DURATION_MS: '3000',
@@ -76,7 +76,7 @@ for (const [name, backend] of backends)
       SANDTRAIL_INDEX_CHUNK_MAX_DOCS: '10',
       SANDTRAIL_INDEX_HIGH_WATER_CHUNKS: '3',
     };
-    const store = openStore(config.sink, config);
+    const store = openStore(config.store, config);
     const queues = createQueues(config.redisUrl!, config);
     let feed = startWorker('feed', env);
     let index = startWorker('index', env);

@@ -108,7 +108,7 @@ test('backfill into Elasticsearch through item 429s, request 503s, a dropped con
   const sqliteConfig = await testConfig(dir, { sink: `sqlite:${sqliteFile}` });
   await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 3) }, { config: sqliteConfig, log });
   fake.clearFaults();
-  const esEnv = { SANDTRAIL_SINK: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix };
+  const esEnv = { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix };
   const replay = await runCli(['dlq', 'replay', '--all', '--json'], { env: esEnv });
   assert.equal(replay.code, 0, replay.stderr);
   assert.equal((JSON.parse(replay.stdout) as { replayed: number }).replayed, 1);
@@ -140,7 +140,7 @@ test('backfill into Elasticsearch through item 429s, request 503s, a dropped con
   );
   for (const args of lookups) {
     const fromEs = await runCli(args, { env: esEnv });
-    const fromSqlite = await runCli(args, { env: { SANDTRAIL_SINK: `sqlite:${sqliteFile}` } });
+    const fromSqlite = await runCli(args, { env: { SANDTRAIL_STORE: `sqlite:${sqliteFile}` } });
     assert.equal(fromEs.code, fromSqlite.code, args.join(' '));
     assert.equal(fromEs.stdout, fromSqlite.stdout, args.join(' '));
     if (args[0] === 'query') assert.ok(fromEs.stdout.length > 2, `${args.join(' ')} finds something`);

@@ -210,7 +210,7 @@ test('the CLI prints its summary and exits 1 when a batch fails, and removes the
   spawnSync('mkdir', ['-p', feed, tmp]);
   writeFileSync(join(feed, '202611010000.jsonl.bz2'), Buffer.from('garbage'));
   writeFileSync(join(feed, '202611010001.jsonl.bz2'), bz2(`${good(1)}\nnope\n`));
-  const env = { TMPDIR: tmp, SANDTRAIL_SINK: `sqlite:${join(dir, 'cli.db')}`, REDIS_URL: '', SANDTRAIL_REDIS_URL: '' };
+  const env = { TMPDIR: tmp, SANDTRAIL_STORE: `sqlite:${join(dir, 'cli.db')}`, REDIS_URL: '', SANDTRAIL_REDIS_URL: '' };
   for (const json of [true, false]) {
     const r = await runCli(['backfill', '--source', `dir:${feed}`, ...(json ? ['--json'] : [])], { env });
     assert.equal(r.code, 1, r.stderr);

@@ -24,7 +24,7 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
   cleanup(() => fake.close());
   const config = await testConfig(dir, { gti: { apiKey: KEY, baseUrl: fake.baseUrl }, feed: { notAvailableDelayMs: 100, backoffMs: 100 } });
   const log = createLogger('silent');
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl!, config);
   const opts = { redisUrl: config.redisUrl!, config, store, queues, log };
   const workers = [new FeedWorker(opts), new IndexWorker(opts)];
@@ -110,7 +110,7 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
   const base = await testConfig(dir);
   const config = { ...base, redisUrl: redis.url };
   const log = createLogger('silent');
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(redis.url, config);
   const opts = { redisUrl: redis.url, config, store, queues, log };
   const workers = [new FeedWorker(opts), new IndexWorker(opts)];

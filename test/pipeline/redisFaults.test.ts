@@ -40,7 +40,7 @@ async function backfillThrough(fault: (redis: RedisServer) => Promise<void>, aof
       flags: {
         redisUrl: redis.url,
         queuePrefix: uniquePrefix(),
-        sink: `sqlite:${file}`,
+        store: `sqlite:${file}`,
         logLevel: 'silent',
         feed: { backoffMs: 100 },
         index: { chunkMaxDocs: 10, highWaterChunks: 2, backoffMs: 50 },

@@ -44,7 +44,7 @@ test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM s
     const w = cli(['worker', 'feed'], {
       REDIS_URL: redis.url,
       SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
-      SANDTRAIL_SINK: `sqlite:${join(dir, 'w.db')}`,
+      SANDTRAIL_STORE: `sqlite:${join(dir, 'w.db')}`,
       SANDTRAIL_LOG_LEVEL: 'info',
     });
     for (let i = 0; i < 2400 && !w.err().includes('worker started'); i++) await sleep(25);
@@ -80,7 +80,7 @@ test('SIGINT during a backfill stops after the active jobs, prints the summary (
   const b = cli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], {
     TMPDIR: tmp,
     REDIS_URL: '',
-    SANDTRAIL_SINK: `sqlite:${join(dir, 'b.db')}`,
+    SANDTRAIL_STORE: `sqlite:${join(dir, 'b.db')}`,
     SANDTRAIL_LOG_LEVEL: 'info',
     SANDTRAIL_INDEX_CHUNK_MAX_DOCS: '5',
     SANDTRAIL_INDEX_HIGH_WATER_CHUNKS: '2',

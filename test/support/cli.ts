@@ -14,7 +14,7 @@ export interface CliResult {
 export function baseEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of Object.keys(env))
-    if (/^(ELASTICSEARCH_|KIBANA_URL$|SANDTRAIL_SINK$|SANDTRAIL_ELASTICSEARCH_|SANDTRAIL_KIBANA_)/.test(k)) delete env[k];
+    if (/^(ELASTICSEARCH_|KIBANA_URL$|SANDTRAIL_SINK$|SANDTRAIL_STORE$|SANDTRAIL_ELASTICSEARCH_|SANDTRAIL_KIBANA_)/.test(k)) delete env[k];
   return env;
 }
 

@@ -55,7 +55,7 @@ export async function testConfig(dir: string, over: ConfigInput = {}): Promise<C
     flags: {
       redisUrl: await testRedisUrl(),
       queuePrefix: uniquePrefix(),
-      sink: `sqlite:${join(dir, 'store.db')}`,
+      store: `sqlite:${join(dir, 'store.db')}`,
       logLevel: 'silent',
       ...over,
       worker: { lockDurationMs: 4000, stalledIntervalMs: 2000, ...over.worker },

@@ -63,7 +63,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const { config, log } = ctx;
   const minutes = await resolveMinutes(args.source, args.from, args.to, ctx);
   const redis = await ensureRedis({ url: config.redisUrl, log });
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(redis.url, config, log);
   try {
     const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;

@@ -20,7 +20,7 @@ const EXAMPLES: [Exclude<PivotKind, 'sha256'>, string][] = [
  */
 export async function demoCommand(opts: { feed?: string; fresh?: boolean }, ctx: CliContext): Promise<number> {
   const feed = opts.feed ?? join(packageRoot(), 'sample', 'feed');
-  const sink = ctx.config.sink;
+  const sink = ctx.config.store;
   if (opts.fresh !== false && sink.startsWith('sqlite:')) {
     const file = sink.slice('sqlite:'.length);
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
@@ -33,13 +33,13 @@ export async function demoCommand(opts: { feed?: string; fresh?: boolean }, ctx:
       const [top] = await store.sink.top(kind, 1);
       if (!top) continue;
       const ids = await store.sink.query(kind, top.value);
-      await writeOut(`\n$ sandtrail query ${flag} ${top.value} --sink ${sink}\n`);
+      await writeOut(`\n$ sandtrail query ${flag} ${top.value} --store ${sink}\n`);
       for (const id of ids.slice(0, 5)) await writeOut(`  ${id}\n`);
       if (ids.length > 5) await writeOut(`  ... ${ids.length - 5} more\n`);
     }
     const dead = await store.dlq.list({ limit: 3 });
     if (dead.length) {
-      await writeOut(`\n$ sandtrail dlq list --sink ${sink}   (first ${dead.length})\n`);
+      await writeOut(`\n$ sandtrail dlq list --store ${sink}   (first ${dead.length})\n`);
       for (const d of dead) await writeOut(`  ${d.id}  ${d.code}  ${d.message.slice(0, 70)}\n`);
     }
   } finally {

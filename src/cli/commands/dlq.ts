@@ -4,7 +4,7 @@ import { openStore, type Store, type DeadLetterStage } from '../../store/index.j
 import { writeOut, type CliContext } from '../context.js';
 
 async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = openStore(ctx.config.sink, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config);
   try {
     return await fn(store);
   } finally {

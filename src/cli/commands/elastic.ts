@@ -49,10 +49,10 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
     await writeOut(o.json ? `${JSON.stringify(steps, null, 2)}\n` : `${consoleText(steps)}\n# (dry run: nothing was sent)\n`);
     return 0;
   }
-  if (!isElasticsearchSpec(ctx.config.sink)) {
-    throw new SandtrailError('USAGE', 'es setup needs an Elasticsearch sink: --sink es:URL or ELASTICSEARCH_URL');
+  if (!isElasticsearchSpec(ctx.config.store)) {
+    throw new SandtrailError('USAGE', 'es setup needs an Elasticsearch store: --store es:URL or ELASTICSEARCH_URL');
   }
-  const store = openElasticsearch(ctx.config.sink, ctx.config);
+  const store = openElasticsearch(ctx.config.store, ctx.config);
   try {
     const result = await setupElasticsearch(store.client, options);
     if (o.json) {

@@ -20,7 +20,7 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
   if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
   if (!config.redisUrl) log.warn('no REDIS_URL: using a private Redis, so the cursor is lost when this process ends');
   const redis = await ensureRedis({ url: config.redisUrl, log });
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(redis.url, config, log);
   const scheduler = new Scheduler({
     queues,
@@ -61,7 +61,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
   const { config } = ctx;
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'status reads the shared Redis: set REDIS_URL');
   const last = opts.last ? Number(opts.last) : 10;
-  const store = openStore(config.sink, config);
+  const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config);
   try {
     const { cursor, scheduled } = await Scheduler.pointers(queues, config.queuePrefix);

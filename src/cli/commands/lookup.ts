@@ -20,7 +20,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
     throw new SandtrailError('USAGE', `give exactly one of ${PIVOT_FLAGS.map(([f]) => f.split(' ')[0]).join(', ')}`);
   }
   const [, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
-  const store = openStore(ctx.config.sink, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config);
   try {
     const ids = await store.sink.query(kind, opts[key] as string);
     await writeOut(opts.json ? `${JSON.stringify(ids)}\n` : ids.map((id) => `${id}\n`).join(''));
@@ -32,7 +32,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
 
 /** `sandtrail get ID`: one stored document. */
 export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.sink, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config);
   try {
     const doc = await store.sink.get(id);
     if (!doc) {
