@@ -1,6 +1,5 @@
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
-import type { Sink } from '../store/index.js';
-import type { DeadLetter, DeadLetterStore } from '../store/index.js';
+import { sinkDocOf, type DeadLetter, type DeadLetterStore, type Sink, type SinkDoc } from '../store/index.js';
 
 export interface ReplayResult {
   replayed: number;
@@ -61,7 +60,7 @@ export async function replayDeadLetters(
     if (item?.status === 'ok') {
       await dlq.remove([entry.id]);
       result.replayed += 1;
-      if (result.indexedIds.length < MAX_LISTED) result.indexedIds.push(attempt.doc.id);
+      if (result.indexedIds.length < MAX_LISTED) result.indexedIds.push(attempt.doc.meta.id);
     } else if (item?.status === 'retryable') {
       result.retryable += 1;
     } else {
@@ -75,18 +74,18 @@ export async function replayDeadLetters(
 function reprocess(
   entry: DeadLetter,
   opts: ReplayOptions,
-): { doc: BehaviourDoc } | { rejection: { code: string; path: string | null; message: string } } {
+): { doc: SinkDoc } | { rejection: { code: string; path: string | null; message: string } } {
   if (entry.rawEncoding !== 'utf8') {
     return { rejection: { code: 'invalid_utf8', path: '$', message: 'line is not valid UTF-8' } };
   }
   if (entry.stage === 'index') {
     // Index failures keep the normalized document: it only needs writing again.
     try {
-      return { doc: JSON.parse(entry.raw) as BehaviourDoc };
+      return { doc: sinkDocOf(JSON.parse(entry.raw) as BehaviourDoc, entry.raw) };
     } catch (err) {
       return { rejection: { code: 'not_json', path: '$', message: `stored document is not JSON: ${(err as Error).message}` } };
     }
   }
   const r = normalizeLine(entry.raw, { maxDepth: opts.maxDepth });
-  return r.ok ? { doc: r.doc } : { rejection: { code: r.rejection.code, path: r.rejection.path, message: r.rejection.message } };
+  return r.ok ? { doc: sinkDocOf(r.doc) } : { rejection: { code: r.rejection.code, path: r.rejection.path, message: r.rejection.message } };
 }

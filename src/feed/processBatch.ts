@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
-import type { BatchLogEntry } from '../store/index.js';
 import type { FeedSource } from './FeedSource.js';
 import type { MinuteId } from '../minute/index.js';
 import { readLines, type FeedLine } from './readLines.js';
-import { deadLetterId, type DeadLetterInput } from '../store/index.js';
+import { deadLetterId, metaOf, type BatchLogEntry, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 
 export interface ProcessBatchOptions {
   source: FeedSource;
@@ -25,16 +24,17 @@ export interface ProcessBatchOptions {
   /** Lines 1..skipLines were consumed before (a cursor `minute-N`): read past them. */
   skipLines?: number;
   /** Receives each full chunk in order (n = 0, 1, ...) as serialized documents; awaiting it is the backpressure. */
-  emitChunk(n: number, docs: readonly SerializedDoc[], bytes: number): Promise<void>;
+  emitChunk(n: number, docs: readonly SinkDoc[], bytes: number): Promise<void>;
   deadLetter(entries: DeadLetterInput[]): Promise<void>;
   signal?: AbortSignal;
   log?: Logger;
 }
 
-/** A normalized document with its JSON text, serialized once in the feed stage. */
+/** A normalized document with its JSON text (serialized once, here) and its nesting depth. */
 export interface SerializedDoc {
   doc: BehaviourDoc;
   json: string;
+  depth: number;
 }
 
 export type BatchOutcome = Omit<BatchLogEntry, 'error'> & { status: 'ok' | 'empty' | 'missing' };
@@ -80,7 +80,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
     }
   };
 
-  let docs: SerializedDoc[] = [];
+  let docs: SinkDoc[] = [];
   let docBytes = 0;
   let dead: DeadLetterInput[] = [];
   let deadBytes = 0;
@@ -133,7 +133,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
       continue;
     }
     counts.accepted += 1;
-    docs.push(r);
+    docs.push({ meta: metaOf(r.doc, r.depth), json: r.json });
     docBytes += r.json.length;
     if (docs.length >= o.chunkMaxDocs || docBytes >= o.chunkMaxBytes) await flushChunk();
   }
@@ -153,7 +153,7 @@ export function normalizeAndSerialize(text: string, maxDepth?: number): Serializ
   try {
     const r = normalizeLine(text, { maxDepth });
     if (!r.ok) return r.rejection;
-    return { doc: r.doc, json: JSON.stringify(r.doc) };
+    return { doc: r.doc, json: JSON.stringify(r.doc), depth: r.depth };
   } catch (err) {
     return { code: 'unserializable', path: '$', message: `record could not be processed: ${safeMessage(err)}` };
   }

@@ -2,14 +2,15 @@ import { entrySource, minuteOfEntry } from './entrySource.js';
 import type { DecoderChoice } from './decoders.js';
 import type { FeedSource } from './FeedSource.js';
 import { minuteRange, type MinuteId } from '../minute/index.js';
-import { processBatch, type BatchOutcome, type ProcessBatchOptions, type SerializedDoc } from './processBatch.js';
+import type { SinkDoc } from '../store/index.js';
+import { processBatch, type BatchOutcome, type ProcessBatchOptions } from './processBatch.js';
 
 export interface ProcessHourOptions extends Omit<ProcessBatchOptions, 'source' | 'batch' | 'emitChunk' | 'skipLines'> {
   source: FeedSource;
   /** `YYYYMMDDhh`. */
   hour: string;
   decoder?: DecoderChoice;
-  emitChunk(minute: MinuteId, n: number, docs: readonly SerializedDoc[]): Promise<void>;
+  emitChunk(minute: MinuteId, n: number, docs: readonly SinkDoc[]): Promise<void>;
   /** Receives each minute's outcome (every minute of the hour, missing ones included). */
   record(outcome: BatchOutcome): Promise<void>;
 }

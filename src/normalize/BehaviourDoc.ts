@@ -129,4 +129,12 @@ export interface BehaviourDoc {
 }
 
 /** Outcome of normalizing one record: a doc plus its warnings, or a rejection. */
-export type NormalizeResult = { ok: true; doc: BehaviourDoc; warnings: NormalizeWarning[] } | { ok: false; rejection: Rejection };
+export type NormalizeResult =
+  | {
+      ok: true;
+      doc: BehaviourDoc;
+      warnings: NormalizeWarning[];
+      /** Deepest nesting of the input record (objects and arrays), within the limit that was applied. */
+      depth: number;
+    }
+  | { ok: false; rejection: Rejection };

@@ -143,7 +143,7 @@ function buildDoc(env: Envelope): NormalizeResult {
   if (isRecord(rel)) doc.relationships = rel;
   else if (rel !== undefined && rel !== null) w.addAt('dropped_field', base, 'relationships', `expected an object, got ${kindOf(rel)}`);
 
-  return { ok: true, doc, warnings: w.finish() };
+  return { ok: true, doc, warnings: w.finish(), depth: 0 };
 }
 
 /**
@@ -158,7 +158,7 @@ export function normalizeRecord(value: unknown, opts: NormalizeOptions = {}): No
   } catch {
     // a hostile value (throwing getter, proxy): the normalizer's own guards name the field
   }
-  return depth > maxDepth ? tooDeep(maxDepth) : normalizeChecked(value);
+  return depth > maxDepth ? tooDeep(maxDepth) : normalizeChecked(value, depth);
 }
 
 /** The nesting limit in force: never above what the recursive serializers downstream survive. */
@@ -170,7 +170,7 @@ function tooDeep(maxDepth: number): NormalizeResult {
   return reject('too_deep', '$', `record is nested more than ${maxDepth} levels deep (feed.maxDepth)`);
 }
 
-function normalizeChecked(value: unknown): NormalizeResult {
+function normalizeChecked(value: unknown, depth: number): NormalizeResult {
   let env: Envelope | NormalizeResult;
   try {
     env = readEnvelope(value);
@@ -179,7 +179,9 @@ function normalizeChecked(value: unknown): NormalizeResult {
   }
   if ('ok' in env) return env;
   try {
-    return buildDoc(env);
+    const r = buildDoc(env);
+    if (r.ok) r.depth = depth;
+    return r;
   } catch (err) {
     return reject('bad_attributes', `${env.base}.attributes`, `attributes could not be normalized: ${describeError(err)}`);
   }
@@ -191,12 +193,13 @@ export function normalizeLine(text: string, opts: NormalizeOptions = {}): Normal
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const maxDepth = limitOf(opts);
   // checked on the text, before the parser builds a structure nothing else could walk
-  if (textDepth(body, maxDepth) > maxDepth) return tooDeep(maxDepth);
+  const depth = textDepth(body, maxDepth);
+  if (depth > maxDepth) return tooDeep(maxDepth);
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
     return reject('not_json', '$', `invalid JSON: ${describeError(err)}`);
   }
-  return normalizeChecked(value);
+  return normalizeChecked(value, depth);
 }

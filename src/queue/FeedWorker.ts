@@ -4,13 +4,13 @@ import type { Config } from '../config/index.js';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { GtiClient } from '../gti/index.js';
 import { QuotaLedger } from '../quota/index.js';
-import { createSource, processBatch, processHour, type FeedSource, type SerializedDoc } from '../feed/index.js';
+import { createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
-import { type Store, type DeadLetterInput } from '../store/index.js';
+import type { DeadLetterInput, SinkDoc, Store } from '../store/index.js';
 import { encodeChunk } from './chunkCodec.js';
 import { StageRunner } from './StageRunner.js';
 import type { Queues } from './createQueues.js';
-import { FEED_QUEUE, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
+import { CHUNK_TTL_SECONDS, chunkKey, FEED_QUEUE, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
 import { addMinutes } from '../minute/index.js';
 
 export interface StageWorkerOptions {
@@ -177,14 +177,17 @@ export class FeedWorker {
   }
 
   /** Queues one index chunk, waiting while the index queue is above its high-water mark. */
-  private async emit(batch: string, n: number, docs: readonly SerializedDoc[], signal?: AbortSignal): Promise<void> {
+  private async emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
     await this.waitForRoom(signal);
     const payload = await encodeChunk(docs);
     const jobId = indexJobId(batch, n);
+    const payloadKey = chunkKey(this.o.config.queuePrefix, jobId);
+    // the bytes first: a job never exists without its payload (the index worker deletes it when done)
+    await this.o.queues.connection.set(payloadKey, payload, 'EX', CHUNK_TTL_SECONDS);
     // A failed job of an earlier run would make this add a no-op: replace it.
     const previous = await this.o.queues.index.getJob(jobId);
     if (previous && (await previous.isFailed())) await previous.remove();
-    await this.o.queues.index.add('chunk', { batch, n, count: docs.length, payload }, { jobId });
+    await this.o.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length }, { jobId });
   }
 
   /** Puts the job back for later without spending an attempt. */

@@ -2,12 +2,11 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
-import type { BehaviourDoc } from '../normalize/index.js';
 import { decodeChunk } from './chunkCodec.js';
 import { StageRunner } from './StageRunner.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
-import { deadLetterId, type DeadLetterInput } from '../store/index.js';
+import { deadLetterId, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 
 /**
  * The index stage behind BullMQ: writes one chunk to the sink, retries only the items the sink
@@ -43,11 +42,18 @@ export class IndexWorker {
     const { batch, n } = job.data;
     const { store, config } = this.o;
     const log = this.o.log.child({ stage: 'index', batch, job: job.id });
-    let docs: BehaviourDoc[];
+    const redis = this.o.queues.connection;
+    const payload = await redis.getBuffer(job.data.payloadKey);
+    if (!payload) {
+      // deleted once stored: a second run of a finished job (a lost lock) has nothing left to do
+      if ((await store.batches.storedChunks(batch, n + 1)).includes(n)) return { indexed: 0, stale: 0, rejected: 0, deadLettered: 0 };
+      throw new UnrecoverableError(`QUEUE_STATE_LOST: the payload of ${job.id} is gone from Redis (restarted empty or flushed?)`);
+    }
+    let docs: SinkDoc[];
     try {
-      docs = await decodeChunk(job.data.payload);
+      docs = await decodeChunk(payload);
     } catch (err) {
-      await store.dlq.put([chunkLetter(batch, n, job.data.payload, err)]);
+      await store.dlq.put([chunkLetter(batch, n, payload, err)]);
       throw new UnrecoverableError(messageOf(err));
     }
     const result: IndexJobResult = { indexed: 0, stale: 0, rejected: 0, deadLettered: 0 };
@@ -57,9 +63,9 @@ export class IndexWorker {
     for (let attempt = 0; pending.length > 0; attempt++) {
       // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
       const results = await store.sink.upsert(pending);
-      const retry: BehaviourDoc[] = [];
+      const retry: SinkDoc[] = [];
       results.forEach((r, i) => {
-        const doc = pending[i] as BehaviourDoc;
+        const doc = pending[i] as SinkDoc;
         if (r.status === 'ok') {
           if (r.stale) result.stale++;
           else result.indexed++;
@@ -87,20 +93,23 @@ export class IndexWorker {
     if (pending.length > 0) {
       throw new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
     }
-    // every document of the chunk is stored or dead-lettered: the batch log may count it
+    // every document of the chunk is stored or dead-lettered: the batch log may count it, and
+    // the payload can go (a repeated run finds the mark instead)
     await store.batches.chunkStored(batch, n);
+    await redis.del(job.data.payloadKey);
     return result;
   }
 }
 
-function docLetter(batch: string, doc: BehaviourDoc, code: string, reason: string): DeadLetterInput {
-  const raw = JSON.stringify(doc);
+/** An index-stage dead letter keeps the document's JSON text whole: a replay only writes it again. */
+function docLetter(batch: string, doc: SinkDoc, code: string, reason: string): DeadLetterInput {
+  const raw = doc.json;
   return {
-    id: deadLetterId('index', batch, doc.id),
+    id: deadLetterId('index', batch, doc.meta.id),
     stage: 'index',
     batch,
     line: null,
-    docId: doc.id,
+    docId: doc.meta.id,
     code,
     path: null,
     message: reason,
@@ -112,7 +121,7 @@ function docLetter(batch: string, doc: BehaviourDoc, code: string, reason: strin
   };
 }
 
-function chunkLetter(batch: string, n: number, payload: string, err: unknown): DeadLetterInput {
+function chunkLetter(batch: string, n: number, payload: Buffer, err: unknown): DeadLetterInput {
   return {
     id: deadLetterId('index', batch, `chunk-${n}`),
     stage: 'index',
@@ -122,7 +131,7 @@ function chunkLetter(batch: string, n: number, payload: string, err: unknown): D
     code: errorCode(err) ?? 'CHUNK_CORRUPT',
     path: null,
     message: messageOf(err),
-    raw: payload,
+    raw: payload.toString('base64'),
     rawEncoding: 'base64',
     rawSize: payload.length,
     rawTruncated: false,

@@ -15,13 +15,15 @@ export interface FeedJobData {
   skipLines?: number;
 }
 
-/** Index job data: one compressed chunk of normalized documents. */
+/** Index job data: one chunk of normalized documents, whose bytes wait in a Redis key of their own. */
 export interface IndexJobData {
   batch: MinuteId;
   n: number;
   count: number;
-  /** base64 of brotli-compressed JSON array of BehaviourDoc (BullMQ stores JSON, not bytes). */
-  payload: string;
+  /** Redis key of the compressed chunk (chunkCodec): binary, so not in the job's JSON. */
+  payloadKey: string;
+  /** Compressed size of the chunk. */
+  bytes: number;
 }
 
 export interface FeedJobResult {
@@ -44,3 +46,9 @@ export interface IndexJobResult {
 export const feedJobId = (batch: MinuteId): string => `feed-${batch}`;
 export const hourJobId = (hour: string): string => `feed-h-${hour}`;
 export const indexJobId = (batch: MinuteId, n: number): string => `idx-${batch}-${n}`;
+
+/** Redis key holding the payload of an index job (under the queue prefix). */
+export const chunkKey = (prefix: string, jobId: string): string => `${prefix}:chunk:${jobId}`;
+
+/** A chunk payload outlives its job at most this long (a run abandoned for a week is gone anyway). */
+export const CHUNK_TTL_SECONDS = 7 * 24 * 3600;

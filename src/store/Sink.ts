@@ -1,4 +1,4 @@
-import { textDepth, valueDepth, type BehaviourDoc } from '../normalize/index.js';
+import { valueDepth, type BehaviourDoc, type Pivots } from '../normalize/index.js';
 
 /** Pivot kinds a hunter can query by. */
 export type PivotKind = 'behash' | 'sigma_rule_id' | 'ja3' | 'ja3s' | 'dropped_sha256' | 'sha256';
@@ -13,6 +13,53 @@ export type ItemResult =
   | { id: string; status: 'retryable'; code: string; reason: string }
   | { id: string; status: 'rejected'; code: string; reason: string };
 
+/** What a store needs to know of a document without parsing it: its identity, dates, pivots and nesting depth. */
+export interface DocMeta {
+  id: string;
+  sha256: string;
+  sandbox_name: string;
+  analysis_date: number | null;
+  last_modification_date: number;
+  pivots: Pivots;
+  /** Deepest nesting of the document (levels of objects and arrays), measured when it was made. */
+  depth: number;
+}
+
+/**
+ * A document as the index stage hands it to a store: its meta and its canonical JSON text,
+ * serialized once by the feed stage. A store writes the text as it is and reads the meta; only
+ * a backend that needs more (Elasticsearch's ECS projection) parses the text.
+ */
+export interface SinkDoc {
+  meta: DocMeta;
+  json: string;
+}
+
+/** Nesting the recursive serializers downstream survive; deeper documents are never serialized. */
+const SERIALIZABLE_DEPTH = 1000;
+
+/** A document's meta and JSON text (for documents that did not come from the feed stage). */
+export function sinkDocOf(doc: BehaviourDoc, json?: string): SinkDoc {
+  const depth = valueDepth(doc, SERIALIZABLE_DEPTH);
+  // too deep to serialize safely: the store refuses it by its depth before reading the text
+  const text = json ?? (depth > SERIALIZABLE_DEPTH ? '' : JSON.stringify(doc));
+  return { meta: metaOf(doc, depth), json: text };
+}
+
+/** The meta of a parsed document whose nesting depth is known. */
+export function metaOf(doc: BehaviourDoc, depth: number): DocMeta {
+  const d = (doc ?? {}) as Partial<BehaviourDoc>;
+  return {
+    id: d.id as string,
+    sha256: d.sha256 as string,
+    sandbox_name: d.sandbox_name as string,
+    analysis_date: d.analysis_date ?? null,
+    last_modification_date: d.last_modification_date as number,
+    pivots: d.pivots as Pivots,
+    depth,
+  };
+}
+
 /**
  * Where behaviour documents are indexed. Implementations upsert by behaviour id, never let an
  * older `last_modification_date` replace a newer one, and report per-item results instead of
@@ -20,7 +67,7 @@ export type ItemResult =
  */
 export interface Sink {
   readonly kind: string;
-  upsert(docs: readonly BehaviourDoc[]): Promise<ItemResult[]>;
+  upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]>;
   get(id: string): Promise<BehaviourDoc | null>;
   /** Behaviour ids matching a pivot value, sorted; hash values match case-insensitively. */
   query(kind: PivotKind, value: string): Promise<string[]>;
@@ -38,8 +85,8 @@ export function pivotKey(value: string): string {
  * Checks the fields every sink relies on; a document failing this is rejected on its own
  * (code `invalid_document`) instead of failing its chunk.
  */
-export function invalidDocReason(doc: unknown): string | undefined {
-  const d = doc as Partial<BehaviourDoc> | null;
+export function invalidDocReason(meta: unknown): string | undefined {
+  const d = meta as Partial<DocMeta> | null;
   if (!d || typeof d !== 'object') return 'document is not an object';
   if (typeof d.id !== 'string' || d.id.length === 0) return 'document has no id';
   if (typeof d.sha256 !== 'string' || typeof d.sandbox_name !== 'string') return 'document has no sha256 or sandbox_name';
@@ -48,29 +95,7 @@ export function invalidDocReason(doc: unknown): string | undefined {
   return undefined;
 }
 
-const SERIALIZED = Symbol('sandtrail.serialized');
-
-/**
- * Attaches a document's JSON text (non-enumerable: invisible to comparisons and to
- * JSON.stringify), so a sink that stores JSON needs no second serialization.
- */
-export function withSerialized<T extends object>(doc: T, json: string): T {
-  Object.defineProperty(doc, SERIALIZED, { value: json, enumerable: false });
-  return doc;
-}
-
-/**
- * Refuses a document nested deeper than `maxDepth` (code `too_deep`) before any recursive
- * serializer or a cluster's parser meets it: checked without recursion, on the JSON text the
- * feed stage attached when there is one (cheaper), else on the value itself.
- */
-export function depthRejection(doc: object, maxDepth: number): { code: 'too_deep'; reason: string } | undefined {
-  const attached = (doc as { [SERIALIZED]?: string })[SERIALIZED];
-  const depth = attached === undefined ? valueDepth(doc, maxDepth) : textDepth(attached, maxDepth);
-  return depth > maxDepth ? { code: 'too_deep', reason: `document is nested more than ${maxDepth} levels deep` } : undefined;
-}
-
-/** The document's JSON text: the attached one, or a fresh serialization. */
-export function serializedOf(doc: object): string {
-  return (doc as { [SERIALIZED]?: string })[SERIALIZED] ?? JSON.stringify(doc);
+/** Refuses a document nested deeper than `maxDepth` (code `too_deep`), by the depth its meta carries. */
+export function depthRejection(meta: DocMeta, maxDepth: number): { code: 'too_deep'; reason: string } | undefined {
+  return meta.depth > maxDepth ? { code: 'too_deep', reason: `document is nested more than ${maxDepth} levels deep` } : undefined;
 }

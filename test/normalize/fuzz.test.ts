@@ -26,7 +26,7 @@ import {
 } from '../../src/normalize/index.js';
 import { normalizeAndSerialize, type SerializedDoc } from '../../src/feed/index.js';
 import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { serializedOf } from '../../src/store/index.js';
+import { metaOf, type SinkDoc } from '../../src/store/index.js';
 import { assertWellFormed } from './helpers.js';
 import { NUMBER_LITERALS, fuzzLineArb, recordLineArb, type FuzzLine } from './fuzzArbitraries.js';
 import { behaviourId } from './arbitraries.js';
@@ -267,18 +267,18 @@ describe('fuzz: chunk codec', () => {
     const chunkArb = fc.array(fc.oneof({ weight: 4, arbitrary: recordLineArb(150, 300) }, fuzzLineArb), { maxLength: 50 });
     await fc.assert(
       fc.asyncProperty(chunkArb, async (lines) => {
-        const items: SerializedDoc[] = [];
+        const items: SinkDoc[] = [];
         for (const l of lines) {
           const r = normalizeAndSerialize(l.text);
-          if (!('code' in r)) items.push(r);
+          if (!('code' in r)) items.push({ meta: metaOf(r.doc, r.depth), json: r.json });
         }
         const back = await decodeChunk(await encodeChunk(items));
         assertNoPollution();
         assert.equal(back.length, items.length);
         back.forEach((doc, i) => {
-          const { json } = items[i] as SerializedDoc;
-          assert.equal(JSON.stringify(doc), json, `document ${i} changed in the chunk`);
-          assert.equal(serializedOf(doc), json, `document ${i} lost its text`);
+          const { json, meta } = items[i] as SinkDoc;
+          assert.equal(doc.json, json, `document ${i} changed in the chunk`);
+          assert.deepEqual(doc.meta, JSON.parse(JSON.stringify(meta)), `document ${i} lost its meta`);
         });
       }),
       params(Math.max(1, Math.ceil(RUNS / 4))),

@@ -245,8 +245,10 @@ describe('doc shape', () => {
         record({ analysis_date: 10, last_modification_date: 20, sandbox_name: SANDBOX, behash: 'AB12', tags: ['DIRECT_CPU_CLOCK_ACCESS'] }),
       ),
     );
+    // {type, id, attributes: {tags: [...]}}: three levels of objects and arrays
     assert.deepEqual(r, {
       ok: true,
+      depth: 3,
       doc: {
         schema_version: 1,
         id: ID,

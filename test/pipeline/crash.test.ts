@@ -34,7 +34,7 @@ const backends: [string, (dir: string) => Promise<{ over: ConfigInput; contents:
   [
     'elasticsearch',
     async () => ({
-      over: { sink: `es:${await fakeEs.listen()}`, elasticsearch: { indexPrefix: 'crash' } },
+      over: { store: `es:${await fakeEs.listen()}`, elasticsearch: { indexPrefix: 'crash' } },
       contents: () => fakeEsContents(fakeEs, 'crash'),
     }),
   ],

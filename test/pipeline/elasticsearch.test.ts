@@ -31,7 +31,7 @@ test('backfill into Elasticsearch through item 429s, request 503s, a dropped con
   const prefix = 'pipe';
   const index = `${prefix}-behaviours-000001`;
   const log = createLogger('silent');
-  const config = await testConfig(dir, { sink: `es:${url}`, elasticsearch: { indexPrefix: prefix }, index: { chunkMaxDocs: 9 } });
+  const config = await testConfig(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix }, index: { chunkMaxDocs: 9 } });
 
   // one document the cluster refuses for good, one it pushes back on twice (bulk thread pool full)
   const ids = [...manifest.expectedIds];
@@ -105,7 +105,7 @@ test('backfill into Elasticsearch through item 429s, request 503s, a dropped con
 
   // the same feed into SQLite; once the cluster takes the refused document again, a replay makes both stores equal
   const sqliteFile = join(dir, 'same.db');
-  const sqliteConfig = await testConfig(dir, { sink: `sqlite:${sqliteFile}` });
+  const sqliteConfig = await testConfig(dir, { store: `sqlite:${sqliteFile}` });
   await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 3) }, { config: sqliteConfig, log });
   fake.clearFaults();
   const esEnv = { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix };
@@ -156,7 +156,7 @@ test('refused Elasticsearch credentials stop a backfill with one clear error; no
     await writeFeed({ out: join(dir, 'feed'), seed: 3, start, minutes: 1, perMinute: 5, malformedRate: 0, bigRate: 0 });
     refusing.failRequests({}, { status: 401 }, 1_000_000);
     const config = await testConfig(dir, {
-      sink: `es:${url.replace('http://', 'http://elastic:hunter2@')}`,
+      store: `es:${url.replace('http://', 'http://elastic:hunter2@')}`,
       elasticsearch: { indexPrefix: 'auth' },
     });
     await assert.rejects(

@@ -14,6 +14,7 @@ import { bookkeepingConformance } from './bookkeepingConformance.js';
 import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
 import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
+import { sinkDocs } from './sinkConformance.js';
 
 let n = 0;
 
@@ -88,7 +89,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     try {
       const d = docs();
       assert.deepEqual(
-        (await m.store.sink.upsert(d)).map((r) => r.status),
+        (await m.store.sink.upsert(sinkDocs(d))).map((r) => r.status),
         ['ok', 'ok', 'ok'],
       );
       const sent = m.fake.requests.filter((r) => r.method === 'PUT').map((r) => ({ path: r.path, body: r.body }));
@@ -117,7 +118,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
       assert.equal(m.fake.requests.find((r) => r.path === '/_bulk')?.querystring.refresh, 'wait_for');
       // a second write in the same process does not run the setup again
       const before = m.fake.requests.length;
-      await m.store.sink.upsert([d[0]!]);
+      await m.store.sink.upsert(sinkDocs([d[0]!]));
       const second = m.fake.requests.slice(before).map((r) => `${r.method} ${r.path}`);
       assert.ok(!second.some((r) => r.startsWith('PUT ')), second.join(', '));
       assert.equal(second.filter((r) => r === 'POST /_bulk').length, 1);
@@ -135,7 +136,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
           command_executions: ['x'.repeat(i === 5 ? 6000 : 300)],
         }),
       );
-      assert.ok((await m.store.sink.upsert(many)).every((r) => r.status === 'ok'));
+      assert.ok((await m.store.sink.upsert(sinkDocs(many))).every((r) => r.status === 'ok'));
       const sizes = bulks(m).map((lines) => lines.reduce<number>((s, l) => s + Buffer.byteLength(JSON.stringify(l)) + 1, 0));
       assert.ok(sizes.length > 2, `${sizes.length} bulk requests`);
       const oversized = sizes.filter((s) => s > 4096);
@@ -152,7 +153,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     const m = openMocked();
     try {
       const [a, b, c] = docs();
-      await m.store.sink.upsert([a!]); // setup done; faults below hit the documents only
+      await m.store.sink.upsert(sinkDocs([a!])); // setup done; faults below hit the documents only
       m.fake.failItems(
         (id) => id === b!.id,
         { status: 429, type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
@@ -172,7 +173,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
         },
         1,
       );
-      const r = await m.store.sink.upsert([a!, b!, c!]);
+      const r = await m.store.sink.upsert(sinkDocs([a!, b!, c!]));
       assert.equal(r[0]?.status, 'rejected');
       assert.equal(r[0]?.status === 'rejected' && r[0].code, 'version_conflict_engine_exception');
       assert.deepEqual(r[1] && { ...r[1], reason: undefined }, {
@@ -186,7 +187,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
       assert.match(r[2]?.status === 'rejected' ? r[2].reason : '', /failed to parse field \[analysis_date\].*\[status 400\]/);
       // the retryable one goes through when sent again; the rejected one was not written
       assert.deepEqual(
-        (await m.store.sink.upsert([b!])).map((x) => x.status),
+        (await m.store.sink.upsert(sinkDocs([b!]))).map((x) => x.status),
         ['ok'],
       );
       assert.equal(await m.store.sink.get(c!.id), null);
@@ -200,20 +201,20 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     const m = openMocked();
     try {
       const d = docs();
-      await m.store.sink.upsert([d[0]!]);
+      await m.store.sink.upsert(sinkDocs([d[0]!]));
       m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 503 }, 1);
-      const r1 = await m.store.sink.upsert(d);
+      const r1 = await m.store.sink.upsert(sinkDocs(d));
       assert.deepEqual(
         r1.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
         d.map(() => ['retryable', 'http_503']),
       );
       m.fake.failRequests({ path: /^\/_bulk$/ }, 'connection', 1);
-      const r2 = await m.store.sink.upsert(d);
+      const r2 = await m.store.sink.upsert(sinkDocs(d));
       assert.deepEqual(
         r2.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
         d.map(() => ['retryable', 'connection_error']),
       );
-      assert.ok((await m.store.sink.upsert(d)).every((x) => x.status === 'ok'));
+      assert.ok((await m.store.sink.upsert(sinkDocs(d))).every((x) => x.status === 'ok'));
       assert.equal(await m.store.sink.count(), 3);
     } finally {
       await m.close();
@@ -224,9 +225,9 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     const m = openMocked();
     try {
       const d = docs();
-      await m.store.sink.upsert([d[0]!]);
+      await m.store.sink.upsert(sinkDocs([d[0]!]));
       m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 413 }, 2);
-      assert.ok((await m.store.sink.upsert(d)).every((x) => x.status === 'ok'));
+      assert.ok((await m.store.sink.upsert(sinkDocs(d))).every((x) => x.status === 'ok'));
       assert.deepEqual(
         bulks(m)
           .slice(1)
@@ -243,7 +244,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     const m = openMocked({ apiKey: 'c2VjcmV0OmtleQ==' });
     try {
       m.fake.failRequests({ method: 'PUT' }, { status: 401 }, 1);
-      await assert.rejects(m.store.sink.upsert(docs()), (err: Error & { code?: string }) => {
+      await assert.rejects(m.store.sink.upsert(sinkDocs(docs())), (err: Error & { code?: string }) => {
         assert.equal(err.code, 'SINK_AUTH');
         assert.ok(!err.message.includes('c2VjcmV0OmtleQ=='));
         return true;
@@ -257,15 +258,15 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     const m = openMocked();
     try {
       const [a, b] = docs();
-      await m.store.sink.upsert([a!]);
+      await m.store.sink.upsert(sinkDocs([a!]));
       await m.client.indices.delete({ index: `${m.prefix}-behaviours-000001` });
-      const r = await m.store.sink.upsert([b!]);
+      const r = await m.store.sink.upsert(sinkDocs([b!]));
       assert.deepEqual(
         r.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
         [['retryable', 'index_not_found_exception']],
       );
       assert.deepEqual(
-        (await m.store.sink.upsert([b!])).map((x) => x.status),
+        (await m.store.sink.upsert(sinkDocs([b!]))).map((x) => x.status),
         ['ok'],
       );
       assert.deepEqual(await m.store.sink.get(b!.id), b);

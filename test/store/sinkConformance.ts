@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test as vitestTest } from 'vitest';
+import { sinkDocOf, type SinkDoc } from '../../src/store/index.js';
 import { normalizeRecord, type BehaviourDoc } from '../../src/normalize/index.js';
 import type { Sink } from '../../src/store/index.js';
 
@@ -19,6 +20,11 @@ export function makeDoc(sha: string, sandbox: string, lmd: number, attrs: Record
   });
   assert.ok(r.ok, JSON.stringify(!r.ok && r.rejection));
   return r.doc;
+}
+
+/** Documents as the index stage hands them to a store: meta and JSON text. */
+export function sinkDocs(docs: BehaviourDoc | readonly BehaviourDoc[]): SinkDoc[] {
+  return (Array.isArray(docs) ? docs : [docs]).map((d: BehaviourDoc) => sinkDocOf(d));
 }
 
 const JA3_A = 'A'.repeat(32);
@@ -52,7 +58,7 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       const f = await open();
       try {
         const docs = corpus();
-        const res = await f.sink.upsert(docs);
+        const res = await f.sink.upsert(sinkDocs(docs));
         assert.deepEqual(
           res.map((r) => r.status),
           ['ok', 'ok', 'ok'],
@@ -69,7 +75,7 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       const f = await open();
       try {
         const [a, b, c] = corpus();
-        await f.sink.upsert([c!, a!, b!]);
+        await f.sink.upsert(sinkDocs([c!, a!, b!]));
         assert.deepEqual(await f.sink.query('behash', 'b1'), [a!.id, b!.id].sort());
         assert.deepEqual(await f.sink.query('ja3', JA3_A.toLowerCase()), [a!.id, b!.id].sort());
         assert.deepEqual(await f.sink.query('ja3', JA3_A), [a!.id, b!.id].sort());
@@ -90,8 +96,8 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       try {
         const old = makeDoc(SHA('e'), 'Zenbox', 1000, { behash: 'old-hash' });
         const newer = makeDoc(SHA('e'), 'Zenbox', 2000, { behash: 'new-hash' });
-        assert.equal((await f.sink.upsert([newer]))[0]?.status, 'ok');
-        const stale = (await f.sink.upsert([old]))[0];
+        assert.equal((await f.sink.upsert(sinkDocs([newer])))[0]?.status, 'ok');
+        const stale = (await f.sink.upsert(sinkDocs([old])))[0];
         assert.equal(stale?.status, 'ok');
         assert.equal(stale?.status === 'ok' && stale.stale, true);
         assert.deepEqual(await f.sink.get(newer.id), newer);
@@ -99,8 +105,8 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
 
         const f2 = makeDoc(SHA('9'), 'Zenbox', 1000, { behash: 'first' });
         const f3 = makeDoc(SHA('9'), 'Zenbox', 3000, { behash: 'second' });
-        await f.sink.upsert([f2]);
-        await f.sink.upsert([f3]);
+        await f.sink.upsert(sinkDocs([f2]));
+        await f.sink.upsert(sinkDocs([f3]));
         assert.deepEqual(await f.sink.query('behash', 'first'), []);
         assert.deepEqual(await f.sink.query('behash', 'second'), [f3.id]);
       } finally {
@@ -112,9 +118,9 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       const f = await open();
       try {
         const docs = corpus();
-        await f.sink.upsert(docs);
-        await f.sink.upsert([...docs].reverse());
-        await f.sink.upsert(docs);
+        await f.sink.upsert(sinkDocs(docs));
+        await f.sink.upsert(sinkDocs([...docs].reverse()));
+        await f.sink.upsert(sinkDocs(docs));
         assert.equal(await f.sink.count(), 3);
         assert.deepEqual(await f.sink.query('behash', 'b1'), [docs[0]!.id, docs[1]!.id].sort());
         for (const d of docs) assert.deepEqual(await f.sink.get(d.id), d);
@@ -128,7 +134,7 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       try {
         const [a, b] = corpus();
         const bad = { ...a!, id: null } as unknown as BehaviourDoc;
-        const res = await f.sink.upsert([a!, bad, b!]);
+        const res = await f.sink.upsert(sinkDocs([a!, bad, b!]));
         assert.equal(res[0]?.status, 'ok');
         assert.equal(res[1]?.status, 'rejected');
         assert.equal(res[2]?.status, 'ok');
@@ -147,7 +153,7 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
         // built past the normalizer, as a document from another path (a replayed index dead letter) could be
         const deep = makeDoc('e'.repeat(64), 'Zenbox', 9, {});
         (deep.attributes as Record<string, unknown>).unknown_blob = nest;
-        const res = await f.sink.upsert([a!, deep, b!]);
+        const res = await f.sink.upsert(sinkDocs([a!, deep, b!]));
         assert.deepEqual(
           res.map((r) => [r.status, r.status === 'rejected' ? r.code : '']),
           [

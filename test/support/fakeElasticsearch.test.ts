@@ -4,6 +4,7 @@ import { Client, errors, type estypes } from '@elastic/elasticsearch';
 import { ElasticsearchSink, setupElasticsearch } from '../../src/store/index.js';
 import { makeDoc } from '../store/sinkConformance.js';
 import { FakeElasticsearch, mockedClient, type FakeElasticsearchOptions } from './fakeElasticsearch.js';
+import { sinkDocs } from '../store/sinkConformance.js';
 
 type Mode = 'mock' | 'http';
 
@@ -422,9 +423,9 @@ for (const mode of ['mock', 'http'] as const) {
         const sink = new ElasticsearchSink(client, { prefix: 't2', refresh: 'wait_for' });
         const sha = 'a'.repeat(64);
         const doc = makeDoc(sha, 'Zenbox', 1000, { behash: 'BeHash1', ja3_digests: ['J'.repeat(32)] });
-        assert.deepEqual(await sink.upsert([doc]), [{ id: doc.id, status: 'ok' }]);
+        assert.deepEqual(await sink.upsert(sinkDocs([doc])), [{ id: doc.id, status: 'ok' }]);
         const older = makeDoc(sha, 'Zenbox', 900, { behash: 'other' });
-        assert.deepEqual(await sink.upsert([older]), [{ id: doc.id, status: 'ok', stale: true }]);
+        assert.deepEqual(await sink.upsert(sinkDocs([older])), [{ id: doc.id, status: 'ok', stale: true }]);
         assert.deepEqual(await sink.query('behash', 'BEHASH1'), [doc.id]);
         assert.deepEqual(await sink.query('sha256', sha.toUpperCase()), [doc.id]);
         assert.deepEqual(await sink.get(doc.id), JSON.parse(JSON.stringify(doc)));

@@ -1,7 +1,16 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
-import { depthRejection, invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import {
+  depthRejection,
+  invalidDocReason,
+  pivotKey,
+  type DocMeta,
+  type ItemResult,
+  type PivotKind,
+  type Sink,
+  type SinkDoc,
+} from '../Sink.js';
 import { classifyItem, classifyRequestError, isIndexNotFound, isNotFound, storeFailure, type EsErrorCause } from './classify.js';
 import { PIVOT_FIELDS } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
@@ -83,10 +92,11 @@ export class ElasticsearchSink implements Sink {
 
   // ---- writes ------------------------------------------------------------------------------
 
-  async upsert(docs: readonly BehaviourDoc[]): Promise<ItemResult[]> {
+  async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
     const results: ItemResult[] = new Array<ItemResult>(docs.length);
-    const pending: { i: number; doc: BehaviourDoc; source: string }[] = [];
-    docs.forEach((doc, i) => {
+    const pending: { i: number; doc: DocMeta; source: string }[] = [];
+    docs.forEach((item, i) => {
+      const doc = item.meta;
       const local = localRejection(doc);
       if (local) {
         results[i] = { id: String((doc as { id?: unknown } | null)?.id), status: 'rejected', code: local.code, reason: local.reason };
@@ -99,7 +109,8 @@ export class ElasticsearchSink implements Sink {
         return;
       }
       try {
-        pending.push({ i, doc, source: sourceJson(doc) });
+        // the ECS projection reads the whole document: the only place the index stage parses it
+        pending.push({ i, doc, source: sourceJson(JSON.parse(item.json) as BehaviourDoc, item.json) });
       } catch (err) {
         results[i] = { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
       }
@@ -339,7 +350,7 @@ export class ElasticsearchSink implements Sink {
 }
 
 /** Problems Elasticsearch would reject for the whole bulk request, caught per document instead. */
-function localRejection(doc: BehaviourDoc): { code: string; reason: string } | undefined {
+function localRejection(doc: DocMeta): { code: string; reason: string } | undefined {
   const invalid = invalidDocReason(doc);
   if (invalid) return { code: 'invalid_document', reason: invalid };
   if (doc.last_modification_date < 0 || doc.last_modification_date > MAX_VERSION) {

@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
 import type { BehaviourDoc } from '../../normalize/index.js';
-import { serializedOf } from '../Sink.js';
 
 /**
  * Top-level keys of the ECS projection. The canonical document never has these keys at its top
@@ -137,11 +136,11 @@ export function ecsProjection(doc: BehaviourDoc): Record<string, unknown> {
 }
 
 /**
- * The `_source` sent for a document: its canonical JSON (serialized once, by the normalizer
- * stage when it attached it) with the projection appended, without parsing or copying the doc.
+ * The `_source` sent for a document: its canonical JSON (serialized once, by the feed stage)
+ * with the projection appended, without serializing the document again.
  */
-export function sourceJson(doc: BehaviourDoc): string {
-  const canonical = serializedOf(doc).trimEnd();
+export function sourceJson(doc: BehaviourDoc, json: string = JSON.stringify(doc)): string {
+  const canonical = json.trimEnd();
   const projection = JSON.stringify(ecsProjection(doc));
   if (!canonical.endsWith('}') || canonical === '{}') return JSON.stringify({ ...doc, ...ecsProjection(doc) });
   return `${canonical.slice(0, -1)},${projection.slice(1)}`;

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { DEFAULT_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
-import { depthRejection, invalidDocReason, pivotKey, serializedOf, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import { depthRejection, invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink, type SinkDoc } from '../Sink.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS behaviours (
@@ -53,9 +53,9 @@ export class SqliteSink implements Sink {
     this.insertPivot = db.prepare('INSERT OR IGNORE INTO pivots (kind, value, id) VALUES (?, ?, ?)');
   }
 
-  async upsert(docs: readonly BehaviourDoc[]): Promise<ItemResult[]> {
+  async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
     const now = Math.floor(Date.now() / 1000);
-    const write = this.db.transaction((items: readonly BehaviourDoc[]) => items.map((doc) => this.writeOne(doc, now)));
+    const write = this.db.transaction((items: readonly SinkDoc[]) => items.map((doc) => this.writeOne(doc, now)));
     try {
       return write.immediate(docs);
     } catch (err) {
@@ -64,23 +64,19 @@ export class SqliteSink implements Sink {
       const reason = (err as Error).message;
       return docs.map((d) =>
         TRANSIENT.has(code)
-          ? { id: d.id, status: 'retryable' as const, code, reason }
-          : { id: d.id, status: 'rejected' as const, code, reason },
+          ? { id: d.meta.id, status: 'retryable' as const, code, reason }
+          : { id: d.meta.id, status: 'rejected' as const, code, reason },
       );
     }
   }
 
-  private writeOne(doc: BehaviourDoc, now: number): ItemResult {
+  private writeOne(item: SinkDoc, now: number): ItemResult {
+    const doc = item.meta;
     const invalid = invalidDocReason(doc);
     if (invalid) return { id: String(doc?.id), status: 'rejected', code: 'invalid_document', reason: invalid };
     const deep = depthRejection(doc, this.maxDepth);
     if (deep) return { id: doc.id, status: 'rejected', ...deep };
-    let json: string;
-    try {
-      json = serializedOf(doc);
-    } catch (err) {
-      return { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
-    }
+    const json = item.json;
     try {
       const changed = this.upsertDoc.run({
         id: doc.id,
