@@ -5,6 +5,7 @@ import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import { FeedWorker } from './FeedWorker.js';
+import { IndexThread } from './IndexThread.js';
 import { IndexWorker } from './IndexWorker.js';
 import type { Scheduler } from './Scheduler.js';
 
@@ -27,6 +28,11 @@ export interface SuperviseOptions<T> {
   task?: (signal: AbortSignal) => Promise<T>;
   /** How long a forced stop may take before it is given up (Redis gone, a hung close). */
   forceTimeoutMs?: number;
+  /**
+   * Run the index stage in a worker thread (its own store and Redis connections), so a process
+   * running both stages (`backfill`, `run`) uses two cores instead of one JavaScript thread.
+   */
+  indexInThread?: boolean;
 }
 
 export interface SuperviseOutcome<T> {
@@ -65,7 +71,9 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     requestStop(true);
   };
   const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal };
-  const workers = o.stages.map((s) => (s === 'feed' ? new FeedWorker(workerOpts) : new IndexWorker(workerOpts)));
+  const workers = o.stages.map((s) =>
+    s === 'feed' ? new FeedWorker(workerOpts) : o.indexInThread ? new IndexThread(workerOpts) : new IndexWorker(workerOpts),
+  );
 
   let forceNow: () => void = () => undefined;
   let signals = 0;

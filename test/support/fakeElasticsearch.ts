@@ -7,6 +7,15 @@
  * transports: `mount()` on an `@elastic/elasticsearch-mock` instance (in-process) and `listen()`
  * (a real HTTP server for subprocesses). Anything outside the emulated surface answers 400
  * `fake_unsupported_exception`, so a gap never passes silently.
+ *
+ * It covers only the requests sandtrail sends (setup's templates, index and alias calls, `_bulk`
+ * index/update/delete, get/mget, search with bool/term/terms/exists/range/prefix/match/nested
+ * queries, sorts, search_after and terms aggregations, count, delete_by_query). It does not
+ * emulate: scoring and full-text analysis (text fields match on whole lowercase tokens only),
+ * shards and replicas, rollover and ILM, scripts, the `flattened` type's depth limit, refresh
+ * timing beyond a periodic refresh, security beyond injected 401s, or cluster-level limits
+ * (thread pools, circuit breakers): those are exercised by the real-cluster run
+ * (`ELASTICSEARCH_URL=... npx vitest run test/store/elasticsearch.test.ts`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -77,6 +77,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       queues,
       log,
       stages: args.workers === false ? [] : ['feed', 'index'],
+      indexInThread: true,
       task: (signal) => runBackfill({ queues, store, sourceSpec, minutes, hourly: args.hourly, onProgress: progress.update, signal, log }),
     });
     progress.done();

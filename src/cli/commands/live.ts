@@ -35,7 +35,16 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
   let out;
   try {
     log.info({ source: sourceSpec, sink: store.spec, lagMinutes }, 'live ingestion started');
-    out = await superviseWorkers({ redisUrl: redis.url, config, store, queues, log, stages: ['feed', 'index'], scheduler });
+    out = await superviseWorkers({
+      redisUrl: redis.url,
+      config,
+      store,
+      queues,
+      log,
+      stages: ['feed', 'index'],
+      scheduler,
+      indexInThread: true,
+    });
   } finally {
     await bounded(queues.close(), 5000, log, 'closing the queues');
     await store.close();

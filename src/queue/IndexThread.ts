@@ -1,0 +1,87 @@
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../config/index.js';
+import { SandtrailError, type ErrorCode } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+
+/** Parent → thread. */
+export type ThreadMessage = { type: 'stop'; force: boolean };
+/** Thread → parent. */
+export type ThreadReply = { type: 'started' } | { type: 'stopped' } | { type: 'fatal'; code: string | null; message: string };
+
+export interface IndexThreadOptions {
+  redisUrl: string;
+  config: Config;
+  log: Logger;
+  /** Called once when the store refuses the credentials: the process must stop. */
+  onFatal?: (err: Error) => void;
+}
+
+/**
+ * The thread's entry: dist's compiled indexThreadMain.js, or, when running from the TypeScript
+ * sources (tests, tsx), a small module that registers tsx in the thread first (a worker thread
+ * does not inherit the parent's loader hooks).
+ */
+function threadEntry(): URL {
+  if (!import.meta.url.endsWith('.ts')) return new URL('./indexThreadMain.js', import.meta.url);
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const main = new URL('./indexThreadMain.ts', import.meta.url).href;
+  const code = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(main)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
+}
+
+/** How long a forced stop waits for the thread before terminating it. */
+const FORCE_WAIT_MS = 3000;
+
+/**
+ * The index stage in a worker thread, with the same start/stop as an in-process IndexWorker.
+ */
+export class IndexThread {
+  private thread: Worker | undefined;
+  private stopping: Promise<void> | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: IndexThreadOptions) {}
+
+  start(): void {
+    if (this.thread) return;
+    const thread = new Worker(threadEntry(), {
+      workerData: { config: this.o.config, redisUrl: this.o.redisUrl, bindings: this.o.log.bindings() },
+    });
+    this.thread = thread;
+    this.exited = new Promise((resolve) => thread.once('exit', () => resolve()));
+    thread.on('message', (m: ThreadReply) => {
+      if (m.type === 'fatal') {
+        this.o.onFatal?.(new SandtrailError((m.code ?? 'SINK_UNAVAILABLE') as ErrorCode, m.message));
+      }
+    });
+    thread.on('error', (err) => {
+      this.o.log.error({ err: err.message }, 'index thread failed');
+      this.o.onFatal?.(err);
+    });
+  }
+
+  /** Drains (the thread finishes its active jobs) or forces; safe to call twice. */
+  stop(force = false): Promise<void> {
+    const thread = this.thread;
+    if (!thread) return Promise.resolve();
+    if (force) {
+      thread.postMessage({ type: 'stop', force: true } satisfies ThreadMessage);
+      const timer = setTimeout(() => void thread.terminate(), FORCE_WAIT_MS);
+      return this.exitAfterStopped().finally(() => clearTimeout(timer));
+    }
+    thread.postMessage({ type: 'stop', force: false } satisfies ThreadMessage);
+    return (this.stopping ??= this.exitAfterStopped());
+  }
+
+  private async exitAfterStopped(): Promise<void> {
+    const thread = this.thread as Worker;
+    const stopped = new Promise<void>((resolve) =>
+      thread.on('message', (m: ThreadReply) => {
+        if (m.type === 'stopped') resolve();
+      }),
+    );
+    await Promise.race([stopped, this.exited]);
+    await thread.terminate();
+    await this.exited;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Entry of the index stage when it runs in a worker thread of a `backfill` or `run` process, so
+ * the two stages use two cores instead of sharing one JavaScript thread. It opens its own store
+ * and Redis connections from the configuration it is given, and answers the parent's messages.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../config/index.js';
+import { errorCode, messageOf } from '../errors/index.js';
+import { createLogger } from '../log/index.js';
+import { openStore } from '../store/index.js';
+import { createQueues } from './createQueues.js';
+import { IndexWorker } from './IndexWorker.js';
+import type { ThreadMessage, ThreadReply } from './IndexThread.js';
+
+const { config, redisUrl, bindings } = workerData as { config: Config; redisUrl: string; bindings: Record<string, unknown> };
+const port = parentPort;
+if (!port) throw new Error('indexThread runs only as a worker thread');
+const reply = (m: ThreadReply): void => port.postMessage(m);
+
+const log = createLogger(config.logLevel, { ...bindings, thread: 'index' });
+const store = openStore(config.store, config);
+const queues = createQueues(redisUrl, config, log);
+const worker = new IndexWorker({
+  redisUrl,
+  config,
+  store,
+  queues,
+  log,
+  onFatal: (err) => reply({ type: 'fatal', code: errorCode(err) ?? null, message: messageOf(err) }),
+});
+worker.start();
+reply({ type: 'started' });
+
+port.on('message', (m: ThreadMessage) => {
+  if (m.type !== 'stop') return;
+  void (async () => {
+    await worker.stop(m.force).catch((err: unknown) => log.warn({ err: messageOf(err) }, 'index stage stop failed'));
+    await queues.close();
+    await store.close();
+    reply({ type: 'stopped' });
+  })();
+});
