@@ -10,7 +10,6 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 COPY scripts ./scripts
-COPY bench ./bench
 COPY sample ./sample
 COPY kibana ./kibana
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --ignore-scripts

@@ -116,7 +116,7 @@ const liveSchema = z
   .strict();
 
 /**
- * Elasticsearch backend (`sink: es:URL`). Secrets come from the environment
+ * Elasticsearch backend (`store: es:URL`). Secrets come from the environment
  * (ELASTICSEARCH_API_KEY, ELASTICSEARCH_USERNAME/PASSWORD) and are never logged or stored.
  */
 const elasticsearchSchema = z

@@ -67,10 +67,10 @@ export function parseElasticsearchSpec(spec: string): ParsedElasticsearchSpec {
   try {
     u = new URL(raw);
   } catch {
-    throw new SandtrailError('USAGE', `bad Elasticsearch sink "${spec}": expected elasticsearch:https://host:9200`);
+    throw new SandtrailError('USAGE', `bad Elasticsearch store "${spec}": expected elasticsearch:https://host:9200`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new SandtrailError('USAGE', `bad Elasticsearch sink "${spec}": the URL must be http:// or https://`);
+    throw new SandtrailError('USAGE', `bad Elasticsearch store "${spec}": the URL must be http:// or https://`);
   }
   const username = u.username ? decodeURIComponent(u.username) : undefined;
   const password = u.password ? decodeURIComponent(u.password) : undefined;
