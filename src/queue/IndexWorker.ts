@@ -6,7 +6,7 @@ import { decodeChunk } from './chunkCodec.js';
 import { StageRunner } from './StageRunner.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
-import { deadLetterId, type DeadLetterInput, type SinkDoc } from '../store/index.js';
+import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 
 /**
  * The index stage behind BullMQ: writes one chunk to the sink, retries only the items the sink
@@ -103,7 +103,7 @@ export class IndexWorker {
 
 /** An index-stage dead letter keeps the document's JSON text whole: a replay only writes it again. */
 function docLetter(batch: string, doc: SinkDoc, code: string, reason: string): DeadLetterInput {
-  const raw = doc.json;
+  const raw = jsonText(doc);
   return {
     id: deadLetterId('index', batch, doc.meta.id),
     stage: 'index',

@@ -26,13 +26,19 @@ export interface DocMeta {
 }
 
 /**
- * A document as the index stage hands it to a store: its meta and its canonical JSON text,
- * serialized once by the feed stage. A store writes the text as it is and reads the meta; only
- * a backend that needs more (Elasticsearch's ECS projection) parses the text.
+ * A document as the index stage hands it to a store: its meta and its canonical JSON, serialized
+ * once by the feed stage, as text or as the UTF-8 bytes a chunk carried (so the SQLite store
+ * writes them without decoding and encoding them again). A store reads the meta; only a backend
+ * that needs more (Elasticsearch's ECS projection) parses the JSON.
  */
 export interface SinkDoc {
   meta: DocMeta;
-  json: string;
+  json: string | Buffer;
+}
+
+/** A document's JSON as text. */
+export function jsonText(d: SinkDoc): string {
+  return typeof d.json === 'string' ? d.json : d.json.toString('utf8');
 }
 
 /** Nesting the recursive serializers downstream survive; deeper documents are never serialized. */

@@ -4,7 +4,7 @@
  * `es:URL`), and the backends themselves: store/sqlite/ and store/elasticsearch/ (with the
  * index design, setup and Kibana objects). The pipeline depends on the interfaces only.
  */
-export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection, sinkDocOf, metaOf } from './Sink.js';
+export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection, sinkDocOf, metaOf, jsonText } from './Sink.js';
 export type { Sink, SinkDoc, DocMeta, ItemResult, PivotKind } from './Sink.js';
 export { deadLetterId } from './DeadLetterStore.js';
 export type {

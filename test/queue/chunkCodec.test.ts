@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'vitest';
 import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { sinkDocOf } from '../../src/store/index.js';
+import { jsonText, sinkDocOf } from '../../src/store/index.js';
 import { makeDoc } from '../store/sinkConformance.js';
 
 test('a chunk round-trips, compressed: each document keeps its meta and its JSON text, byte for byte', async () => {
@@ -17,7 +17,14 @@ test('a chunk round-trips, compressed: each document keeps its meta and its JSON
   assert.ok(Buffer.isBuffer(payload));
   assert.ok(payload.length < Buffer.byteLength(docs.map((d) => d.json).join('\n')) / 2, 'compressed');
   const back = await decodeChunk(payload);
-  assert.deepEqual(back, docs);
+  assert.deepEqual(
+    back.map((d) => ({ meta: d.meta, json: jsonText(d) })),
+    docs,
+  );
+  assert.ok(
+    back.every((d) => Buffer.isBuffer(d.json)),
+    'the JSON stays UTF-8 bytes for the store',
+  );
   assert.deepEqual(await decodeChunk(await encodeChunk([])), []);
 });
 

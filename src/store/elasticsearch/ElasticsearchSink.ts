@@ -4,6 +4,7 @@ import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '.
 import {
   depthRejection,
   invalidDocReason,
+  jsonText,
   pivotKey,
   type DocMeta,
   type ItemResult,
@@ -110,7 +111,8 @@ export class ElasticsearchSink implements Sink {
       }
       try {
         // the ECS projection reads the whole document: the only place the index stage parses it
-        pending.push({ i, doc, source: sourceJson(JSON.parse(item.json) as BehaviourDoc, item.json) });
+        const text = jsonText(item);
+        pending.push({ i, doc, source: sourceJson(JSON.parse(text) as BehaviourDoc, text) });
       } catch (err) {
         results[i] = { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
       }

@@ -42,9 +42,10 @@ export class SqliteSink implements Sink {
   ) {
     db.exec(SCHEMA);
     // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
+    // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
     this.upsertDoc = db.prepare(`
       INSERT INTO behaviours (id, sha256, sandbox_name, analysis_date, last_modification_date, doc, indexed_at)
-      VALUES (@id, @sha256, @sandbox_name, @analysis_date, @last_modification_date, @doc, @indexed_at)
+      VALUES (@id, @sha256, @sandbox_name, @analysis_date, @last_modification_date, CAST(@doc AS TEXT), @indexed_at)
       ON CONFLICT(id) DO UPDATE SET
         sha256 = excluded.sha256, sandbox_name = excluded.sandbox_name, analysis_date = excluded.analysis_date,
         last_modification_date = excluded.last_modification_date, doc = excluded.doc, indexed_at = excluded.indexed_at
