@@ -16,6 +16,9 @@ export interface BenchOptions {
   json: boolean;
   feedConcurrency: number;
   indexConcurrency: number;
+  /** Feed and index worker processes of the e2e phase. */
+  feedWorkers: number;
+  indexWorkers: number;
   help: boolean;
 }
 
@@ -26,19 +29,31 @@ Measures, in one run, on a synthetic feed under <out>/feed (generated, or reused
 manifest matches the options):
   raw         bzip2 decode (the pipeline's decoder) + line split + JSON.parse, in process
   normalize   the same with normalizeLine instead of JSON.parse, in process
+  official    the official GTI Python client's read loop: per minute file, bz2.decompress of
+              the whole file, then json.loads of each line (bench/official_read_loop.py, run
+              with python3; skipped with a note when there is no python3)
   e2e         Redis (a private redis-server, or REDIS_URL's under a queue prefix of its own),
-              one feed worker and one index worker process, backfill into a fresh SQLite file
-              (<out>/e2e.db), timed from enqueue to all jobs done
-and prints throughput, peak RSS per process and the e2e/raw ratio, then checks that the SQLite
-store holds exactly the feed's expected ids.
+              feed worker and index worker processes, backfill into a fresh SQLite file
+              (<out>/e2e.db), timed from enqueue to all jobs done; Redis used_memory is
+              sampled against the raw bytes of the records waiting in the index queue
+  backfill    the CLI as users run it, start-up and teardown included:
+              node dist/src/cli/run.js backfill --source dir:<out>/feed
+                --store sqlite:<out>/backfill.db --json
+              (runs npm run build first when dist/ is missing or older than src/; starts its
+              own redis-server unless REDIS_URL is set, which is passed through)
+and prints throughput, peak RSS per process, Redis memory per queued record and the ratios to
+raw and official, then checks that both SQLite stores hold exactly the feed's expected ids.
 
   --mb N                    uncompressed feed size in MB (default 200)
   --seed S                  generator seed, integer or string (default 1)
   --per-minute N            lines per minute file (default 400)
   --feed-concurrency N      SANDTRAIL_FEED_CONCURRENCY of the feed worker (default 1)
   --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default 1)
-  --keep                    keep <out>/e2e.db after the run (deleted by default)
-  --out DIR                 directory for the feed, e2e.db and worker logs (default bench/out)
+  --feed-workers N          feed worker processes in the e2e phase (default 1)
+  --index-workers N         index worker processes in the e2e phase (default 1)
+  --keep                    keep <out>/e2e.db and <out>/backfill.db (deleted by default)
+  --out DIR                 directory for the feed, the SQLite files, worker logs and
+                            redis-memory.csv (default bench/out)
   --timeout S               give the whole run up after S seconds, exit 1 (default 1800)
   --json                    print the figures as one JSON object on stdout (progress on stderr;
                             use npm run -s so npm's own banner stays off stdout)
@@ -73,6 +88,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
         'per-minute': { type: 'string' },
         'feed-concurrency': { type: 'string' },
         'index-concurrency': { type: 'string' },
+        'feed-workers': { type: 'string' },
+        'index-workers': { type: 'string' },
         keep: { type: 'boolean', default: false },
         out: { type: 'string' },
         timeout: { type: 'string' },
@@ -95,6 +112,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     perMinute: positiveInt('per-minute', values['per-minute'], 400),
     feedConcurrency: positiveInt('feed-concurrency', values['feed-concurrency'], 1),
     indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], 1),
+    feedWorkers: positiveInt('feed-workers', values['feed-workers'], 1),
+    indexWorkers: positiveInt('index-workers', values['index-workers'], 1),
     keep: values.keep ?? false,
     out: values.out,
     timeoutSeconds: positiveInt('timeout', values.timeout, 1800),

@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: how far the end-to-end pipeline (feed worker → Redis → index worker →
- * SQLite) is from the raw limit of this machine (bzip2 decode + line split + JSON.parse), all
- * measured in one run on the same synthetic feed. See `npm run bench -- --help`.
+ * `npm run bench`: how far the end-to-end pipeline (feed workers → Redis → index workers →
+ * SQLite) and the backfill command are from the raw limit of this machine (bzip2 decode + line
+ * split + JSON.parse) and from the official Python client's read loop, all measured in one run
+ * on the same synthetic feed. See `npm run bench -- --help`.
  */
 import { mkdirSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -10,11 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/index.js';
 import { resolveBzip2Decoder } from '../src/feed/index.js';
 import { HELP, parseBenchArgs, UsageError, type BenchOptions } from './args.js';
+import { measureBackfillCli } from './backfill.js';
+import { ensureBuilt } from './build.js';
 import { measureEndToEnd } from './e2e.js';
 import { BenchFailure, throwIfAborted } from './failure.js';
 import { prepareFeed } from './feed.js';
 import { measureInProcess, type PhaseResult } from './inproc.js';
-import { toJson, toText, verificationProblems, type BenchReport } from './report.js';
+import { measureOfficial } from './official.js';
+import { toJson, verificationProblems, type BenchReport } from './report.js';
+import { toText } from './reportText.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** After the run is given up, how long the phases get to stop their processes before a hard exit. */
@@ -39,6 +44,9 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
   // Other work on a 2-core box skews every phase: record how busy it was when we started.
   const loadAtStart = loadavg()[0] ?? 0;
   if (loadAtStart > 0.5) say(`note: 1-minute load average is ${loadAtStart.toFixed(2)}: figures will be lower than on an idle machine`);
+  // Before any phase, so a compile does not run alongside a measurement.
+  const built = await ensureBuilt(ROOT, say, signal);
+  throwIfAborted(signal, 'build');
   // Defaults only, as the workers get: an operator's SANDTRAIL_* must not skew one side.
   const config = loadConfig({ env: {} });
   const dec = resolveBzip2Decoder(config.feed.decoder, config.feed.decoderThreads);
@@ -50,18 +58,37 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
   throwIfAborted(signal, 'feed');
   if (manifest.files.length === 0 || lines === 0) throw new BenchFailure(`the feed in ${FEED} has no lines: nothing to measure`);
 
+  const loadAtPhase: Record<string, number> = {};
+  const phaseLoad = (name: string): void => void (loadAtPhase[name] = Math.round((loadavg()[0] ?? 0) * 100) / 100);
+  phaseLoad('raw');
   say('phase raw: decode + split + JSON.parse...');
   const raw = await measureInProcess('raw', FEED, manifest, config, signal);
   // The raw pass is the reference: if it did not see the whole feed, no ratio means anything.
   checkWholeFeed(raw, manifest.bytesUncompressed, lines);
   say(`  ${raw.seconds.toFixed(2)} s`);
+  phaseLoad('normalize');
   say('phase normalize: decode + split + normalizeLine...');
-  const normalize = await measureInProcess('normalize', FEED, manifest, config, signal);
+  const { accepted, ...normalize } = await measureInProcess('normalize', FEED, manifest, config, signal);
   checkWholeFeed(normalize, manifest.bytesUncompressed, lines);
   say(`  ${normalize.seconds.toFixed(2)} s`);
+  phaseLoad('official');
+  say('phase official client: python3 bench/official_read_loop.py (bz2.decompress per file + json.loads per line)...');
+  const official = await measureOfficial(ROOT, FEED, manifest, signal);
+  if (official.skipped) say(`  skipped: ${official.reason}`);
+  else {
+    if (official.bytes !== manifest.bytesUncompressed || official.lines !== lines) {
+      throw new BenchFailure(
+        `phase official client read ${official.bytes} bytes / ${official.lines} lines, the manifest says ${manifest.bytesUncompressed} / ${lines}`,
+      );
+    }
+    say(`  ${official.seconds.toFixed(2)} s`);
+  }
   // Only REDIS_URL (what setup.sh and the CLI know): an operator's SANDTRAIL_* must not change what is measured.
   const redisUrl = process.env.REDIS_URL || undefined;
-  say(`phase e2e: ${redisUrl ? "REDIS_URL's Redis" : 'private redis-server'}, feed worker and index worker processes, SQLite...`);
+  phaseLoad('e2e');
+  say(
+    `phase e2e: ${redisUrl ? "REDIS_URL's Redis" : 'private redis-server'}, ${o.feedWorkers} feed worker and ${o.indexWorkers} index worker process(es), SQLite...`,
+  );
   const e2e = await measureEndToEnd({
     root: ROOT,
     outDir: OUT,
@@ -69,12 +96,21 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
     manifest,
     feedConcurrency: o.feedConcurrency,
     indexConcurrency: o.indexConcurrency,
+    feedWorkers: o.feedWorkers,
+    indexWorkers: o.indexWorkers,
+    accepted,
     keep: o.keep,
     redisUrl,
     signal,
     say,
   });
   say(`  ${e2e.seconds.toFixed(2)} s${o.keep ? `; SQLite kept at ${relative(process.cwd(), e2e.dbPath)}` : ''}`);
+  phaseLoad('backfill');
+  say(
+    `phase backfill (CLI): node dist/src/cli/run.js backfill --source dir:... --store sqlite:... --json${redisUrl ? ' (REDIS_URL passed through)' : ''}...`,
+  );
+  const backfill = await measureBackfillCli({ root: ROOT, outDir: OUT, feedDir: FEED, manifest, redisUrl, keep: o.keep, signal, say });
+  say(`  ${backfill.seconds.toFixed(2)} s${o.keep ? `; SQLite kept at ${relative(process.cwd(), backfill.dbPath)}` : ''}`);
 
   return {
     machine: {
@@ -83,8 +119,19 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       decoder: [dec.name, ...dec.args].join(' '),
       loadAtStart: Math.round(loadAtStart * 100) / 100,
       loadAtEnd: Math.round((loadavg()[0] ?? 0) * 100) / 100,
+      loadAtPhase,
+      python: official.skipped ? null : official.python,
     },
-    options: { mb: o.mb, seed: o.seed, perMinute: o.perMinute, feedConcurrency: o.feedConcurrency, indexConcurrency: o.indexConcurrency },
+    options: {
+      mb: o.mb,
+      seed: o.seed,
+      perMinute: o.perMinute,
+      feedConcurrency: o.feedConcurrency,
+      indexConcurrency: o.indexConcurrency,
+      feedWorkers: o.feedWorkers,
+      indexWorkers: o.indexWorkers,
+    },
+    built: built ?? null,
     feed: {
       dir: relative(ROOT, FEED),
       files: manifest.files.length,
@@ -96,7 +143,7 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       reused,
       generateSeconds,
     },
-    phases: { raw, normalize, e2e },
+    phases: { raw, normalize, official, e2e, backfill },
   };
 }
 

@@ -1,17 +1,18 @@
-/** The end-to-end phase: feed files → feed worker → Redis → index worker → SQLite. */
+/** The end-to-end phase: feed files → feed worker processes → Redis → index worker processes → SQLite. */
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import BetterSqlite3 from 'better-sqlite3';
-import type { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/index.js';
 import { createQueues, runBackfill, type BackfillSummary, type Queues } from '../src/queue/index.js';
 import { ensureRedis, type RedisHandle } from '../src/redis/index.js';
 import { openStore, type Store } from '../src/store/index.js';
 import type { FeedManifest } from '../src/synth/index.js';
 import { BenchFailure, reasonOf, throwIfAborted } from './failure.js';
-import type { PhaseResult } from './inproc.js';
+import { compareIds, type IdCheck } from './ids.js';
+import type { AcceptedSizes, PhaseResult } from './inproc.js';
 import { readCpu, readStatus, TreeSampler, type CpuTimes } from './procs.js';
+import { RedisMemorySampler, type RedisMemoryFigures } from './redisMem.js';
+import { aborted, dropPrefix } from './util.js';
 import { spawnWorker, workerEnv, type WorkerChild } from './workers.js';
 
 /** Inputs of the end-to-end phase. */
@@ -22,22 +23,17 @@ export interface E2eOptions {
   manifest: FeedManifest;
   feedConcurrency: number;
   indexConcurrency: number;
+  /** Worker processes per stage. */
+  feedWorkers: number;
+  indexWorkers: number;
+  /** The normalize phase's accepted line sizes, for the Redis memory figures. */
+  accepted: AcceptedSizes | undefined;
   keep: boolean;
   /** A Redis to use (REDIS_URL) under a queue prefix of this run's own; undefined: a private redis-server. */
   redisUrl: string | undefined;
   /** Aborted when the run is given up (time limit, SIGINT): the phase then throws a BenchFailure. */
   signal?: AbortSignal;
   say(msg: string): void;
-}
-
-/** How the stored ids compare with the manifest's expectedIds. */
-export interface IdCheck {
-  /** True when the store holds exactly the expected ids, nothing more or less. */
-  idsMatch: boolean;
-  /** Expected ids the store lacks, and stored ids the manifest does not expect (counts, then a few examples). */
-  missing: number;
-  unexpected: number;
-  examples: { missing: string[]; unexpected: string[] };
 }
 
 /** The phase's figures plus what only this phase has. */
@@ -55,12 +51,14 @@ export interface E2eResult extends PhaseResult {
   feedBusySeconds: number;
   /** CPU seconds over the whole phase, per process (children = reaped decoder processes). */
   cpu: Record<string, CpuTimes>;
+  /** Redis memory against the raw bytes of the records waiting in the index queue. */
+  redisMemory: RedisMemoryFigures;
   dbPath: string;
 }
 
 /**
- * Starts a private redis-server (or uses `redisUrl`) and the two worker processes, waits until
- * both have registered with their queue (so start-up is not timed), then times runBackfill from
+ * Starts a private redis-server (or uses `redisUrl`) and the worker processes, waits until
+ * all have registered with their queue (so start-up is not timed), then times runBackfill from
  * enqueue until every feed and index job has finished. Throws a BenchFailure when the phase cannot
  * complete: a worker or the private redis-server dies, or `signal` is aborted. What was stored is
  * returned for the caller to verify (`stored`, `ids`), not judged here.
@@ -79,6 +77,7 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
   /** Set when REDIS_URL's Redis is used: the keys to delete afterwards. */
   let sharedPrefix: string | undefined;
   let redisWatch: NodeJS.Timeout | undefined;
+  let redisMem: RedisMemorySampler | undefined;
   try {
     redis = await ensureRedis(o.redisUrl ? { url: o.redisUrl } : {});
     // A shared Redis may hold other pipelines' queues and an earlier bench's leftovers: a prefix of our own.
@@ -111,19 +110,29 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     redisWatch.unref();
     const signal = o.signal ? AbortSignal.any([abort.signal, o.signal]) : abort.signal;
 
-    for (const kind of ['feed', 'index'] as const) {
-      const w = spawnWorker(kind, o.root, env, join(o.outDir, `${kind}-worker.log`));
-      workers.push(w);
-      sampler.name(w.pid, `${kind}-worker`);
-      void w.exited.then(() => abort.abort(new Error(`the ${w.kind} worker exited (${JSON.stringify(w.exit)}); log tail:\n${w.tail()}`)));
+    for (const [kind, count] of [
+      ['feed', o.feedWorkers],
+      ['index', o.indexWorkers],
+    ] as const) {
+      for (let i = 1; i <= count; i++) {
+        // one process per stage keeps the plain role name (and JSON key) of earlier reports
+        const name = count === 1 ? `${kind}-worker` : `${kind}-worker-${i}`;
+        const w = spawnWorker(kind, o.root, env, join(o.outDir, `${name}.log`), name);
+        workers.push(w);
+        sampler.name(w.pid, name);
+        void w.exited.then(() => abort.abort(new Error(`the ${w.name} exited (${JSON.stringify(w.exit)}); log tail:\n${w.tail()}`)));
+      }
     }
-    const ready = waitForWorkers(queues, workers, signal);
+    const ready = waitForWorkers(queues, workers, o.feedWorkers, o.indexWorkers, signal);
     ready.catch(() => undefined); // left behind when the signal wins; its own failure is rethrown below
     await Promise.race([ready, aborted(signal)]);
     throwIfAborted(signal, 'e2e');
-    o.say(`workers ready (feed pid ${workers[0]?.pid}, index pid ${workers[1]?.pid}); backfilling ${minutes.length} batches...`);
+    o.say(`workers ready (${workers.map((w) => `${w.name} pid ${w.pid}`).join(', ')}); backfilling ${minutes.length} batches...`);
 
-    const cpuStart = new Map(workers.map((w) => [w.kind, readCpu(w.pid)]));
+    const cpuStart = new Map(workers.map((w) => [w.name, readCpu(w.pid)]));
+    const lines = o.manifest.files.reduce((a, f) => a + f.lines, 0);
+    redisMem = new RedisMemorySampler(queues, o.accepted, o.manifest.bytesUncompressed / Math.max(1, lines));
+    await redisMem.start();
     const redisCpuStart = redisPid ? readCpu(redisPid) : undefined;
     sampler.start();
     const cpuBefore = process.cpuUsage();
@@ -152,21 +161,21 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
     }
     const dead = workers.find((w) => w.exit);
     if (dead)
-      throw new BenchFailure(
-        `phase e2e: the ${dead.kind} worker exited during the run (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`,
-      );
+      throw new BenchFailure(`phase e2e: the ${dead.name} exited during the run (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`);
 
     // VmHWM and CPU are read just before the workers stop: afterwards /proc no longer has them.
     sampler.sample();
     const cpu: Record<string, CpuTimes> = {};
-    for (const w of workers) cpu[`${w.kind}-worker`] = delta(readCpu(w.pid), cpuStart.get(w.kind));
+    for (const w of workers) cpu[w.name] = delta(readCpu(w.pid), cpuStart.get(w.name));
     if (redisPid) cpu['redis-server'] = delta(readCpu(redisPid), redisCpuStart);
     const own = process.cpuUsage(cpuBefore);
     cpu.bench = { self: (own.user + own.system) / 1e6, children: 0 };
     const peaks = sampler.stop();
+    const entries = await store.batches.get(minutes);
+    const acceptedOk = entries.every((e) => (o.accepted?.get(e.batch)?.length ?? 0) - 1 === e.accepted);
+    const redisMemory = await redisMem.stop(join(o.outDir, 'redis-memory.csv'), acceptedOk);
     await Promise.all(workers.map((w) => w.stop()));
 
-    const entries = await store.batches.get(minutes);
     const starts = entries.map((e) => e.startedAt);
     const ends = entries.map((e) => e.finishedAt);
     const stored = await store.sink.count();
@@ -187,10 +196,13 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
       feedStageSeconds: entries.length ? (Math.max(...ends) - Math.min(...starts)) / 1000 : 0,
       feedBusySeconds: entries.reduce((a, e) => a + (e.finishedAt - e.startedAt), 0) / 1000,
       cpu,
+      cpuSeconds: Object.values(cpu).reduce((a, c) => a + c.self + c.children, 0),
+      redisMemory,
       dbPath,
     };
   } finally {
     clearInterval(redisWatch);
+    redisMem?.halt();
     sampler.stop();
     await Promise.all(workers.map((w) => w.stop(5000)));
     if (queues && sharedPrefix) await dropPrefix(queues.connection, sharedPrefix, o.say);
@@ -201,84 +213,29 @@ export async function measureEndToEnd(o: E2eOptions): Promise<E2eResult> {
   }
 }
 
-/** Waits until each queue has a worker connected, failing fast if a worker process dies first. */
-async function waitForWorkers(queues: Queues, workers: WorkerChild[], signal?: AbortSignal, timeoutMs = 120_000): Promise<void> {
+/** Waits until each queue has its workers connected, failing fast if a worker process dies first. */
+async function waitForWorkers(
+  queues: Queues,
+  workers: WorkerChild[],
+  feedWorkers: number,
+  indexWorkers: number,
+  signal?: AbortSignal,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     throwIfAborted(signal, 'e2e');
     const dead = workers.find((w) => w.exit);
     if (dead) {
-      throw new BenchFailure(
-        `phase e2e: the ${dead.kind} worker exited at start-up (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`,
-      );
+      throw new BenchFailure(`phase e2e: the ${dead.name} exited at start-up (${JSON.stringify(dead.exit)}); log tail:\n${dead.tail()}`);
     }
     const [f, i] = await Promise.all([queues.feed.getWorkersCount(), queues.index.getWorkersCount()]);
-    if (f > 0 && i > 0) return;
+    if (f >= feedWorkers && i >= indexWorkers) return;
     if (Date.now() > deadline) {
       throw new BenchFailure(`phase e2e: the workers did not register within ${timeoutMs / 1000} s (feed ${f}, index ${i})`);
     }
     await sleep(100);
   }
-}
-
-/** Compares the behaviours table's ids with `expected` as sets (neither order nor duplicates in the manifest matter). */
-export function compareIds(dbPath: string, expected: readonly string[]): IdCheck {
-  const db = new BetterSqlite3(dbPath, { readonly: true });
-  let stored: string[];
-  try {
-    stored = db.prepare('SELECT id FROM behaviours').pluck().all() as string[];
-  } finally {
-    db.close();
-  }
-  return diffIds(stored, expected);
-}
-
-/** The set difference both ways, with up to five examples each, sorted. */
-export function diffIds(stored: readonly string[], expected: readonly string[]): IdCheck {
-  const want = new Set(expected);
-  const have = new Set(stored);
-  const missing = [...want].filter((id) => !have.has(id)).sort();
-  const unexpected = [...have].filter((id) => !want.has(id)).sort();
-  // A set equality alone would pass a store holding one id twice: the row count must agree too.
-  const idsMatch = missing.length === 0 && unexpected.length === 0 && stored.length === want.size;
-  return {
-    idsMatch,
-    missing: missing.length,
-    unexpected: unexpected.length,
-    examples: { missing: missing.slice(0, 5), unexpected: unexpected.slice(0, 5) },
-  };
-}
-
-/**
- * With REDIS_URL's Redis, deletes every key under this run's prefix once the workers are stopped,
- * so a benchmark leaves nothing behind in a shared Redis. Bounded: an unreachable Redis only gets a note.
- */
-async function dropPrefix(conn: Redis, prefix: string, say: (msg: string) => void): Promise<void> {
-  const drop = async (): Promise<void> => {
-    let cursor = '0';
-    do {
-      const [next, keys] = await conn.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await conn.unlink(...keys);
-    } while (cursor !== '0');
-  };
-  const timeout = sleep(10_000, 'timeout', { ref: false });
-  const outcome = await Promise.race([
-    drop().then(
-      () => 'ok',
-      (err: Error) => err.message,
-    ),
-    timeout,
-  ]);
-  if (outcome !== 'ok') say(`note: could not delete the keys ${prefix}:* from REDIS_URL's Redis (${outcome})`);
-}
-
-/** Resolves (to undefined) once `signal` is aborted. */
-function aborted(signal: AbortSignal): Promise<undefined> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve(undefined);
-    else signal.addEventListener('abort', () => resolve(undefined), { once: true });
-  });
 }
 
 function delta(now: CpuTimes | undefined, before: CpuTimes | undefined): CpuTimes {

@@ -4,11 +4,11 @@ import { DirectorySource, readLines } from '../src/feed/index.js';
 import { normalizeLine } from '../src/normalize/index.js';
 import type { FeedManifest } from '../src/synth/index.js';
 import { BenchFailure, throwIfAborted } from './failure.js';
-import { TreeSampler, type RolePeak } from './procs.js';
+import { childCpuSeconds, TreeSampler, type RolePeak } from './procs.js';
 
 /** Figures of one benchmark phase. */
 export interface PhaseResult {
-  phase: 'raw' | 'normalize' | 'e2e';
+  phase: 'raw' | 'normalize' | 'official' | 'e2e' | 'backfill';
   /** Feed lines consumed (malformed ones included): the same input for every phase. */
   lines: number;
   /** Lines that came out usable: parsed JSON (raw), accepted documents (normalize, e2e). */
@@ -18,7 +18,15 @@ export interface PhaseResult {
   seconds: number;
   /** Peak memory per process role, largest first. */
   peaks: RolePeak[];
+  /** CPU seconds of every process of the phase (children included), where measured. */
+  cpuSeconds?: number;
 }
+
+/**
+ * Per batch, prefix sums of the raw sizes (bytes with the newline) of the lines normalizeLine
+ * accepted, in order: the raw bytes of accepted records i..j-1 are `p[j] - p[i]`.
+ */
+export type AcceptedSizes = Map<string, Float64Array>;
 
 /**
  * Reads every batch of the feed through the same DirectorySource → decodeStream (spawned
@@ -33,7 +41,7 @@ export async function measureInProcess(
   manifest: FeedManifest,
   config: Config,
   signal?: AbortSignal,
-): Promise<PhaseResult> {
+): Promise<PhaseResult & { accepted?: AcceptedSizes }> {
   const source = new DirectorySource(feedDir, { decoder: config.feed.decoder, decoderThreads: config.feed.decoderThreads });
   const lineOpts = { maxLineBytes: config.feed.maxLineBytes, prefixBytes: config.feed.dlqPrefixBytes };
   let lines = 0;
@@ -45,13 +53,17 @@ export async function measureInProcess(
       yield b;
     }
   };
+  const accepted: AcceptedSizes = new Map();
   const sampler = new TreeSampler().start();
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const child0 = childCpuSeconds();
   try {
     for (const f of manifest.files) {
       throwIfAborted(signal, phase);
       const handle = await source.open(f.minute);
       if (!handle) throw new BenchFailure(`phase ${phase}: batch ${f.minute} (${f.file}) not found in ${feedDir}`);
+      const sizes: number[] = [0];
       for await (const line of readLines(counted(handle.bytes()), lineOpts)) {
         lines += 1;
         throwIfAborted(signal, phase);
@@ -66,13 +78,17 @@ export async function measureInProcess(
           }
         } else if (normalizeLine(line.text).ok) {
           ok += 1;
+          sizes.push((sizes[sizes.length - 1] ?? 0) + Buffer.byteLength(line.text) + 1);
         }
       }
+      if (phase === 'normalize') accepted.set(f.minute, Float64Array.from(sizes));
     }
   } catch (err) {
     sampler.stop();
     throw err;
   }
   const seconds = (performance.now() - t0) / 1000;
-  return { phase, lines, ok, bytes, seconds, peaks: sampler.stop() };
+  const own = process.cpuUsage(cpu0);
+  const cpuSeconds = (own.user + own.system) / 1e6 + childCpuSeconds() - child0;
+  return { phase, lines, ok, bytes, seconds, peaks: sampler.stop(), cpuSeconds, ...(phase === 'normalize' ? { accepted } : {}) };
 }

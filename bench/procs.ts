@@ -98,16 +98,19 @@ export class TreeSampler {
 
   /** One pass over the tree; also callable directly right before a process is stopped. */
   sample(): void {
-    const walk = (pid: number, parentRole: string): void => {
+    const walk = (pid: number, parentRole: string, parentName: string): void => {
       const st = readStatus(pid);
       if (!st) return;
       const known = this.roles.get(pid);
       const role = known ?? `${st.name} (${parentRole})`;
+      // An unnamed child with its parent's name is a spawn caught between fork and exec (e.g. a
+      // `node` about to become lbzip2): its RSS is the parent's shared pages, not a process of its own.
+      const forkNotExec = known === undefined && st.name === parentName;
       // This process's VmHWM covers its whole life (feed generation included): sample its RSS instead.
-      this.note(role, pid, pid === process.pid ? st.rssKb : Math.max(st.hwmKb, st.rssKb));
-      for (const c of childrenOf(pid)) walk(c, known ?? parentRole);
+      if (!forkNotExec) this.note(role, pid, pid === process.pid ? st.rssKb : Math.max(st.hwmKb, st.rssKb));
+      for (const c of childrenOf(pid)) walk(c, known ?? parentRole, st.name);
     };
-    walk(process.pid, 'bench');
+    walk(process.pid, 'bench', '');
   }
 
   private note(role: string, pid: number, kb: number): void {
@@ -143,4 +146,12 @@ export function readCpu(pid: number): CpuTimes | undefined {
   // after the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
   const at = (i: number): number => f[i] ?? 0;
   return { self: (at(11) + at(12)) / TICKS, children: (at(13) + at(14)) / TICKS };
+}
+
+/**
+ * CPU seconds of this process's reaped children (and the descendants they reaped in turn), from
+ * /proc/self/stat: the delta over a phase is the CPU of a child process tree that ran and exited.
+ */
+export function childCpuSeconds(): number {
+  return readCpu(process.pid)?.children ?? 0;
 }

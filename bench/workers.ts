@@ -7,6 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** A spawned worker process. */
 export interface WorkerChild {
   kind: 'feed' | 'index';
+  /** Role in the report: `feed-worker`, or `feed-worker-2` when a stage has several processes. */
+  name: string;
   pid: number;
   logPath: string;
   /** Set once the process has exited (code or signal), whoever stopped it. */
@@ -23,7 +25,13 @@ export interface WorkerChild {
  * SANDTRAIL_* settings), stdout and stderr appended to `logPath`: workers log to stderr, and a
  * pipe nobody reads would eventually block them.
  */
-export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.ProcessEnv, logPath: string): WorkerChild {
+export function spawnWorker(
+  kind: 'feed' | 'index',
+  root: string,
+  env: NodeJS.ProcessEnv,
+  logPath: string,
+  name = `${kind}-worker`,
+): WorkerChild {
   const fd = openSync(logPath, 'w');
   let child: ChildProcess;
   try {
@@ -31,7 +39,7 @@ export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.Pr
   } finally {
     closeSync(fd); // the child holds its own copy
   }
-  if (child.pid === undefined) throw new Error(`could not spawn the ${kind} worker`);
+  if (child.pid === undefined) throw new Error(`could not spawn the ${name}`);
   // A benchmark that ends abruptly (process.exit after its time limit) must not leave workers behind.
   const killOnExit = (): void => {
     if (!w.exit) child.kill('SIGKILL');
@@ -39,6 +47,7 @@ export function spawnWorker(kind: 'feed' | 'index', root: string, env: NodeJS.Pr
   process.once('exit', killOnExit);
   const w: WorkerChild = {
     kind,
+    name,
     pid: child.pid,
     logPath,
     exit: undefined,

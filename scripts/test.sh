@@ -12,9 +12,10 @@ echo "== cycles" >&2
 node scripts/check-cycles.mjs
 echo "== tests" >&2
 npx vitest run "$@"
-# The smallest bench that still runs every phase (raw, normalize, and e2e through Redis and
-# SQLite, 2 batches of ~0.6 MB): it only has to finish with its ids verified; figures are not
-# asserted. Its own directory, so a developer's bench/out feed is neither clobbered nor reused.
+# The smallest bench that still runs every phase (raw, normalize, the official client's Python
+# loop when python3 exists, e2e through Redis and SQLite, and the backfill CLI; 3 files of ~0.6 MB):
+# it only has to finish with its ids verified; figures are not asserted. Its own directory, so a
+# developer's bench/out feed is neither clobbered nor reused.
 echo "== bench smoke" >&2
 bench_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-bench-smoke.XXXXXX")
 if npm run --silent bench -- --mb 1 --per-minute 50 --timeout 120 --out "$bench_out"; then

@@ -49,7 +49,7 @@ const SOAK_MINUTES = Number(process.env.SANDTRAIL_SOAK_MINUTES ?? 16);
 const SEED = Number(process.env.SANDTRAIL_SOAK_SEED ?? 23);
 
 for (const [name, backend] of backends)
-  test(`${KILLS} SIGKILLs of the worker processes at seeded points mid-backfill lose and duplicate nothing (${name})`, async () => {
+  test(`SIGKILLs of worker processes at ${KILLS} seeded points mid-backfill lose and duplicate nothing (${name})`, async () => {
     const dir = tempDir();
     const { over, contents } = await backend(dir);
     const start = '202611020000';
