@@ -21,9 +21,10 @@ export interface WorkerChild {
 }
 
 /**
- * Spawns `node --import tsx workers/<kind>-worker.ts` from the repository root with `env` (the
- * SANDTRAIL_* settings), stdout and stderr appended to `logPath`: workers log to stderr, and a
- * pipe nobody reads would eventually block them.
+ * Spawns `node dist/workers/<kind>-worker.js` (compiled, as operators run them; the bench builds
+ * dist/ first when it is stale) from the repository root with `env` (the SANDTRAIL_* settings),
+ * stdout and stderr appended to `logPath`: workers log to stderr, and a pipe nobody reads would
+ * eventually block them.
  */
 export function spawnWorker(
   kind: 'feed' | 'index',
@@ -35,7 +36,7 @@ export function spawnWorker(
   const fd = openSync(logPath, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, ['--import', 'tsx', `workers/${kind}-worker.ts`], { cwd: root, env, stdio: ['ignore', fd, fd] });
+    child = spawn(process.execPath, [`dist/workers/${kind}-worker.js`], { cwd: root, env, stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd); // the child holds its own copy
   }
