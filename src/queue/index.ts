@@ -16,5 +16,5 @@ export type { SchedulerOptions, SchedulerPointers } from './Scheduler.js';
 export { parseCursor, formatCursor } from './cursor.js';
 export type { FeedCursor } from './cursor.js';
 export { runSchedulerProcess } from './runSchedulerProcess.js';
-export { superviseWorkers, bounded } from './superviseWorkers.js';
+export { superviseWorkers, closeQueues } from './superviseWorkers.js';
 export type { StageKind, SuperviseOptions, SuperviseOutcome } from './superviseWorkers.js';

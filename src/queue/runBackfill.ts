@@ -253,7 +253,7 @@ export async function summarize(
     } else {
       // no outcome, or chunks not all stored: never ok. Interrupted runs leave them pending.
       const reason = run.lost?.has(m)
-        ? `queue state lost: ${QUEUE_LOST_HINT}`
+        ? `QUEUE_STATE_LOST: ${QUEUE_LOST_HINT}`
         : !e
           ? 'no outcome recorded (the feed job did not finish)'
           : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`;

@@ -6,7 +6,7 @@ import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
 import { Scheduler } from './Scheduler.js';
-import { bounded, superviseWorkers } from './superviseWorkers.js';
+import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
 /**
  * Runs the live scheduler alone, for a fleet whose feed and index workers run as separate
@@ -29,7 +29,7 @@ export async function runSchedulerProcess(config: Config, log: Logger, o: { sour
   });
   log.info({ source: o.sourceSpec, lagMinutes: config.live.lagMinutes }, 'scheduler started');
   const out = await superviseWorkers({ redisUrl: config.redisUrl, config, store, queues, log, stages: [], scheduler });
-  await bounded(queues.close(), 5000, log, 'closing the queues');
+  await closeQueues(queues, log);
   await store.close();
   log.info('scheduler stopped');
   return out.forced;

@@ -3,12 +3,9 @@ import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
-import { bounded, superviseWorkers, type StageKind } from './superviseWorkers.js';
+import { closeQueues, superviseWorkers, type StageKind } from './superviseWorkers.js';
 
 export type WorkerKind = 'feed' | 'index' | 'all';
-
-/** How long closing the queues and the store may take once the workers stopped. */
-const CLOSE_TIMEOUT_MS = 5000;
 
 /**
  * Runs stage workers as a long-lived process against a shared Redis, with the shared lifecycle
@@ -24,7 +21,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   const stages: StageKind[] = kind === 'all' ? ['feed', 'index'] : [kind];
   log.info({ kind, sink: store.spec, prefix: config.queuePrefix }, 'worker started');
   const out = await superviseWorkers({ redisUrl: config.redisUrl, config, store, queues, log, stages });
-  await bounded(queues.close(), CLOSE_TIMEOUT_MS, log, 'closing the queues');
+  await closeQueues(queues, log);
   await store.close();
   log.info({ forced: out.forced }, 'worker stopped');
   if (out.fatal) throw out.fatal;

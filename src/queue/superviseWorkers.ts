@@ -141,6 +141,14 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
   return outcome;
 }
 
+/** How long closing the queues may take once the workers stopped (Redis gone: it never would). */
+const CLOSE_TIMEOUT_MS = 5000;
+
+/** Closes the queues' connection, waiting at most CLOSE_TIMEOUT_MS. */
+export function closeQueues(queues: Queues, log: Logger): Promise<void> {
+  return bounded(queues.close(), CLOSE_TIMEOUT_MS, log, 'closing the queues');
+}
+
 /** Waits for `p` at most `ms`; a close that hangs (Redis gone) must not keep the process alive. */
 export async function bounded(p: Promise<unknown>, ms: number, log: Logger, what: string): Promise<void> {
   const timer = new AbortController();

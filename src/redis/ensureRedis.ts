@@ -110,14 +110,13 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
   );
   // Kept referenced: an unref'd child lets Node end the process while `stop()` still awaits its
   // exit, before the caller prints its summary (exit status 13). A process that ends some other
-  // way (process.exit on a forced stop) still takes the child and its directory with it.
+  // way (process.exit on a forced stop) still takes the child with it.
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
-  const cleanupOnExit = (): void => {
+  const killOnExit = (): void => {
     if (!exited) child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   };
-  process.once('exit', cleanupOnExit);
+  process.once('exit', killOnExit);
   const url = `redis://127.0.0.1:${port}`;
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -125,12 +124,15 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
       // nothing of this Redis outlives the command (no persistence), so there is nothing to flush
       if (!exited) child.kill('SIGKILL');
       await exit;
-      process.off('exit', cleanupOnExit);
+      process.off('exit', killOnExit);
       rmSync(dir, { recursive: true, force: true });
     })());
   for (let i = 0; i < 100 && !exited; i++) {
     try {
       await checkRedis(url, 500);
+      // Without persistence the server never writes to its directory after start-up: remove it
+      // now, so not even a process killed by a signal (no 'exit' handler runs) leaves it behind.
+      rmSync(dir, { recursive: true, force: true });
       return { url, isPrivate: true, stop, unref: () => child.unref() };
     } catch {
       await sleep(50);

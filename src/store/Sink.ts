@@ -1,4 +1,4 @@
-import { valueDepth, type BehaviourDoc, type Pivots } from '../normalize/index.js';
+import { ELASTICSEARCH_MAX_DEPTH, valueDepth, type BehaviourDoc, type Pivots } from '../normalize/index.js';
 
 /** Pivot kinds a hunter can query by. */
 export type PivotKind = 'behash' | 'sigma_rule_id' | 'ja3' | 'ja3s' | 'dropped_sha256' | 'sha256';
@@ -41,14 +41,12 @@ export function jsonText(d: SinkDoc): string {
   return typeof d.json === 'string' ? d.json : d.json.toString('utf8');
 }
 
-/** Nesting the recursive serializers downstream survive; deeper documents are never serialized. */
-const SERIALIZABLE_DEPTH = 1000;
-
 /** A document's meta and JSON text (for documents that did not come from the feed stage). */
 export function sinkDocOf(doc: BehaviourDoc, json?: string): SinkDoc {
-  const depth = valueDepth(doc, SERIALIZABLE_DEPTH);
-  // too deep to serialize safely: the store refuses it by its depth before reading the text
-  const text = json ?? (depth > SERIALIZABLE_DEPTH ? '' : JSON.stringify(doc));
+  // past what any store accepts (and the recursive serializers survive): never serialized, the
+  // store refuses it by its depth before reading the text
+  const depth = valueDepth(doc, ELASTICSEARCH_MAX_DEPTH);
+  const text = json ?? (depth > ELASTICSEARCH_MAX_DEPTH ? '' : JSON.stringify(doc));
   return { meta: metaOf(doc, depth), json: text };
 }
 

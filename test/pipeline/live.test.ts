@@ -5,7 +5,7 @@ import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { createLogger } from '../../src/log/index.js';
-import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler } from '../../src/queue/index.js';
+import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler, type Queues } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, testConfig, cleanup } from '../support/env.js';
@@ -15,6 +15,16 @@ import { storeContents } from '../support/storeContents.js';
 import { addMinutes, minuteToMs } from '../../src/minute/index.js';
 
 const KEY = 'live-key-77';
+
+/** Ticks the scheduler until its cursor reaches `minute`, or fails saying where it stopped. */
+async function waitCursor(queues: Queues, prefix: string, s: Scheduler, minute: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    await s.tick();
+    if ((await Scheduler.pointers(queues, prefix)).cursor === minute) return;
+    await sleep(100);
+  }
+  assert.fail(`cursor never reached ${minute}: ${JSON.stringify(await Scheduler.pointers(queues, prefix))}`);
+}
 const start = '202611040000';
 
 test('live mode: minutes are enqueued as they become publishable, the cursor waits for NotAvailableYet, a restart resumes from the saved cursor', async () => {
@@ -42,18 +52,10 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
       start: parseCursor(`${start}-3`),
       now: () => now,
     });
-  const waitCursor = async (s: Scheduler, minute: string): Promise<void> => {
-    for (let i = 0; i < 300; i++) {
-      await s.tick();
-      if ((await Scheduler.pointers(queues, config.queuePrefix)).cursor === minute) return;
-      await sleep(100);
-    }
-    assert.fail(`cursor never reached ${minute}: ${JSON.stringify(await Scheduler.pointers(queues, config.queuePrefix))}`);
-  };
   try {
     fake.setFaults({ notAvailableAfter: addMinutes(start, 2) });
     const s1 = scheduler();
-    await waitCursor(s1, addMinutes(start, 1));
+    await waitCursor(queues, config.queuePrefix, s1, addMinutes(start, 1));
     await sleep(500);
     assert.equal(
       (await Scheduler.pointers(queues, config.queuePrefix)).cursor,
@@ -62,13 +64,13 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
     );
     assert.ok(fake.requests.some((r) => r.status === 400));
     fake.clearFaults();
-    await waitCursor(s1, addMinutes(start, 2));
+    await waitCursor(queues, config.queuePrefix, s1, addMinutes(start, 2));
     await s1.stop();
 
     // down for a while: a new scheduler catches up from the saved pointers, oldest first
     now += 3 * 60_000;
     const s2 = scheduler();
-    await waitCursor(s2, addMinutes(start, 5));
+    await waitCursor(queues, config.queuePrefix, s2, addMinutes(start, 5));
     await s2.stop();
 
     // `${start}-3`: the first three lines of the first minute were consumed before, so ids seen
@@ -128,17 +130,9 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
       start: parseCursor(start),
       now: () => now,
     });
-  const waitCursor = async (s: Scheduler, minute: string): Promise<void> => {
-    for (let i = 0; i < 300; i++) {
-      await s.tick();
-      if ((await Scheduler.pointers(queues, config.queuePrefix)).cursor === minute) return;
-      await sleep(100);
-    }
-    assert.fail(`cursor never reached ${minute}: ${JSON.stringify(await Scheduler.pointers(queues, config.queuePrefix))}`);
-  };
   try {
     const s1 = scheduler();
-    await waitCursor(s1, addMinutes(start, 2));
+    await waitCursor(queues, config.queuePrefix, s1, addMinutes(start, 2));
     await s1.stop();
     // minute 1's chunks "were still in Redis": its marks are gone and the batch reads pending again
     const db = new BetterSqlite3(join(dir, 'store.db'));
@@ -151,7 +145,7 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
 
     now += 3 * 60_000;
     const s2 = scheduler();
-    await waitCursor(s2, addMinutes(start, 5));
+    await waitCursor(queues, config.queuePrefix, s2, addMinutes(start, 5));
     await s2.stop();
     const entries = await store.batches.get(manifest.files.map((f) => f.minute));
     assert.deepEqual(

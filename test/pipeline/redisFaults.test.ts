@@ -6,6 +6,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
+import { createQueues, runBackfill } from '../../src/queue/index.js';
+import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, uniquePrefix } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
@@ -101,3 +103,51 @@ for (const [name, fault] of [
     assert.deepEqual(contents.dead, expectedDead(manifest));
     assertNewestWins(manifest, contents.lmd);
   });
+
+test('a job Redis keeps losing is enqueued again maxRequeues times, then its minute is reported failed with QUEUE_STATE_LOST', async () => {
+  const dir = tempDir();
+  const feed = join(dir, 'feed');
+  await writeFeed({ out: feed, seed: 5, start, minutes: 2, perMinute: 5, malformedRate: 0 });
+  const redis = await RedisServer.start({ aof: false });
+  const config = loadConfig({
+    flags: { redisUrl: redis.url, queuePrefix: uniquePrefix(), store: `sqlite:${join(dir, 'lost.db')}`, logLevel: 'silent' },
+  });
+  const store = openStore(config.store, config);
+  const queues = createQueues(redis.url, config);
+  const { Redis } = await import('ioredis');
+  const flusher = new Redis(redis.url);
+  // no worker takes the jobs, and Redis forgets them over and over
+  let flushing = true;
+  const flushes = (async () => {
+    while (flushing) {
+      await flusher.flushall();
+      await sleep(60);
+    }
+  })();
+  try {
+    const summary = await runBackfill({
+      queues,
+      store,
+      sourceSpec: `dir:${feed}`,
+      minutes: [start, addMinutes(start, 1)],
+      pollMs: 30,
+      maxRequeues: 2,
+    });
+    assert.deepEqual(summary.batches, { ok: 0, empty: 0, missing: 0, failed: 2, pending: 0 });
+    assert.equal(summary.requeued, 4, 'each of the two minutes was enqueued again twice');
+    assert.deepEqual(
+      summary.failures.map((f) => [f.batch, f.reason.split(':')[0]]),
+      [
+        [start, 'QUEUE_STATE_LOST'],
+        [addMinutes(start, 1), 'QUEUE_STATE_LOST'],
+      ],
+    );
+  } finally {
+    flushing = false;
+    await flushes;
+    flusher.disconnect();
+    await queues.close();
+    await store.close();
+    await redis.stop();
+  }
+});

@@ -50,7 +50,10 @@ export class RedisServer {
       ],
       { stdio: 'ignore' },
     );
+    let spawnError: Error | undefined;
+    this.child.once('error', (e) => (spawnError = e));
     for (let i = 0; i < 200; i++) {
+      if (spawnError) throw new Error(`cannot start redis-server (${spawnError.message}); install it: apt-get install redis-server`);
       const r = spawnSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' });
       if (r.stdout?.trim() === 'PONG') return;
       await sleep(25);

@@ -1,6 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
-import { bounded, createQueues, runBackfill, superviseWorkers, type BackfillSummary } from '../../queue/index.js';
+import { closeQueues, createQueues, runBackfill, superviseWorkers, type BackfillSummary } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
@@ -85,7 +85,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     const summary = out.result as BackfillSummary;
     return { minutes, summary, sink: store.spec, signalled: out.signalled };
   } finally {
-    await bounded(queues.close(), 5000, log, 'closing the queues');
+    await closeQueues(queues, log);
     await store.close();
     await redis.stop();
   }

@@ -1,6 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
-import { bounded, createQueues, formatCursor, parseCursor, Scheduler, superviseWorkers } from '../../queue/index.js';
+import { closeQueues, createQueues, formatCursor, parseCursor, Scheduler, superviseWorkers } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore, type BatchLogEntry } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
@@ -46,7 +46,7 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
       indexInThread: true,
     });
   } finally {
-    await bounded(queues.close(), 5000, log, 'closing the queues');
+    await closeQueues(queues, log);
     await store.close();
     await redis.stop();
   }
