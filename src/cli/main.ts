@@ -9,12 +9,14 @@ import { demoCommand } from './commands/demo.js';
 import { genFeedCommand } from './commands/genFeed.js';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
 import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
-import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/lookup.js';
+import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
 import { runCommand, statusCommand } from './commands/live.js';
 import { mirrorCommand } from './commands/mirror.js';
 import { normalizeCommand } from './commands/normalize.js';
 import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
+import { artefactChoiceOf, type ArtefactFlags } from './artefactFlags.js';
+import { FEED_WORKER_EXTRAS, registerContractCommands, withArtefactOptions } from './registerContract.js';
 
 /** Variables read at the edge besides the SANDTRAIL_* settings: name, meaning. */
 const EDGE_ENV: [string, string][] = [
@@ -98,54 +100,57 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .argument('[file...]', 'feed batch files; stdin when none')
     .action(action((files: string[], _o, cmd: Command) => normalizeCommand(files, ctxOf(cmd, { logLevel: 'warn' }))));
 
-  program
-    .command('backfill')
-    .description('enqueue one feed job per minute of a range, process it, wait and summarize')
-    .requiredOption('--source <spec>', 'dir:PATH (a directory of minute batch files) or api (the GTI feed API; needs GTI_APIKEY)')
-    .option('--from <YYYYMMDDhhmm>', 'first minute (UTC); default: first minute found')
-    .option('--to <YYYYMMDDhhmm>', 'last minute (UTC); default: last minute found')
-    .option('--no-workers', 'only enqueue and wait: let fleet workers on the same Redis do the work')
-    .option('--hourly', 'read whole hours of the range from hourly packages (YYYYMMDDhh .tar.bz2 of minute files)')
-    .option('--json', 'print the summary as one JSON object')
-    .option('--dry-run', 'print the API-unit estimate by quota rule and call nothing')
-    .option('--max-api-units <n>', 'refuse to start when the estimate exceeds n API units')
-    .option('--force', 'start even when the estimate exceeds the remaining daily allowance')
-    .action(
-      action(
-        async (
-          o: { source: string; from?: string; to?: string; workers: boolean; hourly?: boolean; json?: boolean } & BudgetFlags,
-          cmd: Command,
-        ) => {
-          const ctx = ctxOf(cmd, { logLevel: 'warn' });
-          if (o.source === 'api') {
-            const minutes = await resolveMinutes('api', o.from, o.to, ctx);
-            const path = `/feeds/${ctx.config.feed.pathSpelling}`;
-            const hours = o.hourly ? new Set(minutes.map((m) => m.slice(0, 10))).size : 0;
-            const lines = o.hourly
-              ? [estimateLine(`GET ${path}/hourly/{hour} (at most)`, hours, 'GET', `${path}/hourly/${minutes[0] ?? ''}`)]
-              : [];
-            lines.push(estimateLine(`GET ${path}/{minute}`, minutes.length, 'GET', `${path}/${minutes[0] ?? ''}`));
-            const guard = await guardBudget(o, lines, ctx);
-            if (!guard) return 0;
-            guard.spend(lines.reduce((n, l) => n + l.count * l.apiUnitsEach, 0));
-          } else if (o.dryRun) {
-            await writeOut('estimated API units: 0 (a directory source calls no API)\n(dry run: nothing was called)\n');
-            return 0;
-          }
-          const run = await runBackfillCommand(o, ctx);
-          await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
-          return backfillExitCode(run);
-        },
-      ),
-    );
+  withArtefactOptions(
+    program
+      .command('backfill')
+      .description('enqueue one feed job per minute of a range, process it, wait and summarize')
+      .requiredOption('--source <spec>', 'dir:PATH (a directory of minute batch files) or api (the GTI feed API; needs GTI_APIKEY)')
+      .option('--from <YYYYMMDDhhmm>', 'first minute (UTC); default: first minute found')
+      .option('--to <YYYYMMDDhhmm>', 'last minute (UTC); default: last minute found')
+      .option('--no-workers', 'only enqueue and wait: let fleet workers on the same Redis do the work')
+      .option('--hourly', 'read whole hours of the range from hourly packages (YYYYMMDDhh .tar.bz2 of minute files)')
+      .option('--json', 'print the summary as one JSON object')
+      .option('--dry-run', 'print the API-unit estimate by quota rule and call nothing')
+      .option('--max-api-units <n>', 'refuse to start when the estimate exceeds n API units')
+      .option('--force', 'start even when the estimate exceeds the remaining daily allowance'),
+  ).action(
+    action(
+      async (
+        o: { source: string; from?: string; to?: string; workers: boolean; hourly?: boolean; json?: boolean } & BudgetFlags & ArtefactFlags,
+        cmd: Command,
+      ) => {
+        const ctx = ctxOf(cmd, { logLevel: 'warn' });
+        const artefacts = artefactChoiceOf(o);
+        if (o.source === 'api') {
+          const minutes = await resolveMinutes('api', o.from, o.to, ctx);
+          const path = `/feeds/${ctx.config.feed.pathSpelling}`;
+          const hours = o.hourly ? new Set(minutes.map((m) => m.slice(0, 10))).size : 0;
+          const lines = o.hourly
+            ? [estimateLine(`GET ${path}/hourly/{hour} (at most)`, hours, 'GET', `${path}/hourly/${minutes[0] ?? ''}`)]
+            : [];
+          lines.push(estimateLine(`GET ${path}/{minute}`, minutes.length, 'GET', `${path}/${minutes[0] ?? ''}`));
+          const guard = await guardBudget(o, lines, ctx);
+          if (!guard) return 0;
+          guard.spend(lines.reduce((n, l) => n + l.count * l.apiUnitsEach, 0));
+        } else if (o.dryRun) {
+          await writeOut('estimated API units: 0 (a directory source calls no API)\n(dry run: nothing was called)\n');
+          return 0;
+        }
+        const run = await runBackfillCommand({ ...o, artefacts }, ctx);
+        await writeOut(o.json ? `${JSON.stringify(run.summary)}\n` : `${formatSummary(run)}\n`);
+        return backfillExitCode(run);
+      },
+    ),
+  );
 
-  program
-    .command('run')
-    .description('live ingestion: enqueue each minute once publishable (from the saved cursor), run feed and index workers')
-    .requiredOption('--source <spec>', 'api (the GTI feed API; needs GTI_APIKEY) or dir:PATH')
-    .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N (default: now - lag)')
-    .option('--lag-minutes <n>', 'minutes after which a minute is published (default 60, env SANDTRAIL_LIVE_LAG_MINUTES)')
-    .action(action((o: { source: string; start?: string; lagMinutes?: string }, cmd: Command) => runCommand(o, ctxOf(cmd))));
+  withArtefactOptions(
+    program
+      .command('run')
+      .description('live ingestion: enqueue each minute once publishable (from the saved cursor), run feed and index workers')
+      .requiredOption('--source <spec>', 'api (the GTI feed API; needs GTI_APIKEY) or dir:PATH')
+      .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N (default: now - lag)')
+      .option('--lag-minutes <n>', 'minutes after which a minute is published (default 60, env SANDTRAIL_LIVE_LAG_MINUTES)'),
+  ).action(action((o: { source: string; start?: string; lagMinutes?: string } & ArtefactFlags, cmd: Command) => runCommand(o, ctxOf(cmd))));
 
   program
     .command('mirror')
@@ -195,12 +200,18 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         action(async (_o, cmd: Command) => {
           const ctx = ctxOf(cmd);
           const log = ctx.log.child({ worker: kind });
-          return asLogged(log, async () => ((await runWorkerProcess(kind, ctx.config, log)) ? 130 : 0));
+          return asLogged(log, async () =>
+            (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? FEED_WORKER_EXTRAS : {})) ? 130 : 0,
+          );
         }),
       );
   }
 
-  const query = program.command('query').description('behaviour ids matching one pivot (hashes match case-insensitively)');
+  registerContractCommands(program, { ctxOf, action, asLogged }, worker);
+
+  const query = program
+    .command('query')
+    .description('ids of behaviours (and private:<sha256> of private files) matching one pivot (hashes match case-insensitively)');
   for (const [flag, , , what] of PIVOT_FLAGS) query.addOption(new Option(flag, what));
   query
     .option('--json', 'print a sorted JSON array of ids')
@@ -208,8 +219,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
 
   program
     .command('get')
-    .description('print one stored behaviour document')
-    .argument('<id>', 'behaviour id: <sha256>_<sandbox name>')
+    .description('print one stored behaviour document (with its downloaded artefacts) or private file report (marked "private": true)')
+    .argument('<id>', 'behaviour id <sha256>_<sandbox name>, or private:<sha256> (a bare SHA-256 also names a private file)')
     .option('--json', 'compact JSON on one line')
     .action(action((id: string, o: { json?: boolean }, cmd: Command) => getCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
 

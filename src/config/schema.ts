@@ -96,7 +96,11 @@ const gtiSchema = z
   .object({
     apiKey: z.string().min(1).optional().describe('GTI API key (sent as x-apikey; never logged, never in job data, errors or the store).'),
     baseUrl: z.string().url().default('https://www.virustotal.com/api/v3').describe('Versioned API base.'),
-    xTool: z.string().optional().describe('x-tool header value (org.product.major.minor).'),
+    xTool: z
+      .string()
+      .min(1)
+      .default('sandtrail.sandtrail.0.1')
+      .describe('x-tool header value (org.product.major.minor); private file reports carry gti_assessment only with it.'),
     user: z
       .string()
       .min(1)
@@ -104,6 +108,44 @@ const gtiSchema = z
       .describe("GTI user id the key belongs to: the ledger's user and quota check's default (default in the ledger when unset)."),
     group: z.string().min(1).optional().describe("The user's group: every unit is also counted for it (rule 8)."),
     timeoutMs: positiveInt.default(30_000).describe('Timeout of one API request (downloads get 20×).'),
+    requestsPerMinute: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        "API requests per minute shared by every process on the same Redis (lookups, fetches, private reports, artefact endpoints; not feed reads). 0: no limit of sandtrail's own; set your licence's per-minute allowance.",
+      ),
+    maxRetries: z
+      .number()
+      .int()
+      .min(0)
+      .default(5)
+      .describe('Retries of one API request on 429 (after its Retry-After), 5xx and cut connections; 401/403/404 are never retried.'),
+    backoffMs: positiveInt.default(1000).describe('First backoff between API retries when no Retry-After is given (doubles, with jitter).'),
+  })
+  .strict();
+
+/** Lookups: behaviour reports fetched per file hash through their own queue. */
+const lookupSchema = z
+  .object({
+    concurrency: positiveInt.default(2).describe('Hashes one lookup worker fetches at once.'),
+    pageSize: positiveInt.max(40).default(40).describe('limit= of /files/{id}/behaviours pages (the API allows up to 40).'),
+    attempts: positiveInt.default(3).describe('Tries of one hash job before it is reported failed.'),
+    backoffMs: positiveInt.default(5000).describe('First backoff between tries of a hash job.'),
+  })
+  .strict();
+
+/** Artefacts (pcap, evtx, memdump, html report) downloaded into a blob directory. */
+const artefactsSchema = z
+  .object({
+    dir: z.string().min(1).default('./artefacts').describe('Blob directory: <dir>/<sha256[0:2]>/<sha256>/<sandbox>/<kind>.'),
+    maxBytes: positiveInt
+      .default(512 * 1024 * 1024)
+      .describe('Size cap of one artefact; a bigger one is refused (ARTEFACT_TOO_LARGE) and nothing of it is kept.'),
+    concurrency: positiveInt.default(2).describe('Downloads one artefact worker runs at once.'),
+    attempts: positiveInt.default(5).describe('Tries of one download (a cut or truncated body is retried from the start).'),
+    backoffMs: positiveInt.default(2000).describe('First backoff between tries of a download.'),
   })
   .strict();
 
@@ -222,6 +264,8 @@ export const configSchema = z
     index: indexSchema.default({}),
     worker: workerSchema.default({}),
     gti: gtiSchema.default({}),
+    lookup: lookupSchema.default({}),
+    artefacts: artefactsSchema.default({}),
     live: liveSchema.default({}),
     elasticsearch: elasticsearchSchema.default({}),
     kibana: kibanaSchema.default({}),

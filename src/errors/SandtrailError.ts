@@ -33,6 +33,9 @@ export type ErrorCode =
   | 'GTI_TRANSIENT'
   | 'GTI_BAD_REQUEST'
   | 'GTI_NETWORK'
+  | 'GTI_BAD_RESPONSE'
+  // artefacts
+  | 'ARTEFACT_TOO_LARGE'
   // quota
   | 'BUDGET_EXCEEDED';
 
@@ -87,6 +90,10 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   GTI_TRANSIENT: true,
   GTI_BAD_REQUEST: false,
   GTI_NETWORK: true,
+  // an answer that is not the JSON it should be (a proxy's error page, a mangled body): maybe once
+  GTI_BAD_RESPONSE: true,
+  // the artefact is bigger than artefacts.maxBytes: it will be as big next time
+  ARTEFACT_TOO_LARGE: false,
   BUDGET_EXCEEDED: false,
 });
 

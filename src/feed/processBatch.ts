@@ -26,6 +26,8 @@ export interface ProcessBatchOptions {
   /** Receives each full chunk in order (n = 0, 1, ...) as serialized documents; awaiting it is the backpressure. */
   emitChunk(n: number, docs: readonly SinkDoc[], bytes: number): Promise<void>;
   deadLetter(entries: DeadLetterInput[]): Promise<void>;
+  /** Told about each accepted document, before its chunk is queued (artefact downloads hook in here). */
+  onDoc?: (doc: BehaviourDoc) => Promise<void>;
   signal?: AbortSignal;
   log?: Logger;
 }
@@ -133,6 +135,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
       continue;
     }
     counts.accepted += 1;
+    if (o.onDoc) await o.onDoc(r.doc);
     docs.push({ meta: metaOf(r.doc, r.depth), json: r.json });
     docBytes += r.json.length;
     if (docs.length >= o.chunkMaxDocs || docBytes >= o.chunkMaxBytes) await flushChunk();
@@ -169,18 +172,27 @@ function safeMessage(err: unknown): string {
 
 /** Keeps at most `prefixBytes` of a rejected line, cut on a character boundary, plus its size and hash. */
 function textLetter(batch: MinuteId, line: FeedLine & { kind: 'text' }, r: LineRejection, prefixBytes: number): DeadLetterInput {
-  const bytes = Buffer.from(line.text, 'utf8');
+  return rejectedTextLetter(batch, line.lineNo, line.text, r, prefixBytes);
+}
+
+/**
+ * The dead letter of a record refused by the normalizer, wherever it came from (a feed line, an
+ * item of an API page): at most `prefixBytes` of its text, cut on a character boundary, plus its
+ * true size and SHA-256. `line` is its 1-based position in its batch.
+ */
+export function rejectedTextLetter(batch: string, line: number, text: string, r: LineRejection, prefixBytes: number): DeadLetterInput {
+  const bytes = Buffer.from(text, 'utf8');
   const truncated = bytes.length > prefixBytes;
   return {
-    id: deadLetterId('normalize', batch, line.lineNo),
+    id: deadLetterId('normalize', batch, line),
     stage: 'normalize',
     batch,
-    line: line.lineNo,
+    line,
     docId: null,
     code: r.code,
     path: r.path,
     message: truncated ? `${r.message} (only the first ${prefixBytes} of ${bytes.length} bytes are kept)` : r.message,
-    raw: truncated ? utf8Prefix(bytes, prefixBytes) : line.text,
+    raw: truncated ? utf8Prefix(bytes, prefixBytes) : text,
     rawEncoding: 'utf8',
     rawSize: bytes.length,
     rawSha256: createHash('sha256').update(bytes).digest('hex'),

@@ -7,8 +7,11 @@ export interface GtiClientOptions {
   timeoutMs: number;
   /** Called once per request that reached the service (whatever its status), for the quota ledger. */
   onCall?: (call: { method: string; path: string; status: number }) => Promise<void>;
-  /** Called before every request; throwing (e.g. BUDGET_EXCEEDED) prevents it. */
-  beforeCall?: (call: { method: string; path: string }) => void;
+  /**
+   * Awaited before every request; throwing (e.g. BUDGET_EXCEEDED) prevents it. Rate limits and
+   * budgets hook in here (feed reads and feed links, which cost nothing, are told apart by path).
+   */
+  beforeCall?: (call: { method: string; path: string }) => void | Promise<void>;
 }
 
 /** Upstream error codes (from `{"error": {"code"}}`) → our stable codes. */
@@ -83,8 +86,58 @@ export class GtiClient {
     return res.json();
   }
 
+  /**
+   * GETs a JSON answer as a byte stream (for readCollection), so a page of large reports is
+   * parsed while it arrives. A body cut short of its content-length throws GTI_NETWORK.
+   */
+  async openJson(path: string, signal?: AbortSignal): Promise<AsyncIterable<Buffer>> {
+    const res = await this.request('GET', path, 'follow', signal);
+    if (!res.body) throw new SandtrailError('GTI_BAD_RESPONSE', `GET ${path}: empty body`);
+    const length = Number(res.headers.get('content-length'));
+    return bodyChunks(res.body, path, Number.isFinite(length) && length > 0 ? length : null);
+  }
+
+  /**
+   * Opens a link: a path under the API base, or a full URL. The API key goes only to the API's
+   * own origin; a link on any other host (a storage host, a feed link elsewhere) is fetched
+   * without it, and so is every redirect target.
+   */
+  async openLink(link: string, signal?: AbortSignal): Promise<{ body: AsyncIterable<Buffer>; bytes: number | null } | null> {
+    const path = this.pathOf(link);
+    if (path !== null) return this.openDownload(path, signal);
+    let res: Response;
+    try {
+      res = await fetch(link, { redirect: 'follow', signal: signal ?? AbortSignal.timeout(this.o.timeoutMs * 20) });
+    } catch (err) {
+      throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${(err as Error).message}`);
+    }
+    if (res.status === 404) return null;
+    if (!res.ok || !res.body)
+      throw new SandtrailError(res.status === 403 ? 'GTI_FORBIDDEN' : 'GTI_TRANSIENT', `download of ${redactLink(link)}: ${res.status}`);
+    const length = Number(res.headers.get('content-length'));
+    return {
+      body: bodyChunks(res.body, redactLink(link), Number.isFinite(length) && length > 0 ? length : null),
+      bytes: Number.isFinite(length) ? length : null,
+    };
+  }
+
+  /** The path of a link under the API base (same origin and base path), or null for a foreign link. */
+  pathOf(link: string): string | null {
+    if (link.startsWith('/')) return link;
+    let url: URL;
+    let base: URL;
+    try {
+      url = new URL(link);
+      base = new URL(this.base);
+    } catch {
+      return null;
+    }
+    if (url.origin !== base.origin || !url.pathname.startsWith(`${base.pathname}/`)) return null;
+    return url.pathname.slice(base.pathname.length) + url.search;
+  }
+
   private async request(method: string, path: string, redirect: 'follow' | 'manual' = 'follow', signal?: AbortSignal): Promise<Response> {
-    this.o.beforeCall?.({ method, path });
+    await this.o.beforeCall?.({ method, path });
     const headers: Record<string, string> = { 'x-apikey': this.o.apiKey, accept: 'application/json' };
     if (this.o.xTool) headers['x-tool'] = this.o.xTool;
     let res: Response;
@@ -109,6 +162,11 @@ export class GtiClient {
       retryAfterS: Number(res.headers.get('retry-after')) || undefined,
     });
   }
+}
+
+/** A link without its query string (signed download URLs carry their token there). */
+function redactLink(link: string): string {
+  return link.split('?')[0] ?? link;
 }
 
 /**

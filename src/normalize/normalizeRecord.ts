@@ -9,6 +9,7 @@ import { computePivots } from './computePivots.js';
 import { normalizeAttributes } from './normalizeAttributes.js';
 import { parseBehaviourId, stripTimestampSuffix, type BehaviourId } from './parseBehaviourId.js';
 import { WarningLog, isRecord, kindOf, setOwn } from './WarningLog.js';
+import { describeError, readRawEnvelope } from './readEnvelope.js';
 import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';
 
 export interface NormalizeOptions {
@@ -25,15 +26,6 @@ function reject(code: RejectCode, path: string, message: string): NormalizeResul
   return { ok: false, rejection: { code, path, message } };
 }
 
-/** Message of a caught value; itself never throws (a hostile toString could). */
-function describeError(err: unknown): string {
-  try {
-    return err instanceof Error ? err.message : String(err);
-  } catch {
-    return 'unknown error';
-  }
-}
-
 /** Identity established from the envelope, before any attribute work. */
 interface Envelope {
   rec: Record<string, unknown>;
@@ -44,33 +36,11 @@ interface Envelope {
 }
 
 function readEnvelope(value: unknown): Envelope | NormalizeResult {
-  if (!isRecord(value)) return reject('not_object', '$', `expected a JSON object, got ${kindOf(value)}`);
-  let rec = value;
-  let base = '$';
-  // `{data: {...}}` is the API response envelope; a feed line is the bare object.
-  if (!Object.hasOwn(rec, 'id') && Object.hasOwn(rec, 'data')) {
-    const data = rec.data;
-    if (!isRecord(data)) return reject('not_object', '$.data', `expected data to be an object, got ${kindOf(data)}`);
-    rec = data;
-    base = '$.data';
-  }
-  const type = rec.type;
-  if (type !== undefined && type !== 'file_behaviour') {
-    return reject(
-      'wrong_type',
-      `${base}.type`,
-      `expected type "file_behaviour", got ${typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : kindOf(type)}`,
-    );
-  }
-  const rawId = rec.id;
-  if (rawId === undefined || rawId === null) return reject('missing_id', `${base}.id`, 'record has no id');
-  if (typeof rawId !== 'string') return reject('bad_id', `${base}.id`, `id must be a string, got ${kindOf(rawId)}`);
+  const raw = readRawEnvelope(value, 'file_behaviour');
+  if ('code' in raw) return { ok: false, rejection: raw };
+  const { rec, base, rawId, attributes } = raw;
   const id = parseBehaviourId(rawId);
   if (typeof id === 'string') return reject('bad_id', `${base}.id`, id);
-  const attributes = rec.attributes;
-  if (attributes !== undefined && !isRecord(attributes)) {
-    return reject('bad_attributes', `${base}.attributes`, `attributes must be an object, got ${kindOf(attributes)}`);
-  }
   return { rec, base, id, attributes };
 }
 

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
@@ -6,11 +5,12 @@ import { GtiClient } from '../gti/index.js';
 import { QuotaLedger } from '../quota/index.js';
 import { createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
+import type { BehaviourDoc } from '../normalize/index.js';
 import type { DeadLetterInput, SinkDoc, Store } from '../store/index.js';
-import { encodeChunk } from './chunkCodec.js';
+import { ChunkEmitter } from './ChunkEmitter.js';
 import { StageRunner } from './StageRunner.js';
 import type { Queues } from './createQueues.js';
-import { CHUNK_TTL_SECONDS, chunkKey, FEED_QUEUE, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
+import { FEED_QUEUE, type FeedJobData, type FeedJobResult } from './names.js';
 import { addMinutes } from '../minute/index.js';
 
 export interface StageWorkerOptions {
@@ -21,6 +21,11 @@ export interface StageWorkerOptions {
   log: Logger;
   /** Called once when the upstream refuses the credentials: the process must stop, not retry. */
   onFatal?: (err: Error) => void;
+  /**
+   * Told about each document a feed job accepts, when the job asks for artefacts (its data's
+   * `artefacts`): the artefact capability queues the downloads from here.
+   */
+  onFeedDoc?: (doc: BehaviourDoc, job: FeedJobData) => Promise<void>;
 }
 
 /**
@@ -31,8 +36,10 @@ export class FeedWorker {
   private readonly sources = new Map<string, FeedSource>();
 
   private readonly runner: StageRunner<FeedJobData, FeedJobResult>;
+  private readonly emitter: ChunkEmitter;
 
   constructor(private readonly o: StageWorkerOptions) {
+    this.emitter = new ChunkEmitter(o.queues, o.config, o.log.child({ stage: 'feed' }));
     this.runner = new StageRunner<FeedJobData, FeedJobResult>({
       queue: FEED_QUEUE,
       stage: 'feed',
@@ -93,6 +100,7 @@ export class FeedWorker {
         signal,
         log,
         deadLetter: (entries: DeadLetterInput[]) => store.dlq.put(entries),
+        onDoc: job.data.artefacts?.kinds.length && this.o.onFeedDoc ? this.feedDocHook(job.data) : undefined,
       };
       if (job.data.hour) {
         const hour = await processHour({
@@ -176,18 +184,14 @@ export class FeedWorker {
     }
   }
 
+  private feedDocHook(data: FeedJobData): (doc: BehaviourDoc) => Promise<void> {
+    const hook = this.o.onFeedDoc as NonNullable<StageWorkerOptions['onFeedDoc']>;
+    return (doc) => hook(doc, data);
+  }
+
   /** Queues one index chunk, waiting while the index queue is above its high-water mark. */
-  private async emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
-    await this.waitForRoom(signal);
-    const payload = await encodeChunk(docs);
-    const jobId = indexJobId(batch, n);
-    const payloadKey = chunkKey(this.o.config.queuePrefix, jobId);
-    // the bytes first: a job never exists without its payload (the index worker deletes it when done)
-    await this.o.queues.connection.set(payloadKey, payload, 'EX', CHUNK_TTL_SECONDS);
-    // A failed job of an earlier run would make this add a no-op: replace it.
-    const previous = await this.o.queues.index.getJob(jobId);
-    if (previous && (await previous.isFailed())) await previous.remove();
-    await this.o.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length }, { jobId });
+  private emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
+    return this.emitter.emit(batch, n, docs, signal);
   }
 
   /** Puts the job back for later without spending an attempt. */
@@ -210,17 +214,6 @@ export class FeedWorker {
     const entries = await this.o.store.batches.get(minutes);
     if (entries.length === n && entries.every((e) => e.status === 'missing')) {
       log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
-    }
-  }
-
-  private async waitForRoom(signal?: AbortSignal): Promise<void> {
-    const high = this.o.config.index.highWaterChunks;
-    for (let waited = 0; ; waited++) {
-      const c = await this.o.queues.index.getJobCounts('waiting', 'prioritized', 'delayed');
-      if ((c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0) < high) return;
-      if (waited === 0) this.o.log.debug({ stage: 'feed', high }, 'index queue full, pausing');
-      if (signal?.aborted) return;
-      await sleep(Math.min(50 * (waited + 1), 500));
     }
   }
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import { decodeChunk } from './chunkCodec.js';
-import { StageRunner } from './StageRunner.js';
+import { QueueWorker } from './QueueWorker.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
 import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../store/index.js';
@@ -13,32 +13,12 @@ import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../s
  * calls retryable, dead-letters rejected items, and on the last attempt dead-letters whatever
  * is still failing instead of dropping it.
  */
-export class IndexWorker {
-  private readonly runner: StageRunner<IndexJobData, IndexJobResult>;
-
-  constructor(private readonly o: StageWorkerOptions) {
-    this.runner = new StageRunner<IndexJobData, IndexJobResult>({
-      queue: INDEX_QUEUE,
-      stage: 'index',
-      concurrency: o.config.index.concurrency,
-      redisUrl: o.redisUrl,
-      config: o.config,
-      log: o.log,
-      processor: (job) => this.process(job),
-      onFatal: o.onFatal,
-    });
+export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
+  constructor(o: StageWorkerOptions) {
+    super(o, INDEX_QUEUE, 'index', o.config.index.concurrency);
   }
 
-  start(): void {
-    this.runner.start();
-  }
-
-  /** Drains (waits for active jobs) or, with force, abandons them to be picked up again; safe to call twice. */
-  stop(force = false): Promise<void> {
-    return this.runner.stop(force);
-  }
-
-  private async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
+  protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
     const { batch, n } = job.data;
     const { store, config } = this.o;
     const log = this.o.log.child({ stage: 'index', batch, job: job.id });

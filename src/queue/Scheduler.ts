@@ -2,7 +2,7 @@ import type { Logger } from '../log/index.js';
 import { type Store, type BatchLogEntry } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
-import { feedJobId, indexJobId } from './names.js';
+import { feedJobId, indexJobId, type ArtefactChoice } from './names.js';
 import { addMinutes, minuteRange, minuteToMs, msToMinute, type MinuteId } from '../minute/index.js';
 
 /** The feed keeps batches this long; older minutes cannot be fetched any more. */
@@ -22,6 +22,8 @@ export interface SchedulerOptions {
   tickMs: number;
   /** Where to begin when no cursor is saved (default: now − lag). */
   start?: FeedCursor;
+  /** Artefacts to download through the feed lines' links (every minute's job carries the choice). */
+  artefacts?: ArtefactChoice;
   now?: () => number;
 }
 
@@ -76,6 +78,11 @@ export class Scheduler {
     return this.running;
   }
 
+  /** What every feed job of this scheduler carries beside its minute. */
+  private extra(): { artefacts?: ArtefactChoice } {
+    return this.o.artefacts?.kinds.length ? { artefacts: this.o.artefacts } : {};
+  }
+
   private async pass(): Promise<void> {
     const redis = this.o.queues.connection;
     const newest = msToMinute(this.now() - this.o.lagMs - 60_000);
@@ -113,7 +120,7 @@ export class Scheduler {
       await this.o.queues.feed.addBulk(
         minutes.map((batch) => ({
           name: 'batch',
-          data: { batch, source: this.o.sourceSpec, ...(skips[batch] ? { skipLines: Number(skips[batch]) } : {}) },
+          data: { batch, source: this.o.sourceSpec, ...this.extra(), ...(skips[batch] ? { skipLines: Number(skips[batch]) } : {}) },
           opts: { jobId: feedJobId(batch) },
         })),
       );
@@ -139,7 +146,7 @@ export class Scheduler {
       if (await this.isLost(next, entry, state)) {
         this.o.log.warn({ batch: next }, 'queue state lost for this minute (Redis restarted empty or flushed?): enqueued again');
         await (await this.o.queues.feed.getJob(feedJobId(next)))?.remove();
-        await this.o.queues.feed.add('batch', { batch: next, source: this.o.sourceSpec }, { jobId: feedJobId(next) });
+        await this.o.queues.feed.add('batch', { batch: next, source: this.o.sourceSpec, ...this.extra() }, { jobId: feedJobId(next) });
       }
       break;
     }

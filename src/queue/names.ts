@@ -3,6 +3,13 @@ import type { MinuteId } from '../minute/index.js';
 export const FEED_QUEUE = 'feed';
 export const INDEX_QUEUE = 'index';
 
+/** Which artefacts to download for the reports a job reads (`--artefacts`, `--artefact-filter`, `--artefact-max-bytes`). */
+export interface ArtefactChoice {
+  kinds: string[];
+  filter?: string;
+  maxBytes?: number;
+}
+
 /** Feed job data: which batch, from which source. Never credentials. */
 export interface FeedJobData {
   batch: MinuteId;
@@ -13,11 +20,14 @@ export interface FeedJobData {
   hour?: string;
   /** Lines of this minute already consumed (a cursor `YYYYMMDDhhmm-N` from the official clients). */
   skipLines?: number;
+  /** Artefacts to download through the feed lines' links. */
+  artefacts?: ArtefactChoice;
 }
 
 /** Index job data: one chunk of normalized documents, whose bytes wait in a Redis key of their own. */
 export interface IndexJobData {
-  batch: MinuteId;
+  /** The feed minute, or the key of the lookup that queued the chunk (`lookup-<hash>`). */
+  batch: string;
   n: number;
   count: number;
   /** Redis key of the compressed chunk (chunkCodec): binary, so not in the job's JSON. */
@@ -45,7 +55,7 @@ export interface IndexJobResult {
 /** Deterministic ids make every enqueue idempotent: adding an existing job id is a no-op. */
 export const feedJobId = (batch: MinuteId): string => `feed-${batch}`;
 export const hourJobId = (hour: string): string => `feed-h-${hour}`;
-export const indexJobId = (batch: MinuteId, n: number): string => `idx-${batch}-${n}`;
+export const indexJobId = (batch: string, n: number): string => `idx-${batch}-${n}`;
 
 /** Redis key holding the payload of an index job (under the queue prefix). */
 export const chunkKey = (prefix: string, jobId: string): string => `${prefix}:chunk:${jobId}`;

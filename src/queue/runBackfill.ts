@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
-import { feedJobId, hourJobId, indexJobId, type FeedJobData, type FeedJobResult } from './names.js';
+import { feedJobId, hourJobId, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from './names.js';
 import type { MinuteId } from '../minute/index.js';
 
 export interface BackfillProgress {
@@ -24,6 +24,8 @@ export interface BackfillSummary {
   /** Feed jobs enqueued again because the queue lost them (Redis restarted empty, flushed). */
   requeued: number;
   interrupted: boolean;
+  /** With --artefacts: the artefact queue once its downloads were over. */
+  artefacts?: { completed: number; failed: number; open: number };
 }
 
 export interface BackfillOptions {
@@ -39,6 +41,8 @@ export interface BackfillOptions {
   log?: Logger;
   /** How often one job lost by the queue is enqueued again before its minutes are reported failed. */
   maxRequeues?: number;
+  /** Artefacts to download through the feed lines' links. */
+  artefacts?: ArtefactChoice;
 }
 
 const STATE_BATCH = 250;
@@ -58,7 +62,7 @@ export const QUEUE_LOST_HINT =
  */
 export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> {
   const started = Date.now();
-  const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false);
+  const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false, o.artefacts);
   const byId = new Map(jobs.map((j) => [j.id, j]));
   await enqueue(o, jobs);
   const pendingFeed = new Set(byId.keys());
@@ -193,7 +197,8 @@ interface PlannedJob {
 }
 
 /** One job per minute, or per whole hour when hourly packages are asked for. */
-export function planJobs(minutes: readonly MinuteId[], source: string, hourly: boolean): PlannedJob[] {
+export function planJobs(minutes: readonly MinuteId[], source: string, hourly: boolean, artefacts?: ArtefactChoice): PlannedJob[] {
+  const extra = artefacts?.kinds.length ? { artefacts } : {};
   const byHour = new Map<string, MinuteId[]>();
   if (hourly) for (const m of minutes) byHour.set(m.slice(0, 10), [...(byHour.get(m.slice(0, 10)) ?? []), m]);
   const out: PlannedJob[] = [];
@@ -202,10 +207,11 @@ export function planJobs(minutes: readonly MinuteId[], source: string, hourly: b
     const hour = m.slice(0, 10);
     const ofHour = byHour.get(hour);
     if (hourly && ofHour?.length === 60) {
-      if (!done.has(hour)) out.push({ id: hourJobId(hour), data: { batch: `${hour}00`, hour, source }, minutes: 60, minuteIds: ofHour });
+      if (!done.has(hour))
+        out.push({ id: hourJobId(hour), data: { batch: `${hour}00`, hour, source, ...extra }, minutes: 60, minuteIds: ofHour });
       done.add(hour);
     } else {
-      out.push({ id: feedJobId(m), data: { batch: m, source }, minutes: 1, minuteIds: [m] });
+      out.push({ id: feedJobId(m), data: { batch: m, source, ...extra }, minutes: 1, minuteIds: [m] });
     }
   }
   return out;

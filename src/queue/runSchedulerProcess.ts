@@ -5,6 +5,7 @@ import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
+import type { ArtefactChoice } from './names.js';
 import { Scheduler } from './Scheduler.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
@@ -13,7 +14,11 @@ import { closeQueues, superviseWorkers } from './superviseWorkers.js';
  * processes. One scheduler per pipeline (queue prefix); the first SIGTERM/SIGINT stops it, with
  * the lifecycle of every long-running process (superviseWorkers). Resolves true when forced.
  */
-export async function runSchedulerProcess(config: Config, log: Logger, o: { sourceSpec: string; start?: FeedCursor }): Promise<boolean> {
+export async function runSchedulerProcess(
+  config: Config,
+  log: Logger,
+  o: { sourceSpec: string; start?: FeedCursor; artefacts?: ArtefactChoice },
+): Promise<boolean> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
@@ -26,6 +31,7 @@ export async function runSchedulerProcess(config: Config, log: Logger, o: { sour
     lagMs: config.live.lagMinutes * 60_000,
     tickMs: config.live.tickMs,
     start: o.start,
+    artefacts: o.artefacts,
   });
   log.info({ source: o.sourceSpec, lagMinutes: config.live.lagMinutes }, 'scheduler started');
   const out = await superviseWorkers({ redisUrl: config.redisUrl, config, store, queues, log, stages: [], scheduler });

@@ -4,12 +4,15 @@ import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
-import { FeedWorker } from './FeedWorker.js';
+import { FeedWorker, type StageWorkerOptions } from './FeedWorker.js';
 import { IndexThread } from './IndexThread.js';
 import { IndexWorker } from './IndexWorker.js';
 import type { Scheduler } from './Scheduler.js';
+import type { StageWorker } from './StageWorker.js';
 
 export type StageKind = 'feed' | 'index';
+
+export type { StageWorker } from './StageWorker.js';
 
 export interface SuperviseOptions<T> {
   redisUrl: string;
@@ -19,6 +22,13 @@ export interface SuperviseOptions<T> {
   log: Logger;
   /** Stage workers to run in this process (none: e.g. a scheduler alone). */
   stages: readonly StageKind[];
+  /**
+   * Further workers that produce index chunks (lookups, artefact downloads): run and stopped with
+   * the feed workers, before the index stage, which must keep taking chunks while they drain.
+   */
+  producers?: (onFatal: (err: Error) => void) => readonly StageWorker[];
+  /** The feed workers' per-document hook (see StageWorkerOptions.onFeedDoc). */
+  onFeedDoc?: StageWorkerOptions['onFeedDoc'];
   /** Started after the workers, stopped before them. */
   scheduler?: Scheduler;
   /**
@@ -70,10 +80,14 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     outcome.fatal ??= err;
     requestStop(true);
   };
-  const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal };
-  const workers = o.stages.map((s) =>
+  const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal, onFeedDoc: o.onFeedDoc };
+  const stageWorkers: StageWorker[] = o.stages.map((s) =>
     s === 'feed' ? new FeedWorker(workerOpts) : o.indexInThread ? new IndexThread(workerOpts) : new IndexWorker(workerOpts),
   );
+  // built here so refused credentials in any of them stop the whole process too
+  const extra = o.producers?.(onFatal) ?? [];
+  const producers = new Set<StageWorker>([...stageWorkers.filter((w) => w instanceof FeedWorker), ...extra]);
+  const workers = [...stageWorkers, ...extra];
 
   let forceNow: () => void = () => undefined;
   let signals = 0;
@@ -114,10 +128,10 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
         await Promise.all(workers.map((w) => w.stop(true)));
         return;
       }
-      // feed first: a feed job waiting for room in the index queue finishes only while the
+      // producers first: a feed job waiting for room in the index queue finishes only while the
       // index workers still take chunks
-      await Promise.all(workers.filter((w) => w instanceof FeedWorker).map((w) => w.stop(false)));
-      await Promise.all(workers.filter((w) => !(w instanceof FeedWorker)).map((w) => w.stop(false)));
+      await Promise.all(workers.filter((w) => producers.has(w)).map((w) => w.stop(false)));
+      await Promise.all(workers.filter((w) => !producers.has(w)).map((w) => w.stop(false)));
     };
     const drained = outcome.forced ? Promise.reject(new Error('forced')) : stopAll(false);
     const timer = new AbortController();

@@ -8,7 +8,8 @@ import type { MinuteId } from '../minute/index.js';
 export type BatchStatus = 'ok' | 'empty' | 'missing' | 'failed' | 'pending';
 
 export interface BatchLogEntry {
-  batch: MinuteId;
+  /** A feed minute `YYYYMMDDhhmm`, or the key of other work that queues chunks (`lookup-<hash>`). */
+  batch: MinuteId | string;
   source: string;
   status: BatchStatus;
   /** Lines read (blank lines excluded). */
@@ -30,9 +31,9 @@ export interface BatchLogEntry {
 export interface BatchLog {
   record(entry: BatchLogEntry): Promise<void>;
   /** Chunk n of the batch is in the store (its documents written or dead-lettered). Idempotent. */
-  chunkStored(batch: MinuteId, n: number): Promise<void>;
+  chunkStored(batch: string, n: number): Promise<void>;
   /** Chunks of the batch recorded as stored, among 0..below-1. */
-  storedChunks(batch: MinuteId, below: number): Promise<number[]>;
-  get(batches: readonly MinuteId[]): Promise<BatchLogEntry[]>;
+  storedChunks(batch: string, below: number): Promise<number[]>;
+  get(batches: readonly string[]): Promise<BatchLogEntry[]>;
   recent(limit: number): Promise<BatchLogEntry[]>;
 }

@@ -1,8 +1,9 @@
 /**
- * Where everything durable lives: the three interfaces every backend implements (documents
- * `Sink`, `DeadLetterStore`, `BatchLog`), opening a backend from its spec (`sqlite:FILE`,
- * `es:URL`), and the backends themselves: store/sqlite/ and store/elasticsearch/ (with the
- * index design, setup and Kibana objects). The pipeline depends on the interfaces only.
+ * Where everything durable lives: the interfaces every backend implements (documents `Sink`,
+ * `PrivateFileStore`, `DeadLetterStore`, `BatchLog`, `ArtefactLog`), opening a backend from its
+ * spec (`sqlite:FILE`, `es:URL`), and the backends themselves: store/sqlite/ and
+ * store/elasticsearch/ (with the index design, setup and Kibana objects). The pipeline depends
+ * on the interfaces only.
  */
 export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection, sinkDocOf, metaOf, jsonText } from './Sink.js';
 export type { Sink, SinkDoc, DocMeta, ItemResult, PivotKind } from './Sink.js';
@@ -16,7 +17,10 @@ export type {
   DeadLetterSummary,
 } from './DeadLetterStore.js';
 export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
+export { PRIVATE_FILE_KEYS, invalidPrivateFileReason } from './PrivateFileStore.js';
+export type { PrivateFileKey, PrivateFileStore } from './PrivateFileStore.js';
 export type { Store } from './Store.js';
+export type { ArtefactLog, ArtefactRecord } from './ArtefactLog.js';
 export { openStore, openElasticsearch, isElasticsearchSpec } from './openStore.js';
 export type { StoreSettings } from './openStore.js';
 export * from './sqlite/index.js';

@@ -16,7 +16,7 @@ export function isElasticsearchSpec(spec: string): boolean {
   return /^(es|elasticsearch):/.test(spec);
 }
 
-/** Opens an Elasticsearch store (sink, dead letters, batch log, client) with the configured connection. */
+/** Opens an Elasticsearch store (sink, private files, dead letters, batch log, artefact log, client) with the configured connection. */
 export function openElasticsearch(spec: string, settings: StoreSettings = {}): ElasticsearchStore {
   const es = settings.elasticsearch ?? {};
   return openElasticsearchStore(spec, {

@@ -12,10 +12,16 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
   const withPassword = url.replace('http://', 'http://elastic:hunter2@');
   const first = await runCli(['es', 'setup', '--sink', `es:${withPassword}`], { env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches\n/);
+  assert.match(first.stdout, /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts\n/);
   assert.match(first.stdout, /ready: write alias cli-behaviours on elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:\d+/);
   assert.ok(!first.stdout.includes('hunter2') && !first.stderr.includes('hunter2'));
-  assert.deepEqual(fake.indices().sort(), ['cli-batches', 'cli-behaviours-000001', 'cli-dead-letters']);
+  assert.deepEqual(fake.indices().sort(), [
+    'cli-artefacts',
+    'cli-batches',
+    'cli-behaviours-000001',
+    'cli-dead-letters',
+    'cli-private-files',
+  ]);
 
   const second = await runCli(['es', 'setup', '--json'], { env: { ELASTICSEARCH_URL: url, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
   assert.equal(second.code, 0, second.stderr);
@@ -23,10 +29,22 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
   assert.equal(result.alias, 'cli-behaviours');
   assert.deepEqual(result.created, []);
   assert.ok(result.applied.includes('mapping upgrade of the indices behind cli-behaviours (additive)'));
-  assert.deepEqual(fake.indices().sort(), ['cli-batches', 'cli-behaviours-000001', 'cli-dead-letters']);
+  assert.deepEqual(fake.indices().sort(), [
+    'cli-artefacts',
+    'cli-batches',
+    'cli-behaviours-000001',
+    'cli-dead-letters',
+    'cli-private-files',
+  ]);
   const templates = fake.templates();
   assert.deepEqual(Object.keys(templates.component).sort(), ['cli-behaviours-mappings', 'cli-behaviours-settings']);
-  assert.deepEqual(Object.keys(templates.index).sort(), ['cli-batches', 'cli-behaviours', 'cli-dead-letters']);
+  assert.deepEqual(Object.keys(templates.index).sort(), [
+    'cli-artefacts',
+    'cli-batches',
+    'cli-behaviours',
+    'cli-dead-letters',
+    'cli-private-files',
+  ]);
 });
 
 test('es setup --dry-run prints the plan and needs no cluster; without an Elasticsearch sink it is a usage error', async () => {

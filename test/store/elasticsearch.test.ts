@@ -10,9 +10,11 @@ import {
   type ElasticsearchStore,
   type ElasticsearchStoreOptions,
 } from '../../src/store/index.js';
+import { artefactLogConformance } from './artefactLogConformance.js';
 import { bookkeepingConformance } from './bookkeepingConformance.js';
 import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
 import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
+import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { sinkDocs } from './sinkConformance.js';
 
@@ -53,6 +55,14 @@ bookkeepingConformance('elasticsearch (official client + elasticsearch-mock)', a
   const m = openMocked();
   return { sink: m.store.sink, dlq: m.store.dlq, batches: m.store.batches, close: m.close };
 });
+privateFileConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
+  const m = openMocked();
+  return { privateFiles: m.store.privateFiles, close: m.close };
+});
+artefactLogConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
+  const m = openMocked();
+  return { artefacts: m.store.artefacts, close: m.close };
+});
 
 const real = await realCluster();
 afterAll(stopRealCluster);
@@ -70,6 +80,22 @@ bookkeepingConformance(
   async () => {
     const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
     return { sink: r.store.sink, dlq: r.store.dlq, batches: r.store.batches, close: r.close };
+  },
+  { skip },
+);
+privateFileConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
+    return { privateFiles: r.store.privateFiles, close: r.close };
+  },
+  { skip },
+);
+artefactLogConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
+    return { artefacts: r.store.artefacts, close: r.close };
   },
   { skip },
 );
@@ -276,6 +302,85 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
   });
 });
 
+describe('elasticsearch private files: their own index (mock)', () => {
+  test('setup creates <prefix>-private-files with hashes, vhash, tags and TrID types as keywords', async () => {
+    const m = openMocked();
+    try {
+      const doc = makePrivateFile('a'.repeat(64), 1000, { md5: 'B'.repeat(32), vhash: 'Vh', tags: ['peexe'] });
+      assert.deepEqual(await m.store.privateFiles.upsert([doc]), [{ id: doc.id, status: 'ok' }]);
+      const index = `${m.prefix}-private-files`;
+      const got = (await m.client.indices.getMapping({ index }))[index]?.mappings as {
+        dynamic: unknown;
+        properties: Record<
+          string,
+          { type?: string; normalizer?: string; enabled?: boolean; properties?: Record<string, { type?: string }> }
+        >;
+      };
+      const p = got.properties;
+      assert.equal(String(got.dynamic), 'false');
+      for (const f of ['sha256', 'sha1', 'md5']) assert.deepEqual([p[f]?.type, p[f]?.normalizer], ['keyword', 'sandtrail_lowercase'], f);
+      for (const f of ['vhash', 'ssdeep', 'tags', 'magic', 'id']) assert.equal(p[f]?.type, 'keyword', f);
+      assert.equal(p.vhash?.normalizer, undefined, 'vhash is compared exactly');
+      assert.equal(p.trid?.properties?.file_type?.type, 'keyword');
+      assert.equal(p.trid?.properties?.probability?.type, 'float');
+      assert.equal(p.size?.type, 'long');
+      assert.equal(p.fetched_at?.type, 'date');
+      assert.equal(p.exiftool?.type, 'flattened');
+      assert.equal(p.gti_assessment?.enabled, false);
+      assert.equal(p.attributes?.enabled, false);
+
+      // written to that index only, as an externally versioned index action keyed by sha256
+      const bulk = bulks(m).at(-1);
+      assert.deepEqual(bulk?.[0], { index: { _index: index, _id: doc.id, version: 1000, version_type: 'external_gte' } });
+      assert.deepEqual(m.fake.docs(index).get(doc.id), { source: doc, version: 1000 });
+      assert.equal(m.fake.docs(`${m.prefix}-behaviours-000001`).size, 0);
+      assert.equal(await m.store.sink.count(), 0);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('request-level failures: 503 retryable per item, 401 throws SINK_AUTH, 413 bisected', async () => {
+    const m = openMocked();
+    try {
+      const docs = ['a', 'b', 'c'].map((c, i) => makePrivateFile(c.repeat(64), 100 + i));
+      await m.store.privateFiles.upsert([docs[0]!]);
+      m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 503 }, 1);
+      assert.deepEqual(
+        (await m.store.privateFiles.upsert(docs)).map((r) => [r.status, r.status === 'ok' ? '' : r.code]),
+        docs.map(() => ['retryable', 'http_503']),
+      );
+      m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 413 }, 2);
+      assert.ok((await m.store.privateFiles.upsert(docs)).every((r) => r.status === 'ok'));
+      m.fake.failRequests({ path: /^\/_bulk$/ }, { status: 401 }, 1);
+      await assert.rejects(m.store.privateFiles.upsert(docs), { code: 'SINK_AUTH' });
+      assert.equal(await m.store.privateFiles.count(), 3);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('a deleted private-files index comes back with its explicit mapping on the next write (the template stays)', async () => {
+    const m = openMocked();
+    try {
+      const [a, b] = ['a', 'b'].map((c) => makePrivateFile(c.repeat(64), 1, { md5: 'C'.repeat(32) }));
+      await m.store.privateFiles.upsert([a!]);
+      const index = `${m.prefix}-private-files`;
+      await m.client.indices.delete({ index });
+      assert.deepEqual(
+        (await m.store.privateFiles.upsert([b!])).map((r) => r.status),
+        ['ok'],
+      );
+      const props = (await m.client.indices.getMapping({ index }))[index]?.mappings.properties as Record<string, { normalizer?: string }>;
+      assert.equal(props.md5?.normalizer, 'sandtrail_lowercase');
+      assert.deepEqual(await m.store.privateFiles.get(b!.id), b);
+      assert.deepEqual(await m.store.privateFiles.query('md5', 'c'.repeat(32)), [b!.id]);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
 test('runPool never has more than the limit in flight and visits every item once', async () => {
   let inFlight = 0;
   let peak = 0;
@@ -296,4 +401,87 @@ test('runPool never has more than the limit in flight and visits every item once
     seen.sort((x, y) => x - y),
     Array.from({ length: 20 }, (_, i) => i),
   );
+});
+
+describe('elasticsearch artefact log: its own index (mock)', () => {
+  test('setup creates <prefix>-artefacts with its explicit mapping; a record is one document keyed <behaviourId>|<kind>, written with wait_for', async () => {
+    const m = openMocked();
+    try {
+      const id = `${'a'.repeat(64)}_VirusTotal Jujubox`;
+      const rec = {
+        behaviourId: id,
+        kind: 'pcap',
+        path: '/blobs/a.pcap',
+        size: 42,
+        sha256: 'b'.repeat(64),
+        source: 'endpoint' as const,
+        fetchedAt: 1_700_000_000_000,
+      };
+      await m.store.artefacts.record(rec);
+      const index = `${m.prefix}-artefacts`;
+      const got = (await m.client.indices.getMapping({ index }))[index]?.mappings as {
+        dynamic: unknown;
+        properties: Record<string, { type?: string; format?: string }>;
+      };
+      assert.equal(String(got.dynamic), 'false');
+      assert.deepEqual(Object.fromEntries(Object.entries(got.properties).map(([k, v]) => [k, v.type])), {
+        behaviour_id: 'keyword',
+        kind: 'keyword',
+        path: 'keyword',
+        size: 'long',
+        sha256: 'keyword',
+        source: 'keyword',
+        fetched_at: 'date',
+      });
+      assert.equal(got.properties.fetched_at?.format, 'epoch_millis');
+
+      const write = m.fake.requests.filter((r) => r.method === 'PUT' && r.path.startsWith(`/${index}/_doc/`));
+      assert.equal(write.length, 1);
+      assert.equal(decodeURIComponent(write[0]!.path), `/${index}/_doc/${id}|pcap`);
+      assert.equal(write[0]!.querystring.refresh, 'wait_for');
+      assert.deepEqual(m.fake.docs(index).get(`${id}|pcap`)?.source, {
+        behaviour_id: id,
+        kind: 'pcap',
+        path: '/blobs/a.pcap',
+        size: 42,
+        sha256: 'b'.repeat(64),
+        source: 'endpoint',
+        fetched_at: 1_700_000_000_000,
+      });
+      // apart from the reports: nothing in the behaviours index
+      assert.equal(m.fake.docs(`${m.prefix}-behaviours-000001`).size, 0);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test('a deleted artefacts index comes back with its explicit mapping (the template stays); a read error is SINK_UNAVAILABLE', async () => {
+    const m = openMocked();
+    try {
+      const rec = (kind: string) => ({
+        behaviourId: 'x',
+        kind,
+        path: '/p',
+        size: 1,
+        sha256: 'c'.repeat(64),
+        source: 'feed_link' as const,
+        fetchedAt: 5,
+      });
+      await m.store.artefacts.record(rec('pcap'));
+      const index = `${m.prefix}-artefacts`;
+      await m.client.indices.delete({ index });
+      assert.deepEqual(await m.store.artefacts.list('x'), []);
+      await m.store.artefacts.record(rec('html'));
+      const props = (await m.client.indices.getMapping({ index }))[index]?.mappings.properties as Record<string, { type?: string }>;
+      assert.equal(props.kind?.type, 'keyword');
+      assert.deepEqual(await m.store.artefacts.list('x'), [rec('html')]);
+
+      m.fake.failRequests({ path: /_search$/ }, { status: 400 }, 1);
+      await assert.rejects(m.store.artefacts.list('x'), { code: 'SINK_UNAVAILABLE' });
+      m.fake.failRequests({ path: /_doc\// }, { status: 401 }, 1);
+      await assert.rejects(m.store.artefacts.record(rec('evtx')), { code: 'SINK_AUTH' });
+    } finally {
+      await m.close();
+    }
+  });
 });

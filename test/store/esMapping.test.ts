@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'vitest';
-import { behaviourMappings, ecsProjection, PIVOT_FIELDS, setupPlan, sourceJson, stripProjection } from '../../src/store/index.js';
+import {
+  artefactMappings,
+  behaviourMappings,
+  ecsProjection,
+  PIVOT_FIELDS,
+  privateFileMappings,
+  setupPlan,
+  sourceJson,
+  stripProjection,
+} from '../../src/store/index.js';
 import { makeDoc } from './sinkConformance.js';
 
 type Props = Record<string, Record<string, unknown>>;
@@ -101,6 +110,10 @@ describe('behaviour index design', () => {
         'PUT /hunt-dead-letters missing',
         'PUT /_index_template/hunt-batches always',
         'PUT /hunt-batches missing',
+        'PUT /_index_template/hunt-private-files always',
+        'PUT /hunt-private-files missing',
+        'PUT /_index_template/hunt-artefacts always',
+        'PUT /hunt-artefacts missing',
       ],
     );
     assert.deepEqual(plan[2]?.body, {
@@ -121,6 +134,95 @@ describe('behaviour index design', () => {
       nested_fields: { limit: 10 },
       nested_objects: { limit: 10000 },
     });
+  });
+});
+
+describe('private file index design', () => {
+  const pm = privateFileMappings() as { dynamic: unknown; properties: Props };
+  const pf = leaves(pm.properties);
+
+  test('its own index and template, outside the behaviour alias, with the hash normalizer and the behaviours shard layout', () => {
+    const plan = setupPlan({ prefix: 'hunt', replicas: 0, shards: 3 });
+    const template = plan.find((s) => s.path === '/_index_template/hunt-private-files')?.body as {
+      index_patterns: string[];
+      composed_of?: unknown;
+      template: { settings: { index: Record<string, unknown>; analysis: unknown }; mappings: unknown };
+    };
+    assert.deepEqual(template.index_patterns, ['hunt-private-files']);
+    assert.equal(template.composed_of, undefined);
+    assert.deepEqual(template.template.mappings, privateFileMappings());
+    assert.deepEqual(template.template.settings.index, { number_of_shards: 3, number_of_replicas: 0 });
+    assert.deepEqual(template.template.settings.analysis, {
+      normalizer: { sandtrail_lowercase: { type: 'custom', char_filter: [], filter: ['lowercase'] } },
+    });
+    assert.deepEqual(
+      plan.find((s) => s.path === '/hunt-private-files'),
+      {
+        method: 'PUT',
+        path: '/hunt-private-files',
+        body: {},
+        when: 'missing',
+        target: 'hunt-private-files',
+        description: 'index hunt-private-files',
+      },
+    );
+  });
+
+  test('hashes, vhash, tags and TrID file types are keywords; numbers, date; arbitrary shapes never parsed', () => {
+    assert.equal(pm.dynamic, false);
+    for (const f of ['sha256', 'sha1', 'md5']) {
+      assert.deepEqual(pf.get(f), { type: 'keyword', normalizer: 'sandtrail_lowercase', ignore_above: 1024 }, f);
+    }
+    for (const f of ['vhash', 'ssdeep', 'tags', 'trid.file_type', 'magic', 'type']) {
+      assert.equal(pf.get(f)?.type, 'keyword', f);
+      assert.equal(pf.get(f)?.normalizer, undefined, f);
+      assert.equal(pf.get(f)?.ignore_above, 1024, f);
+    }
+    assert.deepEqual(pf.get('magic')?.fields, { text: { type: 'text' } });
+    assert.equal(pf.get('size')?.type, 'long');
+    assert.equal(pf.get('trid.probability')?.type, 'float');
+    assert.deepEqual(pf.get('fetched_at'), { type: 'date', format: 'epoch_second', ignore_malformed: true });
+    assert.equal(pf.get('exiftool')?.type, 'flattened');
+    for (const f of ['gti_assessment', 'attributes']) assert.deepEqual(pf.get(f), { type: 'object', enabled: false }, f);
+    assert.equal([...pf.values()].filter((m) => m.type === 'nested').length, 0);
+  });
+});
+
+describe('artefact index design', () => {
+  test('its own small index and template, outside the behaviour alias, with a fixed explicit mapping', () => {
+    const plan = setupPlan({ prefix: 'hunt', replicas: 2, shards: 3, bookkeepingReplicas: 0 });
+    const template = plan.find((s) => s.path === '/_index_template/hunt-artefacts')?.body as {
+      index_patterns: string[];
+      composed_of?: unknown;
+      template: { settings: unknown; mappings: unknown };
+    };
+    assert.deepEqual(template.index_patterns, ['hunt-artefacts']);
+    assert.equal(template.composed_of, undefined);
+    // bookkeeping-sized: one shard, the bookkeeping replicas
+    assert.deepEqual(template.template.settings, { index: { number_of_shards: 1, number_of_replicas: 0 } });
+    assert.deepEqual(template.template.mappings, artefactMappings());
+    assert.deepEqual(
+      plan.find((s) => s.path === '/hunt-artefacts'),
+      { method: 'PUT', path: '/hunt-artefacts', body: {}, when: 'missing', target: 'hunt-artefacts', description: 'index hunt-artefacts' },
+    );
+  });
+
+  test('behaviour_id, kind, path, sha256 and source are keywords; size a long; fetched_at epoch millis', () => {
+    const am = artefactMappings() as { dynamic: unknown; properties: Props };
+    assert.equal(am.dynamic, false);
+    const types = Object.fromEntries(Object.entries(am.properties).map(([k, v]) => [k, v.type]));
+    assert.deepEqual(types, {
+      behaviour_id: 'keyword',
+      kind: 'keyword',
+      path: 'keyword',
+      size: 'long',
+      sha256: 'keyword',
+      source: 'keyword',
+      fetched_at: 'date',
+    });
+    // exact ids: the sandbox name in a behaviour id is case-sensitive
+    assert.equal(am.properties.behaviour_id?.normalizer, undefined);
+    assert.equal(am.properties.fetched_at?.format, 'epoch_millis');
   });
 });
 

@@ -3,7 +3,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, test } from 'vitest';
-import { batchMappings, behaviourMappings, kibanaNdjson, kibanaObjects } from '../../src/store/index.js';
+import {
+  artefactMappings,
+  batchMappings,
+  behaviourMappings,
+  kibanaNdjson,
+  kibanaObjects,
+  privateFileMappings,
+} from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 
 type Props = Record<string, { properties?: Props; type?: string }>;
@@ -19,6 +26,8 @@ function mapped(props: Props, path: string): string | undefined {
 
 const behaviourProps = (behaviourMappings() as { properties: Props }).properties;
 const batchProps = (batchMappings() as { properties: Props }).properties;
+const privateProps = (privateFileMappings() as { properties: Props }).properties;
+const artefactProps = (artefactMappings() as { properties: Props }).properties;
 const objects = kibanaObjects();
 const byId = new Map(objects.map((o) => [o.id, o]));
 
@@ -87,9 +96,15 @@ describe('Kibana saved objects', () => {
       '[sandtrail] Pivot search',
     ]);
     for (const o of objects) {
-      // the batches data view and what reads through it use the batch-log mapping
-      const onBatches = o.id === 'sandtrail-batches' || o.references.some((r) => r.id === 'sandtrail-batches');
-      const props = onBatches ? batchProps : behaviourProps;
+      // the batches, private-files and artefacts data views, and what reads through them, use their own mappings
+      const on = (view: string): boolean => o.id === view || o.references.some((r) => r.id === view);
+      const props = on('sandtrail-batches')
+        ? batchProps
+        : on('sandtrail-private-files')
+          ? privateProps
+          : on('sandtrail-artefacts')
+            ? artefactProps
+            : behaviourProps;
       const used: string[] = [];
       if (o.type === 'visualization') {
         const vis = JSON.parse(o.attributes.visState as string) as { aggs: { params: { field?: string } }[] };
@@ -99,6 +114,47 @@ describe('Kibana saved objects', () => {
       if (o.type === 'index-pattern' && o.attributes.timeFieldName) used.push(o.attributes.timeFieldName as string);
       for (const f of used) assert.ok(mapped(props, f), `${o.id} uses unmapped field ${f}`);
     }
+  });
+});
+
+describe('Kibana objects of the private files', () => {
+  test('a data view on the private-files index only, timed by fetched_at, and a saved search on it', () => {
+    const view = byId.get('sandtrail-private-files');
+    assert.equal(view?.type, 'index-pattern');
+    assert.equal(view?.attributes.title, 'sandtrail-private-files');
+    assert.equal(view?.attributes.timeFieldName, 'fetched_at');
+    const search = byId.get('sandtrail-private-files-search');
+    assert.equal(search?.type, 'search');
+    assert.deepEqual(search?.references, [
+      { id: 'sandtrail-private-files', name: 'kibanaSavedObjectMeta.searchSourceJSON.index', type: 'index-pattern' },
+    ]);
+    // no behaviour object reads through the private view, and the private objects never read the behaviours
+    for (const o of objects) {
+      const refs = o.references.map((r) => r.id);
+      if (refs.includes('sandtrail-private-files')) assert.deepEqual(refs, ['sandtrail-private-files'], o.id);
+    }
+    const formats = JSON.parse(view?.attributes.fieldFormatMap as string) as Record<string, { params: { urlTemplate: string } }>;
+    assert.ok(formats.sha256?.params.urlTemplate.startsWith('/app/discover#/view/sandtrail-pivot-sha256?'));
+    assert.ok(formats.sha256?.params.urlTemplate.includes('file.hash.sha256:"{{value}}"'));
+    assert.ok(formats.vhash?.params.urlTemplate.startsWith('/app/discover#/view/sandtrail-private-files-search?'));
+    for (const f of Object.keys(formats)) assert.ok(privateProps[f], `formatted field ${f} is mapped`);
+  });
+});
+
+describe('Kibana objects of the artefacts', () => {
+  test('a data view on the artefacts index only, timed by fetched_at, whose behaviour_id links to the report', () => {
+    const view = byId.get('sandtrail-artefacts');
+    assert.equal(view?.type, 'index-pattern');
+    assert.equal(view?.attributes.title, 'sandtrail-artefacts');
+    assert.equal(view?.attributes.timeFieldName, 'fetched_at');
+    assert.deepEqual(view?.references, []);
+    assert.ok(!objects.some((o) => o.references.some((r) => r.id === 'sandtrail-artefacts')), 'nothing reads through it yet');
+    const formats = JSON.parse(view?.attributes.fieldFormatMap as string) as Record<string, { params: { urlTemplate: string } }>;
+    assert.deepEqual(Object.keys(formats), ['behaviour_id']);
+    assert.ok(formats.behaviour_id?.params.urlTemplate.startsWith('/app/discover#/view/sandtrail-pivot-any?'));
+    assert.ok(formats.behaviour_id?.params.urlTemplate.includes('id:"{{value}}"'));
+    assert.ok(artefactProps.behaviour_id && behaviourProps.id, 'both ends of the link are mapped');
+    assert.equal(kibanaObjects('team-b').find((o) => o.id === 'team-b-artefacts')?.attributes.title, 'team-b-artefacts');
   });
 });
 

@@ -408,11 +408,17 @@ for (const mode of ['mock', 'http'] as const) {
     test('the real setup runs twice: the second run creates nothing', () =>
       withEnv(mode, async ({ fake, client }) => {
         const first = await setupElasticsearch(client, { prefix: 't1' });
-        assert.deepEqual(first.created.sort(), ['t1-batches', 't1-behaviours-000001', 't1-dead-letters']);
+        assert.deepEqual(first.created.sort(), [
+          't1-artefacts',
+          't1-batches',
+          't1-behaviours-000001',
+          't1-dead-letters',
+          't1-private-files',
+        ]);
         const second = await setupElasticsearch(client, { prefix: 't1' });
         assert.deepEqual(second.created, []);
         assert.ok(second.applied.some((d) => d.startsWith('mapping upgrade')));
-        assert.deepEqual(fake.indices(), ['t1-batches', 't1-behaviours-000001', 't1-dead-letters']);
+        assert.deepEqual(fake.indices(), ['t1-artefacts', 't1-batches', 't1-behaviours-000001', 't1-dead-letters', 't1-private-files']);
         const info = await client.info();
         assert.equal(info.version.number, '8.19.0');
       }));

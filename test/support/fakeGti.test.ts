@@ -72,7 +72,7 @@ test('auth: a missing key and a wrong key answer 401 with the upstream bodies; t
   );
   const log = JSON.stringify(f.requests);
   assert.ok(!log.includes(KEY) && !log.includes('not-the-key'), 'no key value in requests');
-  assert.deepEqual(Object.keys(f.requests[0]!).sort(), ['hadKey', 'method', 'path', 'status', 'xTool']);
+  assert.deepEqual(Object.keys(f.requests[0]!).sort(), ['hadKey', 'method', 'path', 'query', 'status', 'xTool']);
 });
 
 test('overall_quotas still answers per user', async () => {
@@ -97,7 +97,14 @@ test('a minute answers 302 to a keyless download on the same server that streams
   const bytes = Buffer.from(await res.arrayBuffer());
   assert.equal(Number(res.headers.get('content-length')), manifest.files[0]!.bytesCompressed);
   assert.ok(bytes.equals(fileOf(START)));
-  assert.deepEqual(f.requests.at(-1), { method: 'GET', path: `/download/minute/${START}`, hadKey: false, xTool: undefined, status: 200 });
+  assert.deepEqual(f.requests.at(-1), {
+    method: 'GET',
+    path: `/download/minute/${START}`,
+    query: location.slice(location.indexOf('?') + 1),
+    hadKey: false,
+    xTool: undefined,
+    status: 200,
+  });
 
   // a forged token, or one for another minute, is refused
   assert.equal((await fetch(`${f.origin}/download/minute/${START}?token=nope`)).status, 403);

@@ -1,17 +1,25 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isMinuteId } from '../../src/minute/index.js';
-import { findCompressor } from '../../src/synth/index.js';
+import { ArtefactLinks } from './fakeGti/artefactLinks.js';
+import { apiError as err, redirect, type Exchange } from './fakeGti/exchange.js';
 import { FaultState, type FakeGtiFaults } from './fakeGti/faults.js';
-import { writeHourPackage, type TarEntry } from './fakeGti/hourPackage.js';
+import { FeedBatches } from './fakeGti/feedBatches.js';
+import { FileCatalog, type ArtefactKind, type FakeFile } from './fakeGti/fileCatalog.js';
+import { routeFileApi } from './fakeGti/routeFileApi.js';
 import { sendFile } from './fakeGti/sendFile.js';
 
-export type { BurstFault, FakeGtiFaults, SlowBodyFault, TruncateFault } from './fakeGti/faults.js';
+export type {
+  BurstFault,
+  FakeGtiFaults,
+  ResetMidBodyFault,
+  SlowBodyFault,
+  TruncateArtefactFault,
+  TruncateFault,
+} from './fakeGti/faults.js';
+export type { ArtefactKind, FakeFile } from './fakeGti/fileCatalog.js';
+export { makeFakeFile, type MakeFakeFileOptions } from './fakeGti/makeFakeFile.js';
 export { tarStream, ustarHeader, type TarEntry } from './fakeGti/hourPackage.js';
 
 export interface FakeGtiOptions {
@@ -35,6 +43,10 @@ export interface FakeGtiOptions {
   compressor?: string;
   /** Called once per request, when its status is known (0: the socket was reset before any response). */
   onRequest?: (r: FakeGtiRequest) => void;
+  /** Files the API knows: their behaviour reports, private report and artefacts. */
+  files?: FakeFile[];
+  /** Account has a Private Scanning licence (default true); false → every /private/ request answers 403 ForbiddenError. */
+  privateLicence?: boolean;
 }
 
 /** One request as the fake saw it. The API key itself is never kept. */
@@ -42,6 +54,8 @@ export interface FakeGtiRequest {
   method: string;
   /** Path without the query string, e.g. `/api/v3/feeds/file_behaviours/202611010000` or `/download/minute/202611010000`. */
   path: string;
+  /** The raw query string, without `?` ('' when none). */
+  query: string;
   hadKey: boolean;
   xTool: string | undefined;
   /** HTTP status answered; 0 when the connection was reset before any response. A cut download shows 200. */
@@ -61,27 +75,16 @@ export interface FakeGti {
   clearFaults(): void;
   /** The faults in force, with what is left of their counters. */
   readonly faults: FakeGtiFaults;
+  /**
+   * A feed line's `context_attributes` link to an artefact of one of `files`' behaviours:
+   * `${baseUrl}/feeds/file_behaviours/<token>/<kind>` (key needed; 302 to the download), or with
+   * `foreignHost` directly the key-less download URL on `origin` (a link to another host).
+   * Throws RangeError for an unknown behaviour; an artefact the file lacks answers 404.
+   */
+  feedLink(behaviourId: string, kind: ArtefactKind, opts?: { foreignHost?: boolean }): string;
   /** Requests whose path starts with `pathPrefix` (and answered `status`, when given). */
   countFor(pathPrefix: string, status?: number): number;
   close(): Promise<void>;
-}
-
-type ErrorBody = { error: { code: string; message?: string } };
-
-const err = (code: string, message: string): ErrorBody => ({ error: { code, message } });
-
-/** One request being answered. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-  key: string | string[] | undefined;
-  entry: FakeGtiRequest;
-  /** Records the status (and reports the request) without writing anything. */
-  settle(status: number): void;
-  /** A JSON answer. */
-  reply(status: number, body: unknown, headers?: Record<string, string>): void;
-  notFound(what: string): void;
 }
 
 const FEED_RE = /^\/api\/v3\/feeds\/(file_behaviours|file-behaviours)\/(?:(hourly)\/)?([^/]+)$/;
@@ -95,7 +98,9 @@ function isHourId(s: string): boolean {
 /**
  * A real HTTP server on loopback speaking the GTI API's contract (DESIGN §4) for the paths sandtrail
  * uses: `overall_quotas`, the per-minute feed and its hourly packages (302 to a download URL on the
- * same server, as the real API redirects to its storage host), with fault injection.
+ * same server, as the real API redirects to its storage host), the file routes (`/files/{id}/behaviours`,
+ * `/file_behaviours/{id}` with relationships and artefacts, `/private/files/{sha256}`; see
+ * fakeGti/routeFileApi.ts) and feed-line artefact links, with fault injection.
  */
 export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
   const requests: FakeGtiRequest[] = [];
@@ -104,65 +109,23 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
   const now = o.now ?? (() => new Date());
   /** Download token → the batch it opens (reusable, like a signed URL before it expires). */
   const tokens = new Map<string, { kind: 'minute' | 'hour'; id: string }>();
-  const children = new Set<ChildProcess>();
-  const hourCache = new Map<string, Promise<{ path: string; size: number }>>();
-  let cacheDir: Promise<string> | undefined;
+  const batches = new FeedBatches(o.feedDir, o.compressor);
+  const catalog = new FileCatalog(o.files);
   let origin = '';
+  const artefacts = new ArtefactLinks(catalog, faults, () => origin, spelling);
+  const fileApi = { catalog, faults, artefacts, origin: () => origin, privateLicence: o.privateLicence ?? true };
   let closed = false;
-
-  const minuteFile = async (minute: string): Promise<{ path: string; size: number } | null> => {
-    if (!o.feedDir) return null;
-    const path = join(o.feedDir, `${minute}.jsonl.bz2`);
-    const s = await stat(path).catch(() => null);
-    return s?.isFile() ? { path, size: s.size } : null;
-  };
-
-  /** The hour's package on disk, or the minute files to build it from (null when neither exists). */
-  const hourSource = async (hour: string): Promise<{ path: string; size: number } | { entries: TarEntry[] } | null> => {
-    if (!o.feedDir) return null;
-    const pkg = join(o.feedDir, `${hour}.tar.bz2`);
-    const s = await stat(pkg).catch(() => null);
-    if (s?.isFile()) return { path: pkg, size: s.size };
-    const names = (await readdir(o.feedDir).catch(() => [] as string[]))
-      .filter((n) => n.startsWith(hour) && /^\d{12}\.jsonl\.bz2$/.test(n))
-      .sort();
-    const entries: TarEntry[] = [];
-    for (const name of names) {
-      const path = join(o.feedDir, name);
-      const fs = await stat(path).catch(() => null);
-      if (fs?.isFile()) entries.push({ name, path, size: fs.size, mtimeMs: fs.mtimeMs });
-    }
-    return entries.length > 0 ? { entries } : null;
-  };
-
-  /** Builds (once per set of minute files) and caches the hour's tar.bz2 in a private temp dir. */
-  const builtHour = (hour: string, entries: TarEntry[]): Promise<{ path: string; size: number }> => {
-    const key = `${hour}|${entries.map((e) => `${e.name}:${e.size}:${e.mtimeMs}`).join(',')}`;
-    let p = hourCache.get(key);
-    if (!p) {
-      p = (async () => {
-        cacheDir ??= mkdtemp(join(tmpdir(), 'fake-gti-hourly-'));
-        const out = join(await cacheDir, `${hour}-${hourCache.size}.tar.bz2`);
-        await writeHourPackage(entries, out, findCompressor(o.compressor), (c) => {
-          children.add(c);
-          c.once('close', () => children.delete(c));
-        });
-        return { path: out, size: (await stat(out)).size };
-      })();
-      hourCache.set(key, p);
-      p.catch(() => hourCache.delete(key));
-    }
-    return p;
-  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://x');
     const path = url.pathname;
     const key = req.headers['x-apikey'];
     const xTool = req.headers['x-tool'];
+    const raw = req.url ?? '/';
     const entry: FakeGtiRequest = {
       method: req.method ?? 'GET',
       path,
+      query: raw.includes('?') ? raw.slice(raw.indexOf('?') + 1) : '',
       hadKey: typeof key === 'string',
       xTool: typeof xTool === 'string' ? xTool : undefined,
       status: 0,
@@ -187,22 +150,19 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
     }
   };
 
-  const route = async ({ req, res, url, key, entry, settle, reply, notFound }: Exchange): Promise<void> => {
+  const route = async (ex: Exchange): Promise<void> => {
+    const { req, res, url, key, entry, settle, reply, notFound } = ex;
     const path = entry.path;
 
     // The storage host: no key needed, the token is the credential.
+    if (await artefacts.download(ex)) return;
     const dl = DOWNLOAD_RE.exec(path);
     if (dl) {
       const [, kind, id] = dl as unknown as [string, 'minute' | 'hour', string];
       const t = tokens.get(url.searchParams.get('token') ?? '');
       if (req.method !== 'GET' || !t || t.kind !== kind || t.id !== id)
         return reply(403, err('ForbiddenError', 'invalid or expired download token'));
-      let file: { path: string; size: number } | null;
-      if (kind === 'minute') file = await minuteFile(id);
-      else {
-        const src = await hourSource(id);
-        file = src === null ? null : 'entries' in src ? await builtHour(id, src.entries) : src;
-      }
+      const file = kind === 'minute' ? await batches.minuteFile(id) : await batches.hourFile(id);
       if (!file) return notFound(`batch ${id}`);
       const cutAt = faults.takeTruncate(id, file.size);
       settle(200);
@@ -223,6 +183,9 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
       const headers: Record<string, string> = burst.retryAfterS !== undefined ? { 'retry-after': String(burst.retryAfterS) } : {};
       return reply(burst.status, err(burst.code, burst.message), headers);
     }
+
+    if (await routeFileApi(ex, fileApi)) return;
+    if (artefacts.feedRequest(ex)) return;
 
     const q = QUOTAS_RE.exec(path);
     if (q && req.method === 'GET') {
@@ -245,14 +208,11 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
         );
       if (faults.notAvailable(id, now().getTime())) return reply(400, err('NotAvailableYet', `batch ${id} is not available yet`));
       if (faults.takeNotFound(id)) return notFound(`batch ${id}`);
-      const exists = kind === 'minute' ? (await minuteFile(id)) !== null : (await hourSource(id)) !== null;
+      const exists = kind === 'minute' ? (await batches.minuteFile(id)) !== null : (await batches.hourSource(id)) !== null;
       if (!exists) return notFound(`batch ${id}`);
       const token = randomBytes(12).toString('hex');
       tokens.set(token, { kind, id });
-      settle(302);
-      res.writeHead(302, { location: `${origin}/download/${kind}/${id}?token=${token}`, 'content-length': '0' });
-      res.end();
-      return;
+      return redirect(ex, `${origin}/download/${kind}/${id}?token=${token}`);
     }
 
     notFound(`resource ${path}`);
@@ -283,6 +243,7 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
     get faults() {
       return faults.snapshot();
     },
+    feedLink: (behaviourId, kind, opts) => artefacts.feedLink(behaviourId, kind, opts),
     countFor: (pathPrefix, status) =>
       requests.filter((r) => r.path.startsWith(pathPrefix) && (status === undefined || r.status === status)).length,
     close: async () => {
@@ -290,10 +251,9 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
       closed = true;
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sockets) s.destroy(); // keep-alive and in-flight (slow) downloads
-      for (const c of children) c.kill('SIGKILL');
+      const stopped = batches.close();
       await done;
-      await Promise.allSettled(hourCache.values());
-      if (cacheDir) await rm(await cacheDir, { recursive: true, force: true });
+      await stopped;
     },
   };
 }

@@ -69,11 +69,13 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
       const admin = new Client({ node: cluster.url, ...(auth ? { auth } : {}) });
       try {
         // names, not wildcards: clusters default to action.destructive_requires_name
+        // the single-index stores: each index and its template share one name
+        const singles = ['dead-letters', 'batches', 'private-files', 'artefacts'].map((s) => `${prefix}-${s}`);
         await admin.indices.delete({
-          index: [`${prefix}-behaviours-000001`, `${prefix}-dead-letters`, `${prefix}-batches`],
+          index: [`${prefix}-behaviours-000001`, ...singles],
           ignore_unavailable: true,
         });
-        for (const t of [`${prefix}-behaviours`, `${prefix}-dead-letters`, `${prefix}-batches`]) {
+        for (const t of [`${prefix}-behaviours`, ...singles]) {
           await admin.indices.deleteIndexTemplate({ name: t }, { ignore: [404] });
         }
         for (const c of [`${prefix}-behaviours-settings`, `${prefix}-behaviours-mappings`]) {

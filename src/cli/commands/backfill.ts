@@ -1,6 +1,7 @@
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
-import { closeQueues, createQueues, runBackfill, superviseWorkers, type BackfillSummary } from '../../queue/index.js';
+import { artefactStage } from '../../artefacts/index.js';
+import { closeQueues, createQueues, runBackfill, superviseWorkers, type ArtefactChoice, type BackfillSummary } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
@@ -14,6 +15,8 @@ export interface BackfillArgs {
   workers?: boolean;
   /** Whole hours of the range come from hourly packages. */
   hourly?: boolean;
+  /** Artefacts to download through the feed lines' links. */
+  artefacts?: ArtefactChoice;
 }
 
 export interface BackfillRun {
@@ -65,10 +68,13 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const redis = await ensureRedis({ url: config.redisUrl, log });
   const store = openStore(config.store, config);
   const queues = createQueues(redis.url, config, log);
+  let closeStage: (() => Promise<void>) | undefined;
   try {
     const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
     if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
     const progress = createProgressReporter();
+    const stage = artefactStage({ redisUrl: redis.url, config, store, queues, log });
+    closeStage = stage.close;
     // first signal: stop waiting, let the active jobs finish, print the summary; second: force
     const out = await superviseWorkers({
       redisUrl: redis.url,
@@ -78,13 +84,31 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       log,
       stages: args.workers === false ? [] : ['feed', 'index'],
       indexInThread: true,
-      task: (signal) => runBackfill({ queues, store, sourceSpec, minutes, hourly: args.hourly, onProgress: progress.update, signal, log }),
+      producers: (onFatal) => (args.workers === false ? [] : [stage.worker(onFatal)]),
+      onFeedDoc: stage.onFeedDoc,
+      task: async (signal) => {
+        const summary = await runBackfill({
+          queues,
+          store,
+          sourceSpec,
+          minutes,
+          hourly: args.hourly,
+          artefacts: args.artefacts,
+          onProgress: progress.update,
+          signal,
+          log,
+        });
+        // downloads run apart from indexing; the command ends once they are over too
+        if (args.artefacts) summary.artefacts = await stage.settle(signal);
+        return summary;
+      },
     });
     progress.done();
     if (out.fatal) throw out.fatal;
     const summary = out.result as BackfillSummary;
     return { minutes, summary, sink: store.spec, signalled: out.signalled };
   } finally {
+    await closeStage?.().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();
     await redis.stop();
@@ -104,6 +128,11 @@ export function formatSummary(run: BackfillRun): string {
     `  records: ${r.indexed} indexed, ${r.rejected} rejected${r.rejected ? ' (see: sandtrail dlq list)' : ''}`,
     `  API units spent: ${run.summary.api_units}`,
   ];
+  const a = run.summary.artefacts;
+  if (a)
+    lines.push(
+      `  artefacts: ${a.completed} downloaded, ${a.failed} failed${a.open ? `, ${a.open} still queued` : ''} (artefact queue, kept a week)`,
+    );
   if (run.summary.requeued) lines.push(`  queue state lost and rebuilt: ${run.summary.requeued} feed job(s) enqueued again`);
   for (const f of failures.slice(0, SHOWN_FAILURES)) lines.push(`  ${f.status} ${f.batch}: ${f.reason}`);
   if (failures.length > SHOWN_FAILURES) lines.push(`  ... and ${failures.length - SHOWN_FAILURES} more (--json lists all)`);

@@ -3,15 +3,21 @@ import { createSource } from '../../feed/index.js';
 import { closeQueues, createQueues, formatCursor, parseCursor, Scheduler, superviseWorkers } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore, type BatchLogEntry } from '../../store/index.js';
+import { artefactStage } from '../../artefacts/index.js';
+import { artefactChoiceOf, type ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
-import { addMinutes, minuteToMs } from '../../minute/index.js';
+import { addMinutes, isMinuteId, minuteToMs } from '../../minute/index.js';
 
 /**
  * `sandtrail run`: live ingestion. A scheduler enqueues each minute once it can be published,
  * from the cursor saved in Redis; feed and index workers run in the same process (more can join
  * from other machines on the same Redis). First signal drains, second forces.
  */
-export async function runCommand(opts: { source: string; start?: string; lagMinutes?: string }, ctx: CliContext): Promise<number> {
+export async function runCommand(
+  opts: { source: string; start?: string; lagMinutes?: string } & ArtefactFlags,
+  ctx: CliContext,
+): Promise<number> {
+  const artefacts = artefactChoiceOf(opts);
   const { config, log } = ctx;
   const start = opts.start ? parseCursor(opts.start) : undefined;
   const lagMinutes = opts.lagMinutes !== undefined ? Number(opts.lagMinutes) : config.live.lagMinutes;
@@ -31,7 +37,11 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
     lagMs: lagMinutes * 60_000,
     tickMs: config.live.tickMs,
     start,
+    artefacts,
   });
+  const workerOpts = { redisUrl: redis.url, config, store, queues, log };
+  // the feed hook always runs (jobs of a fleet scheduler may ask for artefacts); the downloads with it
+  const stage = artefactStage(workerOpts);
   let out;
   try {
     log.info({ source: sourceSpec, sink: store.spec, lagMinutes }, 'live ingestion started');
@@ -44,8 +54,11 @@ export async function runCommand(opts: { source: string; start?: string; lagMinu
       stages: ['feed', 'index'],
       scheduler,
       indexInThread: true,
+      producers: (onFatal) => [stage.worker(onFatal)],
+      onFeedDoc: stage.onFeedDoc,
     });
   } finally {
+    await stage.close().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();
     await redis.stop();
@@ -75,7 +88,8 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
   try {
     const { cursor, scheduled } = await Scheduler.pointers(queues, config.queuePrefix);
     const counts = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
-    const recent = await store.batches.recent(Math.max(last, 1440));
+    // lookups share the batch log under lookup-<hash> keys; status is about feed minutes
+    const recent = (await store.batches.recent(Math.max(last, 1440))).filter((e) => isMinuteId(e.batch));
     const missing = recent
       .filter((e) => e.status === 'missing')
       .map((e) => e.batch)

@@ -1,47 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { SingleBar } from 'cli-progress';
 import { SandtrailError } from '../../errors/index.js';
-import type { PivotKind } from '../../store/index.js';
+import { artefactStage } from '../../artefacts/index.js';
+import {
+  collectHashes,
+  createLookupQueue,
+  LookupWorker,
+  RunBudget,
+  runLookup,
+  type LookupProgress,
+  type LookupSummary,
+} from '../../lookup/index.js';
+import { closeQueues, createQueues, superviseWorkers } from '../../queue/index.js';
+import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
+import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
+import { artefactChoiceOf, type ArtefactFlags } from '../artefactFlags.js';
 
-/** Flag name → pivot kind, in the order `--help` lists them. */
-export const PIVOT_FLAGS: readonly [flag: string, key: string, kind: PivotKind, what: string][] = [
-  ['--behash <value>', 'behash', 'behash', 'behaviour similarity hash'],
-  ['--sigma-rule <id>', 'sigmaRule', 'sigma_rule_id', 'sigma rule_id'],
-  ['--ja3 <digest>', 'ja3', 'ja3', 'JA3 TLS client fingerprint'],
-  ['--ja3s <digest>', 'ja3s', 'ja3s', 'JA3S TLS server fingerprint'],
-  ['--dropped-sha256 <hash>', 'droppedSha256', 'dropped_sha256', 'SHA-256 of a dropped file'],
-  ['--sha256 <hash>', 'sha256', 'sha256', 'SHA-256 of the analysed file'],
-];
+export interface LookupArgs extends BudgetFlags, ArtefactFlags {
+  file?: string[];
+  json?: boolean;
+  workers?: boolean;
+  refresh?: boolean;
+}
 
-/** `sandtrail query`: ids of behaviours matching exactly one pivot. */
-export async function queryCommand(opts: Record<string, unknown>, ctx: CliContext): Promise<number> {
-  const given = PIVOT_FLAGS.filter(([, key]) => typeof opts[key] === 'string');
-  if (given.length !== 1) {
-    throw new SandtrailError('USAGE', `give exactly one of ${PIVOT_FLAGS.map(([f]) => f.split(' ')[0]).join(', ')}`);
+/** Exit status: 0 every hash answered (404 and "no behaviours" are answers), 1 some failed, 130 interrupted. */
+export function lookupExitCode(s: LookupSummary): number {
+  if (s.interrupted) return 130;
+  return (s.counts.failed ?? 0) + (s.counts.forbidden ?? 0) + (s.counts.budget ?? 0) > 0 ? 1 : 0;
+}
+
+/**
+ * `sandtrail lookup`: every behaviour report of each file, through the lookup queue (one job per
+ * hash), indexed like feed records. Refused hashes cost nothing; `--dry-run` calls nothing.
+ */
+export async function lookupCommand(args: string[], o: LookupArgs, ctx: CliContext): Promise<number> {
+  const summary = await runLookupCommand(args, o, ctx);
+  if (!summary) return 0;
+  await print(summary, o.json);
+  return lookupExitCode(summary);
+}
+
+/** The lookup itself: its summary, or undefined for --dry-run (the estimate was printed). */
+export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliContext): Promise<LookupSummary | undefined> {
+  const hashes = await collectHashes(args, o.file ?? []);
+  if (hashes.length === 0) throw new SandtrailError('USAGE', 'give hashes as arguments or --file LIST (one per line, - for stdin)');
+  const valid = hashes.filter((h) => 'hash' in h);
+  for (const h of hashes) if (!('hash' in h)) process.stderr.write(`sandtrail: refused "${h.given}": ${h.refused} (not requested)\n`);
+  const choice = artefactChoiceOf(o);
+  const kinds = choice?.kinds ?? [];
+  const pages = `/files/{hash}/behaviours?limit=${ctx.config.lookup.pageSize}`;
+  const lines = [
+    estimateLine(
+      `GET ${pages} (one page per hash; one more per ${ctx.config.lookup.pageSize} reports)`,
+      valid.length,
+      'GET',
+      `/files/x/behaviours`,
+    ),
+  ];
+  if (kinds.length)
+    lines.push(
+      estimateLine(`GET /file_behaviours/{id}/{${kinds.join('|')}} (per report that has one)`, 0, 'GET', '/file_behaviours/x/pcap'),
+    );
+  const guard = await guardBudget(o, lines, ctx);
+  if (!guard) return undefined;
+  if (valid.length === 0) {
+    // nothing to ask: every hash was refused, and that cost nothing
+    const summary: LookupSummary = {
+      hashes: hashes.map((h) => ({
+        given: h.given,
+        outcome: 'invalid',
+        reports: 0,
+        indexed: 0,
+        rejected: 0,
+        error: 'refused' in h ? h.refused : '',
+      })),
+      counts: { invalid: hashes.length },
+      documents: { indexed: 0, rejected: 0 },
+      api_units: 0,
+      interrupted: false,
+    };
+    return summary;
   }
-  const [, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
-  const store = openStore(ctx.config.store, ctx.config);
+  if (!ctx.config.gti.apiKey) throw new SandtrailError('USAGE', 'lookup needs GTI_APIKEY');
+  const { config, log } = ctx;
+  const redis = await ensureRedis({ url: config.redisUrl, log });
+  const store = openStore(config.store, config);
+  const queues = createQueues(redis.url, config, log);
+  const queue = createLookupQueue(queues, config);
+  const run = randomUUID();
+  const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
+  const budget = new RunBudget(queues.connection, RunBudget.keyOf(config.queuePrefix, run), maxApiUnits ?? Number.POSITIVE_INFINITY);
+  const bar = progressBar();
+  let closeArtefacts: (() => Promise<void>) | undefined;
   try {
-    const ids = await store.sink.query(kind, opts[key] as string);
-    await writeOut(opts.json ? `${JSON.stringify(ids)}\n` : ids.map((id) => `${id}\n`).join(''));
-    return 0;
+    const workerOpts = { redisUrl: redis.url, config, store, queues, log };
+    // the hooks queue downloads even when fleet workers do the lookups' work (--no-workers)
+    const artefacts = choice ? artefactStage(workerOpts) : undefined;
+    closeArtefacts = artefacts?.close;
+    const out = await superviseWorkers({
+      redisUrl: redis.url,
+      config,
+      store,
+      queues,
+      log,
+      stages: o.workers === false ? [] : ['index'],
+      producers: (onFatal) =>
+        o.workers === false
+          ? []
+          : [
+              new LookupWorker({ ...workerOpts, onFatal, onDoc: artefacts?.onLookupDoc }),
+              ...(artefacts ? [artefacts.worker(onFatal)] : []),
+            ],
+      indexInThread: true,
+      task: async (signal) => {
+        const summary = await runLookup({
+          queue,
+          store,
+          hashes,
+          run,
+          prefix: config.queuePrefix,
+          budget,
+          maxApiUnits,
+          refresh: o.refresh,
+          artefacts: choice,
+          onProgress: bar.update,
+          signal,
+          log,
+        });
+        // downloads run apart from indexing; the command ends once they are over too
+        if (artefacts) {
+          summary.artefacts = await artefacts.settle(signal);
+          summary.api_units = await budget.spent();
+        }
+        return summary;
+      },
+    });
+    bar.done();
+    if (out.fatal) throw out.fatal;
+    const summary = out.result as LookupSummary;
+    if (out.signalled) summary.interrupted = true;
+    return summary;
   } finally {
+    bar.done();
+    await closeArtefacts?.().catch(() => undefined);
+    await queue.close().catch(() => undefined);
+    await closeQueues(queues, log);
     await store.close();
+    await redis.stop();
   }
 }
 
-/** `sandtrail get ID`: one stored document. */
-export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.store, ctx.config);
-  try {
-    const doc = await store.sink.get(id);
-    if (!doc) {
-      process.stderr.write(`sandtrail: no behaviour with id "${id}" in ${store.spec}\n`);
-      return 1;
-    }
-    await writeOut(`${opts.json ? JSON.stringify(doc) : JSON.stringify(doc, null, 2)}\n`);
-    return 0;
-  } finally {
-    await store.close();
+async function print(s: LookupSummary, json: boolean | undefined): Promise<void> {
+  if (json) {
+    await writeOut(`${JSON.stringify(s)}\n`);
+    return;
   }
+  const counts = Object.entries(s.counts)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+  const lines = [
+    `lookup: ${s.hashes.length} hash(es): ${counts}${s.interrupted ? ' (interrupted)' : ''}`,
+    `  documents: ${s.documents.indexed} indexed, ${s.documents.rejected} rejected${s.documents.rejected ? ' (see: sandtrail dlq list)' : ''}`,
+    `  API units spent: ${s.api_units}`,
+    ...(s.artefacts
+      ? [`  artefacts: ${s.artefacts.completed} downloaded, ${s.artefacts.failed} failed (artefact queue, kept a week)`]
+      : []),
+    ...s.hashes.map(
+      (h) => `  ${h.outcome.padEnd(13)} ${h.hash ?? h.given}  ${h.reports} report(s), ${h.indexed} indexed${h.error ? `  ${h.error}` : ''}`,
+    ),
+  ];
+  await writeOut(`${lines.join('\n')}\n`);
+}
+
+/** A bar with ETA on a terminal's stderr; silent otherwise. */
+function progressBar(stream: NodeJS.WriteStream = process.stderr): { update(p: LookupProgress): void; done(): void } {
+  if (!stream.isTTY) return { update: () => undefined, done: () => undefined };
+  const bar = new SingleBar({
+    stream,
+    format: '[{bar}] {value}/{total} hashes {reports} reports ETA {eta_formatted}',
+    barsize: 20,
+    barCompleteChar: '#',
+    barIncompleteChar: '.',
+    hideCursor: false,
+    etaBuffer: 20,
+    fps: 5,
+  });
+  let started = false;
+  let stopped = false;
+  return {
+    update(p) {
+      if (stopped) return;
+      if (!started) bar.start(p.total, p.done, { reports: p.reports });
+      else bar.update(p.done, { reports: p.reports });
+      started = true;
+    },
+    done() {
+      if (started && !stopped) bar.stop();
+      stopped = true;
+    },
+  };
 }

@@ -12,7 +12,8 @@ import {
   type Sink,
   type SinkDoc,
 } from '../Sink.js';
-import { classifyItem, classifyRequestError, isIndexNotFound, isNotFound, storeFailure, type EsErrorCause } from './classify.js';
+import { classifyRequestError, isIndexNotFound, isNotFound, storeFailure } from './classify.js';
+import { bulkSender, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { PIVOT_FIELDS } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
 import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
@@ -40,15 +41,7 @@ export interface ElasticsearchSinkOptions {
   onMissingAlias?: () => void;
 }
 
-interface Prepared {
-  /** Position in the caller's array. */
-  i: number;
-  id: string;
-  version: number;
-  action: string;
-  source: string;
-  bytes: number;
-}
+type Prepared = PreparedItem;
 
 /** Elasticsearch accepts external versions in [0, 2^63); JavaScript integers are exact up to 2^53. */
 const MAX_VERSION = Number.MAX_SAFE_INTEGER;
@@ -171,45 +164,15 @@ export class ElasticsearchSink implements Sink {
     }
     if (current.length > 0) chunks.push(current);
 
-    let auth: { reason: string; err: unknown } | undefined;
-    let missingAlias = false;
-    const send = async (chunk: Prepared[]): Promise<void> => {
-      let resp: estypes.BulkResponse;
-      try {
-        const operations = chunk.flatMap((p) => [p.action, p.source]);
-        resp = await this.client.bulk({
-          operations: operations as unknown as estypes.BulkOperationContainer[],
-          ...(this.o.refresh !== undefined ? { refresh: this.o.refresh } : {}),
-        });
-      } catch (err) {
-        const f = classifyRequestError(err);
-        if ((f.kind === 'rejected' || f.kind === 'too_large') && chunk.length > 1) {
-          // a request-level refusal names no item: bisect until the culprit stands alone
-          const half = Math.ceil(chunk.length / 2);
-          await send(chunk.slice(0, half));
-          await send(chunk.slice(half));
-          return;
-        }
-        if (f.kind === 'auth') auth ??= { reason: f.reason, err };
-        const status = f.kind === 'retryable' || f.kind === 'auth' ? 'retryable' : 'rejected';
-        for (const p of chunk) results[p.i] = { id: p.id, status, code: f.code, reason: f.reason };
-        return;
-      }
-      chunk.forEach((p, k) => {
-        const entry = resp.items[k];
-        const item = entry ? (Object.values(entry)[0] as { status?: number; error?: EsErrorCause } | undefined) : undefined;
-        const r = classifyItem(p.id, p.version, item);
-        if (r.status === 'retryable' && r.code === 'index_not_found_exception') missingAlias = true;
-        results[p.i] = r;
-      });
-    };
+    const outcome: BulkOutcome = { missingIndex: false };
+    const send = bulkSender(this.client, this.o.refresh, results, outcome);
     await runPool(chunks, this.concurrency, send);
 
-    if (missingAlias) {
+    if (outcome.missingIndex) {
       this.aliasCache = undefined;
       this.o.onMissingAlias?.();
     }
-    if (auth) throw authError(auth.reason, auth.err);
+    if (outcome.auth) throw authError(outcome.auth.reason, outcome.auth.err);
     return results;
   }
 

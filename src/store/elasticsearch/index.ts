@@ -3,6 +3,9 @@ export type { ElasticsearchSinkOptions } from './ElasticsearchSink.js';
 export { ElasticsearchDeadLetterStore } from './ElasticsearchDeadLetterStore.js';
 export type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
 export { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
+export { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
+export { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.js';
+export type { ElasticsearchPrivateFileStoreOptions } from './ElasticsearchPrivateFileStore.js';
 export { setupElasticsearch, setupPlan } from './setup.js';
 export type { SetupOptions, SetupResult, SetupStep } from './setup.js';
 export { openElasticsearchStore, createElasticsearchClient, parseElasticsearchSpec } from './openElasticsearchStore.js';
@@ -15,6 +18,8 @@ export type {
 export { esNames, isValidPrefix } from './names.js';
 export type { EsNames } from './names.js';
 export { PIVOT_FIELDS, MAPPING_VERSION, behaviourMappings, behaviourSettings, deadLetterMappings, batchMappings } from './mapping.js';
+export { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
+export { artefactMappings } from './artefactMapping.js';
 export { ECS_ROOTS, ecsProjection, sourceJson, stripProjection } from './project.js';
 export { classifyItem, classifyRequestError } from './classify.js';
 export { kibanaObjects, kibanaNdjson } from './kibana.js';

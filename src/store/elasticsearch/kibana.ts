@@ -1,30 +1,14 @@
 /**
  * Kibana saved objects for hunters: a data view on the behaviours alias whose pivot fields link
- * to a pivot search, one saved search per pivot, and a dashboard of the clusters a hunt starts
- * from. `kibanaNdjson()` generates `kibana/sandtrail.ndjson` (a test keeps the file in sync);
+ * to a pivot search, one saved search per pivot, a dashboard of the clusters a hunt starts
+ * from, a data view and saved search of the private file reports (their own index), and a data
+ * view of the downloaded artefacts (their own index too).
+ * `kibanaNdjson()` generates `kibana/sandtrail.ndjson` (a test keeps the file in sync);
  * `importKibanaObjects` (importKibana.ts) loads it through the saved objects import API.
  */
 import { esNames } from './names.js';
+import { CORE_VERSION, pivotLink, savedObject as obj, searchSource, type SavedObject } from './kibanaSavedObject.js';
 import { lagLine, perSandboxHistogram, termsTable } from './kibanaVisualizations.js';
-
-type SavedObject = {
-  type: 'index-pattern' | 'search' | 'visualization' | 'dashboard';
-  id: string;
-  attributes: Record<string, unknown>;
-  references: { id: string; name: string; type: string }[];
-  coreMigrationVersion: string;
-  typeMigrationVersion: string;
-  managed: boolean;
-};
-
-/** Format versions the objects are written in; Kibana migrates them forward on import (8.8+ and 9.x). */
-const CORE_VERSION = '8.8.0';
-const TYPE_VERSION: Record<SavedObject['type'], string> = {
-  'index-pattern': '8.0.0',
-  search: '8.0.0',
-  visualization: '8.5.0',
-  dashboard: '8.9.0',
-};
 
 interface PivotSpec {
   key: string;
@@ -64,23 +48,6 @@ const EXTRA_LINK_FIELDS = [
 
 const BASE_COLUMNS = ['sandbox_name', 'sha256', 'attributes.verdicts'];
 
-function obj(
-  type: SavedObject['type'],
-  id: string,
-  attributes: Record<string, unknown>,
-  references: SavedObject['references'] = [],
-): SavedObject {
-  return { type, id, attributes, references, coreMigrationVersion: CORE_VERSION, typeMigrationVersion: TYPE_VERSION[type], managed: false };
-}
-
-const searchSource = (query: string): string =>
-  JSON.stringify({ query: { query, language: 'kuery' }, filter: [], indexRefName: 'kibanaSavedObjectMeta.searchSourceJSON.index' });
-
-/** A Discover URL (relative: Kibana adds its base path) opening `searchId` with a term query on `field`. */
-function pivotUrl(searchId: string, field: string): string {
-  return `/app/discover#/view/${searchId}?_a=(query:(language:kuery,query:'${field}:"{{value}}"'))&_g=(time:(from:now-1y,to:now))`;
-}
-
 /** Every saved object, for the indices of `prefix`. */
 export function kibanaObjects(prefix = 'sandtrail'): SavedObject[] {
   const n = esNames(prefix);
@@ -89,17 +56,8 @@ export function kibanaObjects(prefix = 'sandtrail'): SavedObject[] {
   const searchId = (key: string): string => `${prefix}-pivot-${key}`;
 
   const formats: Record<string, unknown> = {};
-  for (const p of PIVOTS)
-    formats[p.field] = {
-      id: 'url',
-      params: { urlTemplate: pivotUrl(searchId(p.key), p.field), labelTemplate: '{{value}}', openLinkInCurrentTab: true },
-    };
-  for (const f of EXTRA_LINK_FIELDS) {
-    formats[f] = {
-      id: 'url',
-      params: { urlTemplate: pivotUrl(searchId('any'), f), labelTemplate: '{{value}}', openLinkInCurrentTab: true },
-    };
-  }
+  for (const p of PIVOTS) formats[p.field] = pivotLink(searchId(p.key), p.field);
+  for (const f of EXTRA_LINK_FIELDS) formats[f] = pivotLink(searchId('any'), f);
 
   const objects: SavedObject[] = [
     obj('index-pattern', dataViewId, {
@@ -185,6 +143,8 @@ export function kibanaObjects(prefix = 'sandtrail'): SavedObject[] {
       allowNoIndex: true,
     }),
   );
+  objects.push(...privateFileObjects(prefix, n.privateFiles, searchId));
+  objects.push(artefactView(prefix, n.artefacts, searchId));
   const lagId = `${prefix}-vis-ingestion-lag`;
   objects.push(
     obj(
@@ -256,6 +216,61 @@ export function kibanaObjects(prefix = 'sandtrail'): SavedObject[] {
     ),
   );
   return objects;
+}
+
+/**
+ * The private files' own data view (time field `fetched_at`) and saved search. Hash fields link
+ * to the behaviour reports of the same file; vhash links to the private files sharing it.
+ */
+function privateFileObjects(prefix: string, index: string, searchId: (key: string) => string): SavedObject[] {
+  const viewId = `${prefix}-private-files`;
+  const listId = `${prefix}-private-files-search`;
+  const formats = {
+    sha256: pivotLink(searchId('sha256'), 'file.hash.sha256'),
+    sha1: pivotLink(searchId('any'), 'file.hash.sha1'),
+    md5: pivotLink(searchId('any'), 'file.hash.md5'),
+    vhash: pivotLink(listId, 'vhash'),
+  };
+  const view = obj('index-pattern', viewId, {
+    title: index,
+    name: `${prefix} private files`,
+    timeFieldName: 'fetched_at',
+    fieldFormatMap: JSON.stringify(formats),
+    fieldAttrs: JSON.stringify({ fetched_at: { customLabel: 'Fetched' } }),
+    // `attributes` repeats the top-level fields (plus unknown ones): noise in a document table
+    sourceFilters: JSON.stringify([{ value: 'attributes' }]),
+    runtimeFieldMap: '{}',
+    allowNoIndex: true,
+  });
+  const list = obj(
+    'search',
+    listId,
+    {
+      title: `[${prefix}] Private files`,
+      description: 'Privately scanned files; hashes link to their behaviour reports, vhash to similar private files.',
+      columns: ['sha256', 'magic', 'size', 'tags', 'vhash'],
+      sort: [['fetched_at', 'desc']],
+      kibanaSavedObjectMeta: { searchSourceJSON: searchSource('') },
+    },
+    [{ id: viewId, name: 'kibanaSavedObjectMeta.searchSourceJSON.index', type: 'index-pattern' }],
+  );
+  return [view, list];
+}
+
+/**
+ * The artefact log's own data view (time field `fetched_at`): what was downloaded for which
+ * report. `behaviour_id` links to that report in the pivot search.
+ */
+function artefactView(prefix: string, index: string, searchId: (key: string) => string): SavedObject {
+  return obj('index-pattern', `${prefix}-artefacts`, {
+    title: index,
+    name: `${prefix} artefacts`,
+    timeFieldName: 'fetched_at',
+    fieldFormatMap: JSON.stringify({ behaviour_id: pivotLink(searchId('any'), 'id') }),
+    fieldAttrs: JSON.stringify({ fetched_at: { customLabel: 'Fetched' } }),
+    runtimeFieldMap: '{}',
+    allowNoIndex: true,
+  });
 }
 
 /** The objects as NDJSON (one object per line, trailing newline), what `_import` takes. */

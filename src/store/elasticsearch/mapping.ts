@@ -72,6 +72,11 @@ export interface BehaviourIndexSettings {
   totalFieldsLimit?: number;
 }
 
+/** The analysis settings defining NORMALIZER, needed by every index that maps a hash. */
+export function hashAnalysis(): Record<string, unknown> {
+  return { normalizer: { [NORMALIZER]: { type: 'custom', char_filter: [], filter: ['lowercase'] } } };
+}
+
 /** Settings component template: analysis, shard layout and the mapping safety limits. */
 export function behaviourSettings(o: BehaviourIndexSettings = {}): Record<string, unknown> {
   const index: Record<string, unknown> = {
@@ -88,10 +93,7 @@ export function behaviourSettings(o: BehaviourIndexSettings = {}): Record<string
       nested_objects: { limit: 10000 },
     },
   };
-  return {
-    index,
-    analysis: { normalizer: { [NORMALIZER]: { type: 'custom', char_filter: [], filter: ['lowercase'] } } },
-  };
+  return { index, analysis: hashAnalysis() };
 }
 
 /** Mappings component template for behaviour documents. */

@@ -14,6 +14,12 @@ export interface EsNames {
   deadLettersTemplate: string;
   batches: string;
   batchesTemplate: string;
+  /** Private file reports: an index of their own, apart from the (public) behaviour reports. */
+  privateFiles: string;
+  privateFilesTemplate: string;
+  /** Downloaded artefacts of behaviour reports: one record per (behaviour, kind), beside the reports. */
+  artefacts: string;
+  artefactsTemplate: string;
 }
 
 /** Index names are lower-case and cannot hold these characters (nor start with `-`, `_`, `+`). */
@@ -41,5 +47,9 @@ export function esNames(prefix = 'sandtrail'): EsNames {
     deadLettersTemplate: `${prefix}-dead-letters`,
     batches: `${prefix}-batches`,
     batchesTemplate: `${prefix}-batches`,
+    privateFiles: `${prefix}-private-files`,
+    privateFilesTemplate: `${prefix}-private-files`,
+    artefacts: `${prefix}-artefacts`,
+    artefactsTemplate: `${prefix}-artefacts`,
   };
 }

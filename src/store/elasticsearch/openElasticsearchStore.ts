@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Client, type ClientOptions } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
+import { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
 import { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
 import { ElasticsearchDeadLetterStore } from './ElasticsearchDeadLetterStore.js';
+import { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
 import { isValidPrefix } from './names.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
@@ -34,9 +36,9 @@ export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOption
   concurrency?: number;
   /** Run the idempotent setup (templates, alias, bookkeeping indices) before the first write. */
   autoSetup?: boolean;
-  /** `refresh` of behaviour bulk writes (default false). */
+  /** `refresh` of behaviour and private-file bulk writes (default false). */
   refresh?: boolean | 'wait_for';
-  /** `refresh` of dead-letter and batch-log writes (default `wait_for`). */
+  /** `refresh` of dead-letter, batch-log and artefact-log writes (default `wait_for`). */
   bookkeepingRefresh?: boolean | 'wait_for';
   queryPageSize?: number;
   /** Documents nested deeper are rejected `too_deep`. */
@@ -134,15 +136,17 @@ export interface ElasticsearchStore {
   sink: ElasticsearchSink;
   dlq: ElasticsearchDeadLetterStore;
   batches: ElasticsearchBatchLog;
+  privateFiles: ElasticsearchPrivateFileStore;
+  artefacts: ElasticsearchArtefactLog;
   client: Client;
   close(): Promise<void>;
 }
 
 /**
- * Opens the Elasticsearch backend of a deployment: the behaviour sink, the dead-letter store and
- * the batch log, all under one index prefix. Synchronous like `openStore`: nothing is sent until
- * the first operation; with `autoSetup` (default) the first write runs the idempotent setup once
- * per process.
+ * Opens the Elasticsearch backend of a deployment: the behaviour sink, the private-file store,
+ * the dead-letter store, the batch log and the artefact log, all under one index prefix. Synchronous like
+ * `openStore`: nothing is sent until the first operation; with `autoSetup` (default) the first
+ * write runs the idempotent setup once per process.
  */
 export function openElasticsearchStore(specOrUrl: string, options: ElasticsearchStoreOptions = {}): ElasticsearchStore {
   const parsed = parseElasticsearchSpec(specOrUrl);
@@ -177,6 +181,15 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     }),
     dlq: new ElasticsearchDeadLetterStore(client, bookkeeping),
     batches: new ElasticsearchBatchLog(client, bookkeeping),
+    privateFiles: new ElasticsearchPrivateFileStore(client, {
+      prefix,
+      flushBytes: options.flushBytes,
+      refresh: options.refresh,
+      queryPageSize: options.queryPageSize,
+      maxDepth: options.maxDepth,
+      ...(ready ? { ready, onMissingIndex: setup.reset } : {}),
+    }),
+    artefacts: new ElasticsearchArtefactLog(client, bookkeeping),
     client,
     close: async () => {
       if (closed) return;

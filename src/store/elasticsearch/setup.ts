@@ -10,13 +10,15 @@ import {
   smallIndexSettings,
   type BehaviourIndexSettings,
 } from './mapping.js';
+import { artefactMappings } from './artefactMapping.js';
 import { esNames } from './names.js';
+import { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
 
 export interface SetupOptions extends BehaviourIndexSettings {
   prefix?: string;
   /** Return (and let the caller print) the requests without sending anything. */
   dryRun?: boolean;
-  /** Replicas of the dead-letter and batch-log indices (default: same as the behaviours). */
+  /** Replicas of the dead-letter, batch-log and artefact indices (default: same as the behaviours). */
   bookkeepingReplicas?: number;
 }
 
@@ -101,10 +103,17 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     },
     ...bookkeepingSteps(n.deadLettersTemplate, n.deadLetters, deadLetterMappings(), small, meta),
     ...bookkeepingSteps(n.batchesTemplate, n.batches, batchMappings(), small, meta),
+    // private file reports: data, not bookkeeping, so they follow the behaviours' shard layout
+    ...bookkeepingSteps(n.privateFilesTemplate, n.privateFiles, privateFileMappings(), privateFileSettings(options), meta),
+    // a few small records per report, read one report at a time: bookkeeping-sized
+    ...bookkeepingSteps(n.artefactsTemplate, n.artefacts, artefactMappings(), small, meta),
   ];
 }
 
-/** The index template and the single index of one bookkeeping store (dead letters, batch log). */
+/**
+ * The index template and the single index of one store outside the behaviour alias (dead
+ * letters, batch log, private files, artefacts).
+ */
 function bookkeepingSteps(
   template: string,
   index: string,
@@ -132,7 +141,9 @@ async function exists(client: Client, target: string, isAlias: boolean): Promise
  * Creates or upgrades everything sandtrail needs in a cluster; safe to run any number of times
  * and from several processes at once. Templates are PUT every time (idempotent), the first
  * behaviours index is created only when the write alias does not exist, and existing indices
- * get the current mapping (additive changes only; an incompatible change fails loudly).
+ * get the current mapping (additive changes only; an incompatible change fails loudly). The
+ * single-index stores (dead letters, batch log, private files, artefacts) get their template every time
+ * and their index when it is missing.
  */
 export async function setupElasticsearch(client: Client, options: SetupOptions = {}): Promise<SetupResult> {
   const n = esNames(options.prefix);

@@ -4,3 +4,5 @@ export type { SqliteStoreOptions } from './openSqliteStore.js';
 export { SqliteSink } from './SqliteSink.js';
 export { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
 export { SqliteBatchLog } from './SqliteBatchLog.js';
+export { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
+export { SqliteArtefactLog } from './SqliteArtefactLog.js';

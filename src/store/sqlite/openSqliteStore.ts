@@ -3,8 +3,10 @@ import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
 import type { Store } from '../Store.js';
+import { SqliteArtefactLog } from './SqliteArtefactLog.js';
 import { SqliteBatchLog } from './SqliteBatchLog.js';
 import { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
+import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
 
 export interface SqliteStoreOptions {
@@ -13,8 +15,9 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The embedded store: documents, dead letters and the batch log in one SQLite file (created with
- * its directory when missing), in WAL mode so lookups run while a worker writes.
+ * The embedded store: documents, private file reports (a table of their own), dead letters and
+ * the batch log in one SQLite file (created with its directory when missing), in WAL mode so
+ * lookups run while a worker writes.
  */
 export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store {
   if (!file) throw new SandtrailError('USAGE', 'sqlite: store needs a file, e.g. --store sqlite:./sandtrail.db');
@@ -40,6 +43,8 @@ export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store
     sink: new SqliteSink(db, o.maxDepth),
     dlq: new SqliteDeadLetterStore(db),
     batches: new SqliteBatchLog(db),
+    privateFiles: new SqlitePrivateFileStore(db, o.maxDepth),
+    artefacts: new SqliteArtefactLog(db),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -26,6 +26,27 @@ export interface TruncateFault {
   atFraction?: number;
 }
 
+/**
+ * The next `times` (default 1) 200 answers of JSON collection pages (`/files/{id}/behaviours`,
+ * `/file_behaviours/{id}/attack_techniques`...) whose path starts with `paths` (default
+ * `/api/v3/files/`) send half of the body while advertising the full content-length, then the
+ * socket is destroyed.
+ */
+export interface ResetMidBodyFault {
+  paths?: string;
+  times?: number;
+}
+
+/**
+ * Artefact downloads (pcap, evtx, memdump, html; through the API endpoint or a feed link) send
+ * `floor(size * atFraction)` bytes (default half) while advertising the full content-length, then
+ * the socket is destroyed; `times` caps how many are cut (default: every one).
+ */
+export interface TruncateArtefactFault {
+  times?: number;
+  atFraction?: number;
+}
+
 export interface FakeGtiFaults {
   /** Minutes ≥ this (and hours whose last minute is ≥ this) answer 400 NotAvailableYet. */
   notAvailableAfter?: string;
@@ -43,9 +64,30 @@ export interface FakeGtiFaults {
   truncate?: TruncateFault;
   /** The next N feed requests (`/api/v3/feeds/...`) get their socket destroyed before any response. */
   resetBeforeHeaders?: number;
+  /**
+   * Files (any of sha256, sha1, md5; any case) whose API routes (`/files/{id}/behaviours`,
+   * `/file_behaviours/{sha256}_...` and below, `/private/files/{sha256}`) answer 403 ForbiddenError.
+   */
+  forbidden?: string[];
+  /** Files (any hash form, any case) whose API routes (as for `forbidden`) answer 404 NotFoundError although known. */
+  notFoundHashes?: string[];
+  resetMidBody?: ResetMidBodyFault;
+  truncateArtefact?: TruncateArtefactFault;
 }
 
 const ID_RE = /^\d{10}(\d{2})?$/;
+const HASH_RE = /^(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64})$/i;
+
+function checkHashes(where: string, list: unknown): void {
+  if (!Array.isArray(list)) throw new RangeError(`fake GTI ${where}: expected a list of hashes, got ${JSON.stringify(list)}`);
+  for (const h of list as unknown[])
+    if (typeof h !== 'string' || !HASH_RE.test(h))
+      throw new RangeError(`fake GTI ${where}: expected an md5, sha1 or sha256 (hex), got ${JSON.stringify(h)}`);
+}
+
+function checkFraction(where: string, a: number | undefined): void {
+  if (a !== undefined && !(a >= 0 && a < 1)) throw new RangeError(`fake GTI ${where} must be in [0, 1), got ${a}`);
+}
 
 function checkId(where: string, id: unknown): void {
   if (typeof id !== 'string' || !ID_RE.test(id))
@@ -78,12 +120,23 @@ function validate(f: FakeGtiFaults): void {
     for (const id of f.slowBody.minutes ?? []) checkId('slowBody.minutes', id);
   }
   if (f.truncate) {
-    const a = f.truncate.atFraction;
-    if (a !== undefined && !(a >= 0 && a < 1)) throw new RangeError(`fake GTI truncate.atFraction must be in [0, 1), got ${a}`);
+    checkFraction('truncate.atFraction', f.truncate.atFraction);
     if (f.truncate.times !== undefined) checkCount('truncate.times', f.truncate.times);
     for (const id of f.truncate.minutes ?? []) checkId('truncate.minutes', id);
   }
   if (f.resetBeforeHeaders !== undefined) checkCount('resetBeforeHeaders', f.resetBeforeHeaders);
+  if (f.forbidden !== undefined) checkHashes('forbidden', f.forbidden);
+  if (f.notFoundHashes !== undefined) checkHashes('notFoundHashes', f.notFoundHashes);
+  if (f.resetMidBody) {
+    const p = f.resetMidBody.paths;
+    if (p !== undefined && (typeof p !== 'string' || !p.startsWith('/')))
+      throw new RangeError(`fake GTI resetMidBody.paths: expected a path prefix starting with /, got ${JSON.stringify(p)}`);
+    if (f.resetMidBody.times !== undefined) checkCount('resetMidBody.times', f.resetMidBody.times);
+  }
+  if (f.truncateArtefact) {
+    checkFraction('truncateArtefact.atFraction', f.truncateArtefact.atFraction);
+    if (f.truncateArtefact.times !== undefined) checkCount('truncateArtefact.times', f.truncateArtefact.times);
+  }
 }
 
 /** The upstream error a burst answers with. */
@@ -102,6 +155,8 @@ export class FaultState {
   private burstFlip = false;
   private truncateLeft = 0;
   private resetLeft = 0;
+  private resetMidBodyLeft = 0;
+  private truncateArtefactLeft = 0;
 
   constructor(initial: FakeGtiFaults | undefined) {
     if (initial) this.set(initial);
@@ -123,6 +178,9 @@ export class FaultState {
     }
     if ('truncate' in patch) this.truncateLeft = patch.truncate ? (patch.truncate.times ?? Number.POSITIVE_INFINITY) : 0;
     if ('resetBeforeHeaders' in patch) this.resetLeft = patch.resetBeforeHeaders ?? 0;
+    if ('resetMidBody' in patch) this.resetMidBodyLeft = patch.resetMidBody ? (patch.resetMidBody.times ?? 1) : 0;
+    if ('truncateArtefact' in patch)
+      this.truncateArtefactLeft = patch.truncateArtefact ? (patch.truncateArtefact.times ?? Number.POSITIVE_INFINITY) : 0;
   }
 
   clear(): void {
@@ -131,6 +189,8 @@ export class FaultState {
     this.burstLeft = 0;
     this.truncateLeft = 0;
     this.resetLeft = 0;
+    this.resetMidBodyLeft = 0;
+    this.truncateArtefactLeft = 0;
   }
 
   /** The faults in force, counters showing what is left. */
@@ -140,6 +200,8 @@ export class FaultState {
     if (s.burst) s.burst.count = this.burstLeft;
     if (s.truncate && this.truncateLeft !== Number.POSITIVE_INFINITY) s.truncate.times = this.truncateLeft;
     if (s.resetBeforeHeaders !== undefined) s.resetBeforeHeaders = this.resetLeft;
+    if (s.resetMidBody) s.resetMidBody.times = this.resetMidBodyLeft;
+    if (s.truncateArtefact && this.truncateArtefactLeft !== Number.POSITIVE_INFINITY) s.truncateArtefact.times = this.truncateArtefactLeft;
     return s;
   }
 
@@ -199,6 +261,30 @@ export class FaultState {
     const t = this.f.truncate;
     if (!t || this.truncateLeft <= 0 || (t.minutes && !t.minutes.includes(id))) return null;
     this.truncateLeft -= 1;
+    return Math.floor(size * (t.atFraction ?? 0.5));
+  }
+
+  /** True when one of `hashes` (a file's sha256, sha1, md5, or the id asked for) is listed in `forbidden` / `notFoundHashes`. */
+  fileBlocked(which: 'forbidden' | 'notFoundHashes', hashes: readonly string[]): boolean {
+    const list = this.f[which];
+    if (!list || list.length === 0) return false;
+    const lower = new Set(list.map((h) => h.toLowerCase()));
+    return hashes.some((h) => lower.has(h.toLowerCase()));
+  }
+
+  /** True when this 200 collection page at `path` must be cut mid-body (consumes a resetMidBody count). */
+  takeResetMidBody(path: string): boolean {
+    const r = this.f.resetMidBody;
+    if (!r || this.resetMidBodyLeft <= 0 || !path.startsWith(r.paths ?? '/api/v3/files/')) return false;
+    this.resetMidBodyLeft -= 1;
+    return true;
+  }
+
+  /** Bytes to send before cutting an artefact download of `size` bytes, or null to send it whole. */
+  takeTruncateArtefact(size: number): number | null {
+    const t = this.f.truncateArtefact;
+    if (!t || this.truncateArtefactLeft <= 0) return null;
+    this.truncateArtefactLeft -= 1;
     return Math.floor(size * (t.atFraction ?? 0.5));
   }
 }

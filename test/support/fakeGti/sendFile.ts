@@ -7,6 +7,8 @@ export interface SendFileOptions {
   bytesPerSecond?: number | null;
   /** Send only this many bytes, then destroy the socket (the full size is still advertised). */
   cutAt?: number | null;
+  /** Default `application/octet-stream`. */
+  contentType?: string;
 }
 
 /** Writes one chunk and resolves once it is handed to the socket (false when the connection went away). */
@@ -26,8 +28,19 @@ function writeFlushed(res: ServerResponse, chunk: Buffer): Promise<boolean> {
  * Streams `size` bytes of `file` as a 200 with content-length, verbatim; optionally throttled, or
  * cut short and followed by a connection reset (a download dying midway).
  */
-export async function sendFile(res: ServerResponse, file: string, size: number, o: SendFileOptions = {}): Promise<void> {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size) });
+export function sendFile(res: ServerResponse, file: string, size: number, o: SendFileOptions = {}): Promise<void> {
+  return sendBody(res, size, o, (limit) => createReadStream(file, { start: 0, end: limit - 1, highWaterMark: 64 * 1024 }));
+}
+
+/** {@link sendFile} for bytes held in memory. */
+export function sendBytes(res: ServerResponse, bytes: Buffer, o: SendFileOptions = {}): Promise<void> {
+  return sendBody(res, bytes.length, o, (limit) => [bytes.subarray(0, limit)]);
+}
+
+type Source = Iterable<Buffer> | (AsyncIterable<Buffer> & { destroy(): void });
+
+async function sendBody(res: ServerResponse, size: number, o: SendFileOptions, open: (limit: number) => Source): Promise<void> {
+  res.writeHead(200, { 'content-type': o.contentType ?? 'application/octet-stream', 'content-length': String(size) });
   const limit = o.cutAt ?? size;
   const bps = o.bytesPerSecond ?? null;
   // Throttled bodies go out in ~50 ms slices so the pace is smooth.
@@ -35,9 +48,9 @@ export async function sendFile(res: ServerResponse, file: string, size: number, 
   const t0 = Date.now();
   let sent = 0;
   if (limit > 0) {
-    const stream = createReadStream(file, { start: 0, end: limit - 1, highWaterMark: 64 * 1024 });
+    const stream = open(limit);
     try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for await (const chunk of stream) {
         for (let off = 0; off < chunk.length;) {
           const part = chunk.subarray(off, off + Math.min(slice, chunk.length - off));
           off += part.length;
@@ -50,7 +63,7 @@ export async function sendFile(res: ServerResponse, file: string, size: number, 
         }
       }
     } finally {
-      stream.destroy();
+      if ('destroy' in stream) stream.destroy();
     }
   }
   if (o.cutAt !== null && o.cutAt !== undefined) {

@@ -1,0 +1,81 @@
+import { Queue } from 'bullmq';
+import type { Config } from '../config/index.js';
+import type { BehaviourDoc } from '../normalize/index.js';
+import type { ArtefactChoice, Queues } from '../queue/index.js';
+import { parseArtefactFilter, type FilterableDoc } from './artefactFilter.js';
+import { CONTEXT_KEY, HAS_FLAG, parseArtefactKinds, type ArtefactKind } from './kinds.js';
+import { ARTEFACT_QUEUE, artefactJobId, type ArtefactJobData, type ArtefactJobResult } from './names.js';
+
+/** The artefact queue on the pipeline's connection; finished jobs stay a week so a re-read report adds nothing. */
+export function createArtefactQueue(queues: Queues, config: Config): Queue<ArtefactJobData, ArtefactJobResult> {
+  const q = new Queue<ArtefactJobData, ArtefactJobResult>(ARTEFACT_QUEUE, {
+    connection: queues.connection,
+    prefix: config.queuePrefix,
+    defaultJobOptions: {
+      attempts: config.artefacts.attempts,
+      backoff: { type: 'exponential', delay: config.artefacts.backoffMs },
+      removeOnComplete: { age: 7 * 24 * 3600, count: 100_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    },
+  });
+  q.on('error', () => undefined); // the queues' connection reports outages once
+  return q;
+}
+
+/**
+ * Turns the reports a feed or lookup job reads into artefact download jobs: one per artefact
+ * kind asked for that the report has (`has_pcap`...) and that passes the filter. Feed reports
+ * download through their line's link; lookups through the artefact endpoint.
+ */
+export class ArtefactEnqueuer {
+  private readonly filters = new Map<string, (d: FilterableDoc) => boolean>();
+
+  constructor(private readonly queue: Queue<ArtefactJobData, ArtefactJobResult>) {}
+
+  /** Jobs queued for one report (0 when it has none of the kinds, or fails the filter). */
+  async forDoc(
+    doc: BehaviourDoc,
+    choice: ArtefactChoice,
+    source: 'feed_link' | 'endpoint',
+    budget?: { run: string; maxApiUnits?: number },
+  ): Promise<number> {
+    const kinds = parseArtefactKinds(choice.kinds.join(','));
+    if (kinds.length === 0) return 0;
+    const attrs = doc.attributes as unknown as Record<string, unknown>;
+    if (!this.filterOf(choice.filter)({ sandbox_name: doc.sandbox_name, attributes: attrs })) return 0;
+    let n = 0;
+    for (const kind of kinds) {
+      if (attrs[HAS_FLAG[kind]] !== true) continue;
+      const data: ArtefactJobData = { behaviourId: doc.id, sha256: doc.sha256, sandbox: doc.sandbox_name, kind, source };
+      if (source === 'feed_link') {
+        const link = linkOf(doc, kind);
+        if (!link) continue; // the report says it has one but its line carries no link
+        data.link = link;
+      }
+      if (choice.maxBytes !== undefined) data.maxBytes = choice.maxBytes;
+      if (budget) {
+        data.run = budget.run;
+        if (budget.maxApiUnits !== undefined) data.maxApiUnits = budget.maxApiUnits;
+      }
+      await this.queue.add(kind, data, { jobId: artefactJobId(doc.id, doc.last_modification_date, kind, source) });
+      n += 1;
+    }
+    return n;
+  }
+
+  private filterOf(spec: string | undefined): (d: FilterableDoc) => boolean {
+    const key = spec ?? '';
+    let f = this.filters.get(key);
+    if (!f) {
+      f = parseArtefactFilter(spec);
+      this.filters.set(key, f);
+    }
+    return f;
+  }
+}
+
+function linkOf(doc: BehaviourDoc, kind: ArtefactKind): string | undefined {
+  const ctx = (doc as { context_attributes?: Record<string, unknown> }).context_attributes;
+  const v = ctx?.[CONTEXT_KEY[kind]];
+  return typeof v === 'string' && /^https?:\/\//.test(v) ? v : undefined;
+}

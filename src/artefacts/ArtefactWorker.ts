@@ -1,0 +1,81 @@
+import { stat } from 'node:fs/promises';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { errorCode, isRetryable, messageOf, SandtrailError } from '../errors/index.js';
+import { meteredClient, RunBudget } from '../lookup/index.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import { QueueWorker, type StageWorkerOptions } from '../queue/index.js';
+import type { Store } from '../store/index.js';
+import { blobPath } from './blobPath.js';
+import { streamToBlob } from './downloadArtefact.js';
+import { ARTEFACT_QUEUE, type ArtefactJobData, type ArtefactJobResult } from './names.js';
+
+/**
+ * Downloads artefacts into the blob directory, one job per (report version, kind), apart from
+ * indexing so a slow download never holds a chunk up. Feed links are fetched as the feed gave
+ * them (the API key only goes to the API's own host; 0 API units, rule 3); lookups use
+ * `/file_behaviours/{id}/{kind}` (1 unit, rule 1). A cut or truncated body fails the attempt and
+ * the next one starts over; the store records each finished file's path, size and SHA-256.
+ */
+export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResult> {
+  constructor(o: StageWorkerOptions) {
+    super(o, ARTEFACT_QUEUE, 'artefacts', o.config.artefacts.concurrency);
+  }
+
+  protected async process(
+    job: Job<ArtefactJobData, ArtefactJobResult>,
+    _token: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<ArtefactJobResult> {
+    const log = this.o.log.child({ stage: 'artefacts', behaviour: job.data.behaviourId, kind: job.data.kind, job: job.id });
+    try {
+      const r = await fetchArtefact({
+        config: this.o.config,
+        store: this.o.store,
+        redis: this.o.queues.connection,
+        data: job.data,
+        signal,
+      });
+      if (!r.skipped) log.info({ size: r.size }, 'artefact stored');
+      return r;
+    } catch (err) {
+      const code = errorCode(err);
+      if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
+      log.warn({ code, attempt: job.attemptsMade + 1, err: messageOf(err) }, 'artefact download failed');
+      if (!isRetryable(err)) throw new UnrecoverableError(`${code ?? 'ERROR'}: ${messageOf(err)}`);
+      throw err;
+    }
+  }
+}
+
+/**
+ * One artefact into the blob directory and its record into the store; what the worker runs for
+ * each job and `fetch` runs inline. Nothing is requested when the file is already there and
+ * recorded (a repeated job).
+ */
+export async function fetchArtefact(o: {
+  config: Config;
+  store: Store;
+  redis: Redis;
+  data: ArtefactJobData;
+  signal?: AbortSignal;
+}): Promise<ArtefactJobResult> {
+  const { config, store, data: d } = o;
+  const path = blobPath(config.artefacts.dir, d.sha256, d.sandbox, d.kind);
+  const known = (await store.artefacts.list(d.behaviourId)).find((a) => a.kind === d.kind);
+  const onDisk = known ? await stat(known.path).catch(() => null) : null;
+  if (known && onDisk?.size === known.size) return { path: known.path, size: known.size, sha256: known.sha256, skipped: true };
+  const budget = d.run
+    ? new RunBudget(o.redis, RunBudget.keyOf(config.queuePrefix, d.run), d.maxApiUnits ?? Number.POSITIVE_INFINITY)
+    : undefined;
+  const { client } = meteredClient({ config, redis: o.redis, budget, signal: o.signal });
+  const what = `${d.kind} of ${d.behaviourId}`;
+  const opened =
+    d.source === 'feed_link' && d.link
+      ? await client.openLink(d.link, o.signal)
+      : await client.openDownload(`/file_behaviours/${encodeURIComponent(d.behaviourId)}/${d.kind}`, o.signal);
+  if (!opened) throw new SandtrailError('GTI_NOT_FOUND', `${what}: not found (a feed link expires with its batch)`);
+  const blob = await streamToBlob(opened.body, opened.bytes, path, d.maxBytes ?? config.artefacts.maxBytes, what);
+  await store.artefacts.record({ behaviourId: d.behaviourId, kind: d.kind, ...blob, source: d.source, fetchedAt: Date.now() });
+  return { ...blob, skipped: false };
+}

@@ -1,0 +1,14 @@
+export { ARTEFACT_KINDS, HAS_FLAG, parseArtefactKinds } from './kinds.js';
+export type { ArtefactKind } from './kinds.js';
+export { parseArtefactFilter } from './artefactFilter.js';
+export { ARTEFACT_QUEUE, artefactJobId } from './names.js';
+export type { ArtefactJobData, ArtefactJobResult } from './names.js';
+export { ArtefactEnqueuer, createArtefactQueue } from './ArtefactEnqueuer.js';
+export { ArtefactWorker, fetchArtefact } from './ArtefactWorker.js';
+export { blobPath } from './blobPath.js';
+export { streamToBlob } from './downloadArtefact.js';
+export type { StoredBlob } from './downloadArtefact.js';
+export { artefactStage } from './artefactStage.js';
+export type { ArtefactStage } from './artefactStage.js';
+export { waitForArtefacts } from './waitForArtefacts.js';
+export type { ArtefactCounts } from './waitForArtefacts.js';

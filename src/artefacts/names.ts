@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import type { ArtefactKind } from './kinds.js';
+
+/** The queue of artefact downloads: one job per (report version, kind), apart from indexing. */
+export const ARTEFACT_QUEUE = 'artefacts';
+
+/** One download. Never credentials: a feed link carries the batch's own token, not the API key. */
+export interface ArtefactJobData {
+  behaviourId: string;
+  sha256: string;
+  sandbox: string;
+  kind: ArtefactKind;
+  source: 'feed_link' | 'endpoint';
+  /** The feed line's link (source feed_link). */
+  link?: string;
+  /** Size cap of this download (--artefact-max-bytes; else artefacts.maxBytes). */
+  maxBytes?: number;
+  /** Lookup runs: the run whose budget (--max-api-units) endpoint calls count against. */
+  run?: string;
+  maxApiUnits?: number;
+}
+
+export interface ArtefactJobResult {
+  path: string;
+  size: number;
+  sha256: string;
+  /** Already on disk and recorded: nothing was downloaded. */
+  skipped: boolean;
+}
+
+/** Deterministic: the same report version's artefact is one job however often it is read. */
+export function artefactJobId(behaviourId: string, lastModified: number, kind: string, source: string): string {
+  const h = createHash('sha1').update(`${behaviourId}|${lastModified}|${kind}|${source}`).digest('hex');
+  return `art-${h}`;
+}

@@ -1,0 +1,43 @@
+import type { Redis } from 'ioredis';
+import { SandtrailError } from '../errors/index.js';
+
+/**
+ * The `--max-api-units` of one run, shared by every worker that takes its jobs: units are
+ * reserved in Redis before each request (INCRBY, given back when over), so a fleet stops at the
+ * same total as one process would.
+ */
+export class RunBudget {
+  constructor(
+    private readonly redis: Redis,
+    private readonly key: string,
+    private readonly max: number,
+  ) {}
+
+  /** The Redis key of a run's spent units. */
+  static keyOf(prefix: string, run: string): string {
+    return `${prefix}:budget:${run}`;
+  }
+
+  /** Reserves units; throws BUDGET_EXCEEDED (and reserves nothing) when they would pass the maximum. */
+  async spend(units: number): Promise<void> {
+    if (units <= 0) return;
+    const res = await this.redis
+      .multi()
+      .incrby(this.key, units)
+      .expire(this.key, 7 * 24 * 3600)
+      .exec();
+    const total = Number(res?.[0]?.[1] ?? 0);
+    if (total > this.max) {
+      await this.redis.decrby(this.key, units);
+      throw new SandtrailError(
+        'BUDGET_EXCEEDED',
+        `stopping: the next call would pass --max-api-units ${this.max} (${total - units} spent)`,
+      );
+    }
+  }
+
+  /** Units spent so far by the run. */
+  async spent(): Promise<number> {
+    return Number((await this.redis.get(this.key)) ?? 0);
+  }
+}

@@ -1,0 +1,16 @@
+export { classifyHash, collectHashes } from './hashes.js';
+export type { HashInput, HashKind } from './hashes.js';
+export { LOOKUP_QUEUE, lookupJobId, lookupBatch } from './names.js';
+export type { LookupJobData, LookupJobResult, LookupOutcome } from './names.js';
+export { LookupWorker } from './LookupWorker.js';
+export type { OnLookupDoc } from './LookupWorker.js';
+export { RunBudget } from './RunBudget.js';
+export { meteredClient, unitsOf } from './meteredClient.js';
+export type { MeteredClient } from './meteredClient.js';
+export { runLookup, outcomeOf } from './runLookup.js';
+export type { HashReport, LookupSummary, LookupProgress, RunLookupOptions } from './runLookup.js';
+export { createLookupQueue } from './createLookupQueue.js';
+export { fetchBehaviour, FETCHED_RELATIONSHIPS } from './fetchBehaviour.js';
+export type { FetchResult } from './fetchBehaviour.js';
+export { lookupPrivateFiles, privateLookupRefusal } from './lookupPrivateFiles.js';
+export type { PrivateLookupReport, PrivateLookupSummary } from './lookupPrivateFiles.js';

@@ -1,0 +1,206 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queue } from 'bullmq';
+import type { Logger } from '../log/index.js';
+import type { ArtefactChoice } from '../queue/index.js';
+import type { BatchLogEntry, Store } from '../store/index.js';
+import type { HashInput } from './hashes.js';
+import { lookupBatch, lookupJobId, type LookupJobData, type LookupJobResult, type LookupOutcome } from './names.js';
+import type { RunBudget } from './RunBudget.js';
+
+/** A hash's line of the summary. */
+export interface HashReport {
+  given: string;
+  hash?: string;
+  kind?: string;
+  /** `invalid`: refused before any request; `skipped`: done by an earlier run (its figures shown). */
+  outcome: LookupOutcome | 'invalid' | 'skipped' | 'pending';
+  reports: number;
+  indexed: number;
+  rejected: number;
+  error?: string;
+}
+
+export interface LookupSummary {
+  hashes: HashReport[];
+  /** Hashes per outcome. */
+  counts: Partial<Record<HashReport['outcome'], number>>;
+  /** Documents of this run's lookups now in the store, and reports dead-lettered. */
+  documents: { indexed: number; rejected: number };
+  /** API units this run's requests cost (rule 1: one per request). */
+  api_units: number;
+  interrupted: boolean;
+  /** With --artefacts: the artefact queue once its downloads were over. */
+  artefacts?: { completed: number; failed: number; open: number };
+}
+
+export interface LookupProgress {
+  done: number;
+  total: number;
+  reports: number;
+  elapsedMs: number;
+}
+
+export interface RunLookupOptions {
+  queue: Queue<LookupJobData, LookupJobResult>;
+  store: Store;
+  hashes: readonly HashInput[];
+  /** The run's id: its shared budget counter and the jobs' tag. */
+  run: string;
+  prefix: string;
+  budget: RunBudget;
+  maxApiUnits?: number;
+  /** Fetch again hashes an earlier run finished. */
+  refresh?: boolean;
+  artefacts?: ArtefactChoice;
+  onProgress?: (p: LookupProgress) => void;
+  signal?: AbortSignal;
+  log: Logger;
+  pollMs?: number;
+}
+
+const DONE = new Set(['ok', 'empty', 'missing']);
+/** A lookup job that vanished (Redis restarted empty) is enqueued again at most this often. */
+const MAX_REQUEUES = 3;
+
+/**
+ * Enqueues one job per hash not done yet (deterministic job ids: a second run, or a fleet,
+ * shares them), waits until every hash has an outcome in the batch log and its reports are
+ * stored, and summarizes from the store: what the outcome of each hash was, however many
+ * processes worked on it.
+ */
+export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
+  const started = Date.now();
+  const valid = o.hashes.filter((h): h is Extract<HashInput, { hash: string }> => 'hash' in h);
+  const before = new Map((await o.store.batches.get(valid.map((h) => lookupBatch(h.hash)))).map((e) => [e.batch, e]));
+  const skipped = new Set<string>();
+  const todo: string[] = [];
+  for (const h of valid) {
+    const e = before.get(lookupBatch(h.hash));
+    if (!o.refresh && e && DONE.has(e.status)) skipped.add(h.hash);
+    else todo.push(h.hash);
+  }
+  for (const hash of todo) await enqueue(o, hash);
+  const requeues = new Map<string, number>();
+  let entries = new Map<string, BatchLogEntry>();
+  let interrupted = false;
+  const finished = (e: BatchLogEntry | undefined): boolean => e !== undefined && (DONE.has(e.status) || e.status === 'failed');
+  for (;;) {
+    entries = new Map((await o.store.batches.get(todo.map(lookupBatch))).map((e) => [e.batch, e]));
+    // a refresh waits for an entry written by this run
+    const fresh = (hash: string): BatchLogEntry | undefined => {
+      const e = entries.get(lookupBatch(hash));
+      return e && (!o.refresh || e.finishedAt >= started) ? e : undefined;
+    };
+    const open = todo.filter((h) => !finished(fresh(h)));
+    o.onProgress?.({
+      done: todo.length - open.length + skipped.size,
+      total: valid.length,
+      reports: todo.reduce((n, h) => n + (fresh(h)?.accepted ?? 0), 0),
+      elapsedMs: Date.now() - started,
+    });
+    if (open.length === 0) break;
+    if (o.signal?.aborted) {
+      interrupted = true;
+      break;
+    }
+    for (const hash of open) {
+      if (fresh(hash)) continue; // recorded, chunks still being stored
+      const job = await o.queue.getJob(lookupJobId(hash));
+      const state = job ? await job.getState() : 'unknown';
+      if (state === 'unknown' || state === 'completed' || state === 'failed') {
+        // the job ended without an entry, or vanished: enqueue it again, a bounded number of times
+        const n = (requeues.get(hash) ?? 0) + 1;
+        requeues.set(hash, n);
+        if (n > MAX_REQUEUES) {
+          await o.store.batches.record(lostEntry(hash, job?.failedReason));
+          continue;
+        }
+        o.log.warn({ hash, state }, 'lookup job ended without an outcome: enqueued again');
+        await enqueue(o, hash);
+      }
+    }
+    await sleep(o.pollMs ?? 250, undefined, { signal: o.signal }).catch(() => undefined);
+  }
+  return summarize(o, skipped, before, entries, interrupted, await o.budget.spent());
+}
+
+async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
+  const id = lookupJobId(hash);
+  const previous = await o.queue.getJob(id);
+  if (previous) {
+    const state = await previous.getState();
+    // waiting, active or delayed: another run (or worker) has it in hand
+    if (state !== 'completed' && state !== 'failed') return;
+    await previous.remove();
+  }
+  const data: LookupJobData = { hash, run: o.run };
+  if (o.maxApiUnits !== undefined) data.maxApiUnits = o.maxApiUnits;
+  if (o.artefacts?.kinds.length) data.artefacts = o.artefacts;
+  await o.queue.add('lookup', data, { jobId: id });
+}
+
+function lostEntry(hash: string, reason: string | undefined): BatchLogEntry {
+  const now = Date.now();
+  return {
+    batch: lookupBatch(hash),
+    source: 'lookup',
+    status: 'failed',
+    lines: 0,
+    accepted: 0,
+    rejected: 0,
+    chunks: 0,
+    bytesDecoded: 0,
+    error: `QUEUE_STATE_LOST: the lookup job ended without an outcome ${MAX_REQUEUES} times${reason ? ` (${reason})` : ''}`,
+    startedAt: now,
+    finishedAt: now,
+  };
+}
+
+/** The outcome a batch-log entry stands for. */
+export function outcomeOf(e: BatchLogEntry | undefined): HashReport['outcome'] {
+  if (!e) return 'pending';
+  if (e.status === 'ok') return 'ok';
+  if (e.status === 'empty') return 'no_behaviours';
+  if (e.status === 'missing') return 'not_found';
+  if (e.status === 'pending') return 'pending';
+  if (e.error?.startsWith('GTI_FORBIDDEN')) return 'forbidden';
+  if (e.error?.startsWith('BUDGET_EXCEEDED')) return 'budget';
+  return 'failed';
+}
+
+function summarize(
+  o: RunLookupOptions,
+  skipped: ReadonlySet<string>,
+  before: ReadonlyMap<string, BatchLogEntry>,
+  after: ReadonlyMap<string, BatchLogEntry>,
+  interrupted: boolean,
+  apiUnits: number,
+): LookupSummary {
+  const hashes: HashReport[] = o.hashes.map((h) => {
+    if (!('hash' in h)) return { given: h.given, outcome: 'invalid', reports: 0, indexed: 0, rejected: 0, error: h.refused };
+    const key = lookupBatch(h.hash);
+    const e = skipped.has(h.hash) ? before.get(key) : after.get(key);
+    const outcome = skipped.has(h.hash) ? 'skipped' : outcomeOf(e);
+    const r: HashReport = {
+      given: h.given,
+      hash: h.hash,
+      kind: h.kind,
+      outcome,
+      reports: e?.lines ?? 0,
+      indexed: e?.accepted ?? 0,
+      rejected: e?.rejected ?? 0,
+    };
+    if (e?.error) r.error = e.error;
+    return r;
+  });
+  const counts: LookupSummary['counts'] = {};
+  for (const h of hashes) counts[h.outcome] = (counts[h.outcome] ?? 0) + 1;
+  const mine = hashes.filter((h) => h.outcome !== 'skipped' && h.outcome !== 'invalid' && h.outcome !== 'pending');
+  return {
+    hashes,
+    counts,
+    documents: { indexed: mine.reduce((n, h) => n + h.indexed, 0), rejected: mine.reduce((n, h) => n + h.rejected, 0) },
+    api_units: apiUnits,
+    interrupted,
+  };
+}

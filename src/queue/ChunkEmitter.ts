@@ -1,0 +1,46 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import type { SinkDoc } from '../store/index.js';
+import { encodeChunk } from './chunkCodec.js';
+import type { Queues } from './createQueues.js';
+import { CHUNK_TTL_SECONDS, chunkKey, indexJobId } from './names.js';
+
+/**
+ * Hands normalized documents to the index stage: one compressed chunk per index job, with a
+ * deterministic job id (`idx-<batch>-<n>`), its bytes in a Redis key of their own, and
+ * backpressure: it waits while the index queue is above index.highWaterChunks. Shared by every
+ * producer of documents (feed batches, lookups, fetches).
+ */
+export class ChunkEmitter {
+  constructor(
+    private readonly queues: Queues,
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {}
+
+  /** Queues chunk `n` of `batch`. */
+  async emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
+    await this.waitForRoom(signal);
+    const payload = await encodeChunk(docs);
+    const jobId = indexJobId(batch, n);
+    const payloadKey = chunkKey(this.config.queuePrefix, jobId);
+    // the bytes first: a job never exists without its payload (the index worker deletes it when done)
+    await this.queues.connection.set(payloadKey, payload, 'EX', CHUNK_TTL_SECONDS);
+    // A failed job of an earlier run would make this add a no-op: replace it.
+    const previous = await this.queues.index.getJob(jobId);
+    if (previous && (await previous.isFailed())) await previous.remove();
+    await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length }, { jobId });
+  }
+
+  private async waitForRoom(signal?: AbortSignal): Promise<void> {
+    const high = this.config.index.highWaterChunks;
+    for (let waited = 0; ; waited++) {
+      const c = await this.queues.index.getJobCounts('waiting', 'prioritized', 'delayed');
+      if ((c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0) < high) return;
+      if (waited === 0) this.log.debug({ high }, 'index queue full, pausing');
+      if (signal?.aborted) return;
+      await sleep(Math.min(50 * (waited + 1), 500));
+    }
+  }
+}

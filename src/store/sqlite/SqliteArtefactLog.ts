@@ -1,0 +1,41 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { ArtefactLog, ArtefactRecord } from '../ArtefactLog.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS artefacts (
+  behaviour_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  path TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  source TEXT NOT NULL,
+  fetched_at INTEGER NOT NULL,
+  PRIMARY KEY (behaviour_id, kind)
+) WITHOUT ROWID;
+`;
+
+/** Artefact records in the embedded SQLite file. */
+export class SqliteArtefactLog implements ArtefactLog {
+  private readonly upsert: Statement;
+  private readonly select: Statement;
+
+  constructor(db: Database) {
+    db.exec(SCHEMA);
+    this.upsert = db.prepare(`
+      INSERT INTO artefacts (behaviour_id, kind, path, size, sha256, source, fetched_at)
+      VALUES (@behaviourId, @kind, @path, @size, @sha256, @source, @fetchedAt)
+      ON CONFLICT(behaviour_id, kind) DO UPDATE SET
+        path = excluded.path, size = excluded.size, sha256 = excluded.sha256, source = excluded.source, fetched_at = excluded.fetched_at`);
+    this.select = db.prepare(`
+      SELECT behaviour_id AS behaviourId, kind, path, size, sha256, source, fetched_at AS fetchedAt
+      FROM artefacts WHERE behaviour_id = ? ORDER BY kind`);
+  }
+
+  async record(rec: ArtefactRecord): Promise<void> {
+    this.upsert.run(rec);
+  }
+
+  async list(behaviourId: string): Promise<ArtefactRecord[]> {
+    return this.select.all(behaviourId) as ArtefactRecord[];
+  }
+}

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'vitest';
+import { runLookupCommand } from '../../src/cli/index.js';
+import type { ConfigInput } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { lookupBatch } from '../../src/lookup/index.js';
+import { createRedis } from '../../src/queue/index.js';
+import { QuotaLedger } from '../../src/quota/index.js';
+import { openStore } from '../../src/store/index.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { makeFakeFile, startFakeGti, type FakeFile } from '../support/fakeGti.js';
+
+const KEY = 'lookup-key-7d1e';
+const BEHAVIOURS = '/api/v3/files/';
+
+async function setup(files: FakeFile[], over: ConfigInput = {}) {
+  const dir = tempDir();
+  const fake = await startFakeGti({ apiKey: KEY, files });
+  cleanup(() => fake.close());
+  const config = await testConfig(dir, {
+    ...over,
+    gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', group: 'soc', backoffMs: 20, maxRetries: 4, ...over.gti },
+    lookup: { pageSize: 2, backoffMs: 50, ...over.lookup },
+  });
+  const ctx = { config, log: createLogger('silent') };
+  const redis = createRedis(config.redisUrl as string);
+  cleanup(() => redis.disconnect());
+  const ledger = new QuotaLedger(redis, config.queuePrefix);
+  const calls = async (): Promise<Record<string, { calls: number; units: Record<string, number> }>> =>
+    (await ledger.usage({ period: 'day', user: 'analyst' }))[0]?.operations as never;
+  return { dir, fake, config, ctx, calls };
+}
+
+function idsOf(f: FakeFile): string[] {
+  return f.behaviours.map((b) => String(b.id)).sort();
+}
+
+test('lookup pages through every report of each hash, indexes them like feed records, and reports each hash with the units spent', async () => {
+  const a = makeFakeFile('lookup-a', { behaviours: 5 });
+  const b = makeFakeFile('lookup-b', { behaviours: 3 });
+  const empty = makeFakeFile('lookup-empty', { behaviours: 0 });
+  const denied = makeFakeFile('lookup-denied', { behaviours: 2 });
+  const unknown = randomBytes(32).toString('hex');
+  const s = await setup([a, b, empty, denied]);
+  s.fake.setFaults({ forbidden: [denied.sha256] });
+  const hashes = [a.sha256.toUpperCase(), b.md5, empty.sha1, unknown, 'not-a-hash', denied.sha256];
+  const summary = await runLookupCommand(hashes, {}, s.ctx);
+  assert.ok(summary);
+  assert.deepEqual(summary.counts, { ok: 2, no_behaviours: 1, not_found: 1, invalid: 1, forbidden: 1 });
+  assert.deepEqual(
+    summary.hashes.map((h) => [h.given, h.outcome, h.reports, h.indexed]),
+    [
+      [a.sha256.toUpperCase(), 'ok', 5, 5],
+      [b.md5, 'ok', 3, 3],
+      [empty.sha1, 'no_behaviours', 0, 0],
+      [unknown, 'not_found', 0, 0],
+      ['not-a-hash', 'invalid', 0, 0],
+      [denied.sha256, 'forbidden', 0, 0],
+    ],
+  );
+  assert.match(summary.hashes[5]?.error ?? '', /^GTI_FORBIDDEN/);
+  assert.deepEqual(summary.documents, { indexed: 8, rejected: 0 });
+  // pages: a 3 (2+2+1), b 2, empty 1, unknown 1, denied 1 — one unit each (rule 1)
+  assert.equal(summary.api_units, 8);
+  assert.equal(summary.interrupted, false);
+
+  // every request the fake saw is one ledger call and one unit; the refused input never left
+  const seen = s.fake.requests.filter((r) => r.path.startsWith(BEHAVIOURS));
+  assert.equal(seen.length, 8);
+  assert.ok(seen.every((r) => r.hadKey && /(^|&)limit=2(&|$)/.test(r.query)));
+  assert.ok(!s.fake.requests.some((r) => r.path.includes('not-a-hash')));
+  assert.equal(seen.filter((r) => r.path.includes(a.sha256)).length, 3, 'the upper-case hash is sent lower-case');
+  const ops = await s.calls();
+  assert.deepEqual(ops['GET /files/{id}/behaviours'], { calls: 8, units: { api_requests: 8 } });
+
+  const store = openStore(s.config.store, s.config);
+  cleanup(() => store.close());
+  assert.deepEqual(await store.sink.query('sha256', a.sha256), idsOf(a));
+  assert.deepEqual(await store.sink.query('sha256', b.sha256), idsOf(b));
+  assert.equal(await store.sink.count(), 8);
+  const [entry] = await store.batches.get([lookupBatch(a.sha256)]);
+  assert.equal(entry?.status, 'ok');
+  assert.equal(entry?.source, 'lookup');
+  const doc = await store.sink.get(idsOf(a)[0] as string);
+  assert.equal(doc?.sha256, a.sha256);
+  assert.equal(typeof doc?.pivots, 'object');
+});
+
+test('a second lookup skips the hashes an earlier run finished, spends nothing on them, and --refresh fetches them again', async () => {
+  const a = makeFakeFile('resume-a', { behaviours: 3 });
+  const b = makeFakeFile('resume-b', { behaviours: 1 });
+  const s = await setup([a, b]);
+  const first = await runLookupCommand([a.sha256], {}, s.ctx);
+  assert.equal(first?.api_units, 2);
+  const second = await runLookupCommand([a.sha256, b.sha256], {}, s.ctx);
+  assert.deepEqual(second?.counts, { skipped: 1, ok: 1 });
+  assert.deepEqual(second?.hashes[0], {
+    given: a.sha256,
+    hash: a.sha256,
+    kind: 'sha256',
+    outcome: 'skipped',
+    reports: 3,
+    indexed: 3,
+    rejected: 0,
+  });
+  assert.equal(second?.api_units, 1);
+  assert.equal(s.fake.requests.filter((r) => r.path.includes(a.sha256)).length, 2, 'no request for the finished hash');
+  const third = await runLookupCommand([a.sha256], { refresh: true }, s.ctx);
+  assert.deepEqual(third?.counts, { ok: 1 });
+  assert.equal(s.fake.requests.filter((r) => r.path.includes(a.sha256)).length, 4);
+  assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 5, units: { api_requests: 5 } });
+});
+
+test('429 with Retry-After, a 503 and a page cut mid-body are retried; the store ends exact and the ledger counts every request sent', async () => {
+  const a = makeFakeFile('faults-a', { behaviours: 5 });
+  const s = await setup([a]);
+  s.fake.setFaults({ burst: { status: 429, count: 2, retryAfterS: 1, paths: 'all' }, resetMidBody: { times: 1 } });
+  const started = Date.now();
+  const summary = await runLookupCommand([a.sha256], { json: true }, s.ctx);
+  assert.ok(Date.now() - started >= 2000, 'Retry-After was honoured');
+  assert.deepEqual(summary?.counts, { ok: 1 });
+  assert.equal(summary?.documents.indexed, 5);
+  const store = openStore(s.config.store, s.config);
+  cleanup(() => store.close());
+  assert.deepEqual(await store.sink.query('sha256', a.sha256), idsOf(a));
+  const answered = s.fake.requests.filter((r) => r.path.startsWith(BEHAVIOURS) && r.status !== 0);
+  // 3 pages + 2 refused (429) + 1 cut page sent again
+  assert.equal(answered.length, 6);
+  assert.equal(answered.filter((r) => r.status === 429).length, 2);
+  assert.equal(summary?.api_units, 6);
+  assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 6, units: { api_requests: 6 } });
+  s.fake.setFaults({ burst: { status: 503, count: 1, paths: 'all' } });
+  const again = await runLookupCommand([a.sha256], { refresh: true }, s.ctx);
+  assert.deepEqual(again?.counts, { ok: 1 });
+});
+
+test('--dry-run prints the estimate and calls nothing; --max-api-units stops a file mid-way and says so', async () => {
+  const a = makeFakeFile('budget-a', { behaviours: 5 });
+  const s = await setup([a]);
+  const out: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+  try {
+    assert.equal(await runLookupCommand([a.sha256, 'bad'], { dryRun: true }, s.ctx), undefined);
+  } finally {
+    process.stdout.write = write;
+  }
+  assert.match(out.join(''), /estimated API units: 1\b/);
+  assert.match(out.join(''), /dry run: nothing was called/);
+  assert.equal(s.fake.requests.length, 0);
+  assert.deepEqual((await s.calls()) ?? {}, {}, 'nothing on the ledger');
+
+  const summary = await runLookupCommand([a.sha256], { maxApiUnits: '2' }, s.ctx);
+  assert.deepEqual(summary?.counts, { budget: 1 });
+  assert.match(summary?.hashes[0]?.error ?? '', /^BUDGET_EXCEEDED: .*--max-api-units 2/);
+  assert.equal(summary?.api_units, 2);
+  assert.equal(s.fake.requests.length, 2);
+  assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
+});
+
+test('refused credentials stop the whole lookup with GTI_AUTH', async () => {
+  const a = makeFakeFile('auth-a', { behaviours: 1 });
+  const s = await setup([a], { gti: { apiKey: 'wrong-key' } });
+  await assert.rejects(runLookupCommand([a.sha256], {}, s.ctx), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'GTI_AUTH');
+    assert.ok(!err.message.includes('wrong-key'), 'the key never appears in an error');
+    return true;
+  });
+  assert.equal(s.fake.requests.filter((r) => r.status === 401).length, 1);
+});
