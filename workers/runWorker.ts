@@ -1,22 +1,34 @@
+import { artefactWorkerExtras, feedWorkerExtras, lookupWorkerExtras } from '../src/artefacts/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
 import { createLogger } from '../src/log/index.js';
-import { runWorkerProcess, type WorkerKind } from '../src/queue/index.js';
+import { runWorkerProcess, type WorkerExtras, type WorkerKind } from '../src/queue/index.js';
+
+/** The worker processes there are: the two pipeline stages, lookups, artefact downloads. */
+export type WorkerEntry = 'feed' | 'index' | 'lookup' | 'artefacts';
+
+const ENTRIES: Record<WorkerEntry, { kind: WorkerKind; extras: WorkerExtras }> = {
+  feed: { kind: 'feed', extras: feedWorkerExtras },
+  index: { kind: 'index', extras: {} },
+  lookup: { kind: 'none', extras: lookupWorkerExtras },
+  artefacts: { kind: 'none', extras: artefactWorkerExtras },
+};
 
 /** Shared start-up of the worker entry points: config from env (and SANDTRAIL_CONFIG), then run. */
-export async function runWorker(kind: WorkerKind): Promise<void> {
+export async function runWorker(entry: WorkerEntry): Promise<void> {
   let config;
   try {
     config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
   } catch (err) {
-    process.stderr.write(`sandtrail worker ${kind}: ${messageOf(err)}\n`);
+    process.stderr.write(`sandtrail worker ${entry}: ${messageOf(err)}\n`);
     process.exitCode = 1;
     return;
   }
-  const log = createLogger(config.logLevel, { worker: kind });
+  const log = createLogger(config.logLevel, { worker: entry });
   try {
+    const { kind, extras } = ENTRIES[entry];
     // a forced stop (second signal) exits non-zero, a drained one zero
-    process.exitCode = (await runWorkerProcess(kind, config, log)) ? 130 : 0;
+    process.exitCode = (await runWorkerProcess(kind, config, log, extras)) ? 130 : 0;
   } catch (err) {
     log.fatal({ code: errorCode(err) }, messageOf(err));
     process.exitCode = 1;

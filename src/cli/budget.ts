@@ -1,5 +1,8 @@
-import { SandtrailError } from '../errors/index.js';
+import { errorCode, SandtrailError } from '../errors/index.js';
 import { chargeOf, emptyPolicyState, BudgetGuard, estimate, formatEstimate, type EstimateLine } from '../quota/index.js';
+import { GtiClient } from '../gti/index.js';
+import { createRedis } from '../queue/index.js';
+import { QuotaLedger } from '../quota/index.js';
 import { writeOut, type CliContext } from './context.js';
 
 /** Flags of every command that calls the GTI API. */
@@ -36,9 +39,47 @@ export async function guardBudget(flags: BudgetFlags, lines: EstimateLine[], ctx
   if (maxApiUnits !== undefined && (!Number.isInteger(maxApiUnits) || maxApiUnits < 0)) {
     throw new SandtrailError('USAGE', '--max-api-units must be a whole number');
   }
-  const guard = new BudgetGuard({ maxApiUnits, force: flags.force, remainingDaily: null });
+  const remainingDaily = e.apiUnits > 0 && !flags.force ? await remainingDailyUnits(ctx) : null;
+  const guard = new BudgetGuard({ maxApiUnits, force: flags.force, remainingDaily });
   guard.preflight(e);
   if (maxApiUnits !== undefined && e.apiUnits > maxApiUnits)
     ctx.log.warn({ estimate: e.apiUnits, maxApiUnits }, 'the run will stop at --max-api-units');
   return guard;
+}
+
+/**
+ * API units left today for the key's user (`api_requests_daily` allowed − used, from
+ * `/users/{id}/overall_quotas`: 0 units, rule 2, recorded on the ledger when Redis is shared),
+ * or null when it cannot be known (no key, no gti.user, the read failed: the run is not refused
+ * on a guess).
+ */
+export async function remainingDailyUnits(ctx: CliContext): Promise<number | null> {
+  const { gti, redisUrl, queuePrefix } = ctx.config;
+  if (!gti.apiKey || !gti.user) return null;
+  const redis = redisUrl ? createRedis(redisUrl) : undefined;
+  const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
+  const user = gti.user;
+  try {
+    const client = new GtiClient({
+      baseUrl: gti.baseUrl,
+      apiKey: gti.apiKey,
+      xTool: gti.xTool,
+      timeoutMs: gti.timeoutMs,
+      onCall: async (c) => {
+        await ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
+      },
+    });
+    const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as {
+      data?: { api_requests_daily?: { user?: { allowed?: unknown; used?: unknown } } };
+    };
+    const q = doc.data?.api_requests_daily?.user;
+    return typeof q?.allowed === 'number' && typeof q.used === 'number' ? Math.max(0, q.allowed - q.used) : null;
+  } catch (err) {
+    // a refused key stops here, before anything is spent; anything else only skips the check
+    if (errorCode(err) === 'GTI_AUTH') throw err;
+    ctx.log.warn({ err: (err as Error).message }, 'the daily allowance could not be read: not checked');
+    return null;
+  } finally {
+    redis?.disconnect();
+  }
 }

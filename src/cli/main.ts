@@ -16,7 +16,8 @@ import { normalizeCommand } from './commands/normalize.js';
 import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
 import { artefactChoiceOf, type ArtefactFlags } from './artefactFlags.js';
-import { FEED_WORKER_EXTRAS, registerContractCommands, withArtefactOptions } from './registerContract.js';
+import { registerContractCommands, withArtefactOptions } from './registerContract.js';
+import { feedWorkerExtras } from '../artefacts/index.js';
 
 /** Variables read at the edge besides the SANDTRAIL_* settings: name, meaning. */
 const EDGE_ENV: [string, string][] = [
@@ -201,7 +202,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
           const ctx = ctxOf(cmd);
           const log = ctx.log.child({ worker: kind });
           return asLogged(log, async () =>
-            (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? FEED_WORKER_EXTRAS : {})) ? 130 : 0,
+            (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? feedWorkerExtras : {})) ? 130 : 0,
           );
         }),
       );

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { artefactStage } from '../artefacts/index.js';
-import { LookupWorker } from '../lookup/index.js';
-import { runWorkerProcess, type WorkerExtras } from '../queue/index.js';
+import { artefactWorkerExtras, lookupWorkerExtras } from '../artefacts/index.js';
+import { runWorkerProcess } from '../queue/index.js';
 import { ARTEFACT_OPTIONS } from './artefactFlags.js';
 import { fetchCommand } from './commands/fetch.js';
 import { lookupCommand } from './commands/lookup.js';
@@ -89,16 +88,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
       action(async (_o, cmd: Command) => {
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'lookup' });
-        return asLogged(log, async () =>
-          (await runWorkerProcess('none', ctx.config, log, {
-            producers: (o) => {
-              const stage = artefactStage(o);
-              return [new LookupWorker({ ...o, onDoc: stage.onLookupDoc }), stage.worker(o.onFatal)];
-            },
-          }))
-            ? 130
-            : 0,
-        );
+        return asLogged(log, async () => ((await runWorkerProcess('none', ctx.config, log, lookupWorkerExtras)) ? 130 : 0));
       }),
     );
   worker
@@ -108,12 +98,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
       action(async (_o, cmd: Command) => {
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'artefacts' });
-        return asLogged(log, async () =>
-          (await runWorkerProcess('none', ctx.config, log, { producers: (o) => [artefactStage(o).worker(o.onFatal)] })) ? 130 : 0,
-        );
+        return asLogged(log, async () => ((await runWorkerProcess('none', ctx.config, log, artefactWorkerExtras)) ? 130 : 0));
       }),
     );
 }
-
-/** Worker extras every feed worker process gets: artefact downloads queued from feed links. */
-export const FEED_WORKER_EXTRAS: WorkerExtras = { onFeedDoc: (o) => artefactStage(o).onFeedDoc };

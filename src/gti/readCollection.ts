@@ -96,7 +96,10 @@ export async function* readCollection(body: AsyncIterable<Buffer>, what: string)
     }
   };
   for await (const chunk of body) {
-    if (!p.write(chunk)) await Promise.race([once(p, 'drain'), once(p, 'error').catch(() => undefined)]);
+    if (failure) throw failure;
+    if (p.destroyed) throw bad('the JSON parser stopped');
+    // the parser's own error is `failure` (its 'error' listener runs first): never the raw one
+    if (!p.write(chunk)) await drained(p);
     if (failure) throw failure;
     yield* take();
   }
@@ -121,6 +124,14 @@ export async function* readCollection(body: AsyncIterable<Buffer>, what: string)
     count: typeof m?.count === 'number' ? m.count : null,
     items,
   };
+}
+
+/** Resolves on the parser's 'drain', 'error' or 'close', whichever comes first, leaving no listener behind. */
+async function drained(p: NodeJS.EventEmitter): Promise<void> {
+  const ac = new AbortController();
+  const { signal } = ac;
+  await Promise.race([once(p, 'drain', { signal }), once(p, 'error', { signal }), once(p, 'close', { signal })]).catch(() => undefined);
+  ac.abort();
 }
 
 function primitive(t: Token): unknown {

@@ -14,9 +14,9 @@ import { makeFakeFile, startFakeGti, type FakeFile } from '../support/fakeGti.js
 const KEY = 'lookup-key-7d1e';
 const BEHAVIOURS = '/api/v3/files/';
 
-async function setup(files: FakeFile[], over: ConfigInput = {}) {
+async function setup(files: FakeFile[], over: ConfigInput = {}, quotas?: Record<string, unknown>) {
   const dir = tempDir();
-  const fake = await startFakeGti({ apiKey: KEY, files });
+  const fake = await startFakeGti({ apiKey: KEY, files, quotas });
   cleanup(() => fake.close());
   const config = await testConfig(dir, {
     ...over,
@@ -117,7 +117,8 @@ test('429 with Retry-After, a 503 and a page cut mid-body are retried; the store
   const s = await setup([a]);
   s.fake.setFaults({ burst: { status: 429, count: 2, retryAfterS: 1, paths: 'all' }, resetMidBody: { times: 1 } });
   const started = Date.now();
-  const summary = await runLookupCommand([a.sha256], { json: true }, s.ctx);
+  // --force: no allowance read first, so the faults hit the lookup's own requests
+  const summary = await runLookupCommand([a.sha256], { json: true, force: true }, s.ctx);
   assert.ok(Date.now() - started >= 2000, 'Retry-After was honoured');
   assert.deepEqual(summary?.counts, { ok: 1 });
   assert.equal(summary?.documents.indexed, 5);
@@ -155,7 +156,7 @@ test('--dry-run prints the estimate and calls nothing; --max-api-units stops a f
   assert.deepEqual(summary?.counts, { budget: 1 });
   assert.match(summary?.hashes[0]?.error ?? '', /^BUDGET_EXCEEDED: .*--max-api-units 2/);
   assert.equal(summary?.api_units, 2);
-  assert.equal(s.fake.requests.length, 2);
+  assert.equal(s.fake.requests.filter((r) => r.path.startsWith(BEHAVIOURS)).length, 2);
   assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
 });
 
@@ -168,4 +169,24 @@ test('refused credentials stop the whole lookup with GTI_AUTH', async () => {
     return true;
   });
   assert.equal(s.fake.requests.filter((r) => r.status === 401).length, 1);
+});
+
+test('a lookup whose estimate exceeds what is left of the daily allowance is refused without --force (the allowance read costs 0 units)', async () => {
+  const a = makeFakeFile('daily-a', { behaviours: 1 });
+  const b = makeFakeFile('daily-b', { behaviours: 1 });
+  const s = await setup([a, b], {}, { analyst: { api_requests_daily: { user: { allowed: 500, used: 499 } } } });
+  await assert.rejects(runLookupCommand([a.sha256, b.sha256], {}, s.ctx), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'BUDGET_EXCEEDED');
+    assert.match(err.message, /estimate \(2 API units\) exceeds the 1 units left today; use --force/);
+    return true;
+  });
+  assert.deepEqual(
+    s.fake.requests.map((r) => r.path),
+    ['/api/v3/users/analyst/overall_quotas'],
+  );
+  const forced = await runLookupCommand([a.sha256, b.sha256], { force: true }, s.ctx);
+  assert.deepEqual(forced?.counts, { ok: 2 });
+  const ops = await s.calls();
+  assert.deepEqual(ops['GET /users/analyst/overall_quotas'], { calls: 1, units: {} });
+  assert.deepEqual(ops['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
 });

@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'vitest';
+import { SandtrailError, type ErrorCode } from '../../src/errors/index.js';
+import { callWithRetry, GtiClient, RedisRateLimiter } from '../../src/gti/index.js';
+import { createRedis } from '../../src/queue/index.js';
+import { cleanup, testRedisUrl } from '../support/env.js';
+import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
+
+const KEY = 'retry-key-91c2';
+
+/** A call failing with `codes` in turn (then answering 'done'), counting its tries. */
+function failing(...codes: [ErrorCode, Record<string, unknown>?][]): { fn: () => Promise<string>; tries: () => number } {
+  let n = 0;
+  return {
+    fn: async () => {
+      const next = codes[n];
+      n += 1;
+      if (next) throw new SandtrailError(next[0], `try ${n}: ${next[0]}`, next[1] ?? {});
+      return 'done';
+    },
+    tries: () => n,
+  };
+}
+
+test('callWithRetry waits the Retry-After of a rate limit, then succeeds', async () => {
+  const waits: { attempt: number; waitMs: number; code: string }[] = [];
+  const call = failing(['GTI_RATE_LIMITED', { status: 429, retryAfterS: 1 }], ['GTI_TRANSIENT', { status: 503 }]);
+  const started = Date.now();
+  const out = await callWithRetry(call.fn, {
+    retries: 3,
+    backoffMs: 10,
+    onRetry: ({ attempt, waitMs, code }) => waits.push({ attempt, waitMs, code }),
+  });
+  const took = Date.now() - started;
+  assert.equal(out, 'done');
+  assert.equal(call.tries(), 3);
+  assert.ok(took >= 1000, `Retry-After 1 s honoured (took ${took} ms)`);
+  assert.ok(took < 3000, `no extra wait (took ${took} ms)`);
+  assert.deepEqual(waits[0], { attempt: 1, waitMs: 1000, code: 'GTI_RATE_LIMITED' });
+  assert.equal(waits[1]?.code, 'GTI_TRANSIENT');
+  assert.ok((waits[1]?.waitMs as number) >= 5 && (waits[1]?.waitMs as number) <= 25, 'backoff between backoffMs/2 and 2.5×backoffMs');
+});
+
+test('a Retry-After longer than maxWaitMs is capped', async () => {
+  const waits: number[] = [];
+  const call = failing(['GTI_RATE_LIMITED', { retryAfterS: 3600 }]);
+  const started = Date.now();
+  assert.equal(await callWithRetry(call.fn, { retries: 1, backoffMs: 10, maxWaitMs: 50, onRetry: (i) => waits.push(i.waitMs) }), 'done');
+  assert.deepEqual(waits, [50]);
+  assert.ok(Date.now() - started < 1000);
+});
+
+test('refused credentials, 403, 404 and bad requests are thrown at once, never retried', async () => {
+  for (const code of ['GTI_AUTH', 'GTI_FORBIDDEN', 'GTI_NOT_FOUND', 'GTI_BAD_REQUEST', 'BUDGET_EXCEEDED'] as const) {
+    const call = failing([code, { retryAfterS: 0 }]);
+    let retried = 0;
+    await assert.rejects(
+      callWithRetry(call.fn, { retries: 5, backoffMs: 1, onRetry: () => (retried += 1) }),
+      (err: Error & { code?: string }) => err.code === code,
+    );
+    assert.equal(call.tries(), 1, `${code} tried once`);
+    assert.equal(retried, 0);
+  }
+  // an error without a code (a bug) is not retried in place either
+  let tries = 0;
+  await assert.rejects(
+    callWithRetry(
+      async () => {
+        tries += 1;
+        throw new TypeError('boom');
+      },
+      { retries: 5, backoffMs: 1 },
+    ),
+    TypeError,
+  );
+  assert.equal(tries, 1);
+});
+
+test('retries stop after `retries`: the last error is thrown', async () => {
+  const call = failing(
+    ['GTI_TRANSIENT'],
+    ['GTI_NETWORK'],
+    ['GTI_BAD_RESPONSE'],
+    ['GTI_RATE_LIMITED', { retryAfterS: 0 }],
+    ['GTI_TRANSIENT'],
+  );
+  await assert.rejects(callWithRetry(call.fn, { retries: 3, backoffMs: 2 }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'GTI_RATE_LIMITED');
+    assert.match(err.message, /^try 4:/);
+    return true;
+  });
+  assert.equal(call.tries(), 4, 'the first try and 3 retries');
+
+  const none = failing(['GTI_TRANSIENT']);
+  await assert.rejects(callWithRetry(none.fn, { retries: 0, backoffMs: 1 }), { code: 'GTI_TRANSIENT' });
+  assert.equal(none.tries(), 1);
+});
+
+test('an aborted signal ends the wait between tries', async () => {
+  const call = failing(['GTI_RATE_LIMITED', { retryAfterS: 60 }]);
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 50);
+  const started = Date.now();
+  await assert.rejects(callWithRetry(call.fn, { retries: 2, backoffMs: 1, signal: ac.signal }), { name: 'AbortError' });
+  assert.ok(Date.now() - started < 5000);
+  assert.equal(call.tries(), 1);
+});
+
+test('RedisRateLimiter: two limiters on one key share the per-minute count; the one over the limit waits for the next window', async () => {
+  const redis = createRedis(await testRedisUrl());
+  cleanup(() => redis.disconnect());
+  const key = `t${randomBytes(5).toString('hex')}:ratelimit:gti`;
+  // a clock 1 s before a minute boundary, running at real speed
+  const window = 29_000_000;
+  const base = (window + 1) * 60_000 - 1000;
+  const realStart = Date.now();
+  const now = (): number => base + (Date.now() - realStart);
+  const windowOf = (t: number): number => Math.floor(t / 60_000);
+  const a = new RedisRateLimiter(redis, key, 3, now);
+  const b = new RedisRateLimiter(redis, key, 3, now);
+
+  const got: { who: string; window: number }[] = [];
+  const take = async (who: string, l: RedisRateLimiter): Promise<void> => {
+    await l.acquire();
+    got.push({ who, window: windowOf(now()) });
+  };
+  await take('a', a);
+  await take('b', b);
+  await take('a', a);
+  assert.deepEqual(
+    got.map((g) => g.window),
+    [window, window, window],
+    'the first three within the window',
+  );
+  assert.equal(await redis.get(`${key}:${window}`), '3');
+
+  // the fourth, from either limiter, is over the shared limit: it waits for the next window
+  const fourth = Date.now();
+  await take('b', b);
+  const waited = Date.now() - fourth;
+  assert.equal(got[3]?.window, window + 1, 'acquired in the next window');
+  assert.ok(waited >= 700, `waited for the window edge (${waited} ms)`);
+  assert.equal(await redis.get(`${key}:${window}`), '4', 'its refused try was counted in the old window');
+  assert.equal(await redis.get(`${key}:${window + 1}`), '1');
+  const ttl = await redis.ttl(`${key}:${window + 1}`);
+  assert.ok(ttl > 0 && ttl <= 120, 'window counters expire');
+
+  // the new window has room for two more at once
+  const t = Date.now();
+  await take('a', a);
+  await take('b', b);
+  assert.ok(Date.now() - t < 250);
+  assert.equal(await redis.get(`${key}:${window + 1}`), '3');
+});
+
+test('RedisRateLimiter: a limiter whose clock jumps a minute ahead is let through; an aborted wait rejects', async () => {
+  const redis = createRedis(await testRedisUrl());
+  cleanup(() => redis.disconnect());
+  const key = `t${randomBytes(5).toString('hex')}:ratelimit:gti`;
+  let t = 31_000_000 * 60_000 + 10_000; // 10 s into a window
+  const limiter = new RedisRateLimiter(redis, key, 2, () => t);
+  await limiter.acquire();
+  await limiter.acquire();
+  // over the limit with 50 s to go: the wait is abortable
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 50);
+  const started = Date.now();
+  await assert.rejects(limiter.acquire(ac.signal), { name: 'AbortError' });
+  assert.ok(Date.now() - started < 5000);
+  // the clock jumps into the next window: two more at once
+  t += 60_000;
+  await limiter.acquire();
+  await limiter.acquire();
+  assert.equal(await redis.get(`${key}:${31_000_000}`), '3');
+  assert.equal(await redis.get(`${key}:${31_000_001}`), '2');
+});
+
+test('GtiClient.openLink sends x-apikey under the API base only: never to a foreign link, never to a redirect target', async () => {
+  const file = makeFakeFile('openlink', { behaviours: 1, artefactBytes: 3000 });
+  const id = String(file.behaviours[0]?.id);
+  const pcap = file.artefacts?.[id]?.pcap as Buffer;
+  const fake = await startFakeGti({ apiKey: KEY, files: [file] });
+  cleanup(() => fake.close());
+  const calls: string[] = [];
+  const client = new GtiClient({
+    baseUrl: fake.baseUrl,
+    apiKey: KEY,
+    timeoutMs: 5000,
+    onCall: async (c) => void calls.push(`${c.method} ${c.path} ${c.status}`),
+  });
+  const read = async (link: string): Promise<Buffer> => {
+    const opened = await client.openLink(link);
+    assert.ok(opened, `${link} opened`);
+    const parts: Buffer[] = [];
+    for await (const c of opened.body) parts.push(c);
+    assert.equal(opened.bytes, pcap.length);
+    return Buffer.concat(parts);
+  };
+
+  // a link on another host (here: outside the API base): fetched directly, without the key
+  const foreign = fake.feedLink(id, 'pcap', { foreignHost: true });
+  assert.equal(client.pathOf(foreign), null);
+  assert.ok(Buffer.from(await read(foreign)).equals(pcap));
+  assert.deepEqual(
+    fake.requests.map((r) => [r.path.split('/').slice(0, 3).join('/'), r.hadKey, r.status]),
+    [['/download/artefact', false, 200]],
+  );
+  assert.deepEqual(calls, [], 'a foreign link is no API call');
+
+  // a link under the API base: the key goes with it, not with the redirect to the storage host
+  const feed = fake.feedLink(id, 'pcap');
+  const path = client.pathOf(feed) as string;
+  assert.match(path, /^\/feeds\/file_behaviours\/[^/]+\/pcap$/);
+  assert.ok(Buffer.from(await read(feed)).equals(pcap));
+  const [api, download] = fake.requests.slice(1);
+  assert.deepEqual([api?.path, api?.hadKey, api?.status], [`/api/v3${path}`, true, 302]);
+  assert.deepEqual([download?.path.startsWith('/download/artefact/'), download?.hadKey, download?.status], [true, false, 200]);
+  assert.deepEqual(calls, [`GET ${path} 302`]);
+  assert.equal(fake.requests.length, 3);
+
+  // look-alikes of the base are foreign; a path is under it
+  assert.equal(client.pathOf(`${fake.origin}/api/v3x/feeds/file_behaviours/t/pcap`), null);
+  assert.equal(client.pathOf(`${fake.baseUrl.replace('127.0.0.1', 'localhost')}/feeds/x`), null);
+  assert.equal(client.pathOf(`https://127.0.0.1.evil.example/api/v3/feeds/x`), null);
+  assert.equal(client.pathOf(`${fake.baseUrl}/feeds/x?token=1`), '/feeds/x?token=1');
+  assert.equal(client.pathOf('/file_behaviours/x/pcap'), '/file_behaviours/x/pcap');
+
+  // a foreign link the storage host refuses: GTI_FORBIDDEN, without the link's token in the message
+  await assert.rejects(client.openLink(`${fake.origin}/download/artefact/${encodeURIComponent(id)}/pcap?token=secret-token`), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'GTI_FORBIDDEN');
+    assert.ok(!err.message.includes('secret-token'));
+    return true;
+  });
+  assert.equal(fake.requests.at(-1)?.hadKey, false);
+  assert.ok(fake.requests.every((r) => r.hadKey === r.path.startsWith('/api/v3/')));
+});

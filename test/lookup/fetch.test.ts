@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { test } from 'vitest';
+import { fetchBehaviour } from '../../src/lookup/index.js';
+import { createRedis } from '../../src/queue/index.js';
+import { QuotaLedger } from '../../src/quota/index.js';
+import { openStore } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
+
+const KEY = 'fetch-key-09bc';
+
+test('fetch stores one behaviour (its id has a space, sent encoded) with its file and attack_techniques relationships, 1 unit per request', async () => {
+  const f = makeFakeFile('fetch-a', { sandboxes: ['VirusTotal Jujubox', 'Zenbox'] });
+  const fake = await startFakeGti({ apiKey: KEY, files: [f] });
+  cleanup(() => fake.close());
+  const dir = tempDir();
+  const config = await testConfig(dir, {
+    gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 },
+    lookup: { pageSize: 1 },
+  });
+  const redis = createRedis(config.redisUrl as string);
+  cleanup(() => redis.disconnect());
+  const store = openStore(config.store, config);
+  cleanup(() => store.close());
+  const id = String(f.behaviours[0]?.id);
+  assert.match(id, /_VirusTotal Jujubox$/);
+
+  const r = await fetchBehaviour({ config, redis, store, id, relationships: true, run: 'f1' });
+  assert.equal(r.status, 'stored');
+  assert.equal(r.id, id);
+  const techniques = r.relationships.attack_techniques ?? 0;
+  assert.ok(techniques >= 1);
+  assert.equal(r.relationships.file, 1);
+  // the single report, the file, and one page per technique (limit 1)
+  assert.equal(r.apiUnits, 2 + techniques);
+  const paths = fake.requests.map((x) => x.path);
+  assert.equal(paths[0], `/api/v3/file_behaviours/${encodeURIComponent(id)}`);
+  assert.ok(paths.every((p) => !p.includes(' ')));
+  const doc = await store.sink.get(id);
+  assert.ok(doc);
+  const rel = doc.relationships as { file: { data: { id: string } }; attack_techniques: { data: { id: string }[] } };
+  assert.equal(rel.file.data.id, f.sha256);
+  assert.equal(rel.attack_techniques.data.length, techniques);
+  assert.ok(rel.attack_techniques.data.every((t) => /^T\d{4}/.test(t.id)));
+  const ledger = new QuotaLedger(redis, config.queuePrefix);
+  const ops = (await ledger.usage({ period: 'day', user: 'analyst' }))[0]?.operations ?? {};
+  const calls = Object.values(ops).reduce((n, o) => n + o.calls, 0);
+  const units = Object.values(ops).reduce((n, o) => n + (o.units.api_requests ?? 0), 0);
+  assert.deepEqual([calls, units], [fake.requests.length, fake.requests.length]);
+
+  // fetched again: the same version is rewritten (idempotent), the store still holds one document
+  const again = await fetchBehaviour({ config, redis, store, id, run: 'f2' });
+  assert.equal(again.status, 'stored');
+  assert.equal(await store.sink.count(), 1);
+});
+
+test('sandtrail fetch: --dry-run calls nothing; an unknown behaviour is a clear error naming the id; a bad id is a usage error', async () => {
+  const f = makeFakeFile('fetch-cli');
+  const fake = await startFakeGti({ apiKey: KEY, files: [f] });
+  cleanup(() => fake.close());
+  const dir = tempDir();
+  const config = await testConfig(dir);
+  const env = {
+    REDIS_URL: config.redisUrl as string,
+    SANDTRAIL_QUEUE_PREFIX: config.queuePrefix,
+    SANDTRAIL_STORE: config.store,
+    GTI_APIKEY: KEY,
+    GTI_BASE_URL: fake.baseUrl,
+  };
+  const id = String(f.behaviours[1]?.id);
+  const dry = await runCli(['fetch', id, '--relationships', '--dry-run'], { env });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /estimated API units: 3/);
+  assert.equal(fake.requests.length, 0);
+  const ok = await runCli(['fetch', id, '--json'], { env });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(JSON.parse(ok.stdout), { id, status: 'stored', relationships: {}, artefacts: [], api_units: 1 });
+  const missing = await runCli(['fetch', `${'0'.repeat(64)}_Zenbox`], { env });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /404/);
+  const bad = await runCli(['fetch', 'not-an-id'], { env });
+  assert.equal(bad.code, 2);
+  assert.ok(![ok, missing, bad, dry].some((x) => x.stdout.includes(KEY) || x.stderr.includes(KEY)));
+});
