@@ -72,7 +72,7 @@ export async function fetchArtefact(o: {
   const what = `${d.kind} of ${d.behaviourId}`;
   const opened =
     d.source === 'feed_link' && d.link
-      ? await client.openLink(d.link, o.signal)
+      ? await client.openLink(d.link, o.signal, `/feeds/file_behaviours/{token}/${d.kind}`)
       : await client.openDownload(`/file_behaviours/${encodeURIComponent(d.behaviourId)}/${d.kind}`, o.signal);
   if (!opened) throw new SandtrailError('GTI_NOT_FOUND', `${what}: not found (a feed link expires with its batch)`);
   const blob = await streamToBlob(opened.body, opened.bytes, path, d.maxBytes ?? config.artefacts.maxBytes, what);

@@ -1,4 +1,5 @@
 import { loadConfig, type Config, type ConfigInput } from '../config/index.js';
+import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
 
 /** Options every command accepts (declared once on the root program). */
@@ -31,4 +32,11 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
 /** Writes to stdout honouring backpressure, so piping into `head` or a slow consumer stays bounded. */
 export async function writeOut(text: string): Promise<void> {
   if (!process.stdout.write(text)) await new Promise<void>((r) => process.stdout.once('drain', r));
+}
+
+/** What buildProgram hands to command groups registered elsewhere. */
+export interface ProgramKit {
+  ctxOf(cmd: Command, defaults?: Partial<GlobalOptions>): CliContext;
+  action<A extends unknown[]>(fn: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
+  asLogged(log: CliContext['log'], fn: () => Promise<number>): Promise<number>;
 }

@@ -6,14 +6,7 @@ import { fetchCommand } from './commands/fetch.js';
 import { lookupCommand } from './commands/lookup.js';
 import { privateLookupCommand } from './commands/private.js';
 import { artefactsListCommand } from './commands/query.js';
-import type { CliContext, GlobalOptions } from './context.js';
-
-/** What buildProgram hands to command groups registered elsewhere. */
-export interface ProgramKit {
-  ctxOf(cmd: Command, defaults?: Partial<GlobalOptions>): CliContext;
-  action<A extends unknown[]>(fn: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
-  asLogged(log: CliContext['log'], fn: () => Promise<number>): Promise<number>;
-}
+import type { ProgramKit } from './context.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 

@@ -102,15 +102,23 @@ export class GtiClient {
    * own origin; a link on any other host (a storage host, a feed link elsewhere) is fetched
    * without it, and so is every redirect target.
    */
-  async openLink(link: string, signal?: AbortSignal): Promise<{ body: AsyncIterable<Buffer>; bytes: number | null } | null> {
+  async openLink(
+    link: string,
+    signal?: AbortSignal,
+    /** How a link on another host is named to the hooks (it has no API path of its own). */
+    as = '/feeds/file_behaviours/{token}/link',
+  ): Promise<{ body: AsyncIterable<Buffer>; bytes: number | null } | null> {
     const path = this.pathOf(link);
     if (path !== null) return this.openDownload(path, signal);
+    await this.o.beforeCall?.({ method: 'GET', path: as });
     let res: Response;
     try {
       res = await fetch(link, { redirect: 'follow', signal: signal ?? AbortSignal.timeout(this.o.timeoutMs * 20) });
     } catch (err) {
       throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${(err as Error).message}`);
     }
+    // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
+    await this.o.onCall?.({ method: 'GET', path: as, status: res.status });
     if (res.status === 404) return null;
     if (!res.ok || !res.body)
       throw new SandtrailError(res.status === 403 ? 'GTI_FORBIDDEN' : 'GTI_TRANSIENT', `download of ${redactLink(link)}: ${res.status}`);

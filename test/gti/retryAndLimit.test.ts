@@ -187,10 +187,11 @@ test('GtiClient.openLink sends x-apikey under the API base only: never to a fore
     baseUrl: fake.baseUrl,
     apiKey: KEY,
     timeoutMs: 5000,
+    beforeCall: (c) => void calls.push(`before ${c.method} ${c.path}`),
     onCall: async (c) => void calls.push(`${c.method} ${c.path} ${c.status}`),
   });
-  const read = async (link: string): Promise<Buffer> => {
-    const opened = await client.openLink(link);
+  const read = async (link: string, as?: string): Promise<Buffer> => {
+    const opened = await client.openLink(link, undefined, as);
     assert.ok(opened, `${link} opened`);
     const parts: Buffer[] = [];
     for await (const c of opened.body) parts.push(c);
@@ -202,22 +203,32 @@ test('GtiClient.openLink sends x-apikey under the API base only: never to a fore
   const foreign = fake.feedLink(id, 'pcap', { foreignHost: true });
   assert.equal(client.pathOf(foreign), null);
   assert.ok(Buffer.from(await read(foreign)).equals(pcap));
+  assert.ok(Buffer.from(await read(foreign, '/feeds/file_behaviours/{token}/pcap')).equals(pcap));
   assert.deepEqual(
     fake.requests.map((r) => [r.path.split('/').slice(0, 3).join('/'), r.hadKey, r.status]),
-    [['/download/artefact', false, 200]],
+    [
+      ['/download/artefact', false, 200],
+      ['/download/artefact', false, 200],
+    ],
   );
-  assert.deepEqual(calls, [], 'a foreign link is no API call');
+  // the hooks hear of it under the name given (the link itself, with its token, is never a ledger path)
+  assert.deepEqual(calls.splice(0), [
+    'before GET /feeds/file_behaviours/{token}/link',
+    'GET /feeds/file_behaviours/{token}/link 200',
+    'before GET /feeds/file_behaviours/{token}/pcap',
+    'GET /feeds/file_behaviours/{token}/pcap 200',
+  ]);
 
   // a link under the API base: the key goes with it, not with the redirect to the storage host
   const feed = fake.feedLink(id, 'pcap');
   const path = client.pathOf(feed) as string;
   assert.match(path, /^\/feeds\/file_behaviours\/[^/]+\/pcap$/);
   assert.ok(Buffer.from(await read(feed)).equals(pcap));
-  const [api, download] = fake.requests.slice(1);
+  const [api, download] = fake.requests.slice(2);
   assert.deepEqual([api?.path, api?.hadKey, api?.status], [`/api/v3${path}`, true, 302]);
   assert.deepEqual([download?.path.startsWith('/download/artefact/'), download?.hadKey, download?.status], [true, false, 200]);
-  assert.deepEqual(calls, [`GET ${path} 302`]);
-  assert.equal(fake.requests.length, 3);
+  assert.deepEqual(calls.splice(0), [`before GET ${path}`, `GET ${path} 302`]);
+  assert.equal(fake.requests.length, 4);
 
   // look-alikes of the base are foreign; a path is under it
   assert.equal(client.pathOf(`${fake.origin}/api/v3x/feeds/file_behaviours/t/pcap`), null);

@@ -17,9 +17,17 @@ export function operationLabel(op: Operation): string {
   }
   path = path.split('?')[0] ?? path;
   path = path.replace(/^\/api\/v3(?=\/)/, '');
-  const route = path
-    .split('/')
-    .map((seg) => (ID_SEGMENT.test(decodeURIComponent(seg)) ? '{id}' : seg))
-    .join('/');
+  const segments = path.split('/').map((seg) => (ID_SEGMENT.test(safeDecode(seg)) ? '{id}' : seg));
+  // feed-line links (`/feeds/<feed>/<token>/<kind>`): one label per kind, not per batch token
+  if (segments[1] === 'feeds' && segments.length === 5 && segments[3] !== 'hourly') segments[3] = '{token}';
+  const route = segments.join('/');
   return `${op.method.toUpperCase()} ${route}`;
+}
+
+function safeDecode(seg: string): string {
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
 }

@@ -1,0 +1,93 @@
+import type { Command } from 'commander';
+import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
+import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
+import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
+import type { ProgramKit } from './context.js';
+
+/** The store's and the account's housekeeping: dead letters, quota and ledger, Elasticsearch and Kibana setup. */
+export function registerAdminCommands(program: Command, kit: ProgramKit): void {
+  const { ctxOf, action } = kit;
+  const dlq = program.command('dlq').description('manage the dead-letter store');
+  dlq
+    .command('list')
+    .description('list dead letters (id, code, path, message)')
+    .option('--json', 'one JSON object: {total, offset, limit, truncated, entries}')
+    .option('--limit <n>', 'at most n entries', '1000')
+    .option('--offset <n>', 'skip the first n entries (paging)', '0')
+    .option('--stage <stage>', 'normalize or index')
+    .option('--batch <minute>', 'one batch only')
+    .action(action((o, cmd: Command) => dlqList(o, ctxOf(cmd, { logLevel: 'warn' }))));
+  dlq
+    .command('show')
+    .description('show one dead letter with its raw text')
+    .argument('<id>')
+    .option('--json', 'compact JSON')
+    .action(action((id: string, o: { json?: boolean }, cmd: Command) => dlqShow(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
+  dlq
+    .command('replay')
+    .description('re-run dead letters through the normalizer and store; those that pass are indexed and removed')
+    .argument('[id...]')
+    .option('--all', 'replay every entry')
+    .option('--json', 'JSON result')
+    .action(
+      action((ids: string[], o: { all?: boolean; json?: boolean }, cmd: Command) => dlqReplay(ids, o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
+  dlq
+    .command('purge')
+    .description('delete every dead letter')
+    .option('--json', 'JSON result')
+    .action(action((o: { json?: boolean }, cmd: Command) => dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  const quota = program.command('quota').description('GTI quota policy and allowances');
+  quota
+    .command('replay')
+    .description('apply the quota policy (spec rules 1-15) to a file of JSON-lines operations and print the consumption')
+    .argument('<file>', 'operations, one JSON object per line')
+    .option('--json', 'print {"users":{...},"groups":{...}}')
+    .action(action((file: string, o: { json?: boolean }) => quotaReplayCommand(file, o)));
+  quota
+    .command('check')
+    .description("read the service's allowed/used quotas (/users/{id}/overall_quotas, 0 units by rule 2) beside the ledger's figures")
+    .option('--user <id>', 'GTI user id (env SANDTRAIL_GTI_USER)')
+    .option('--json', 'JSON output')
+    .action(action((o: { user?: string; json?: boolean }, cmd: Command) => quotaCheckCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  program
+    .command('ledger')
+    .description('units and call counts per quota kind and per operation recorded for upstream calls (needs REDIS_URL)')
+    .option('--user <id>', 'one user')
+    .option('--group <id>', 'one group')
+    .option('--period <period>', 'minute, day or month (UTC)', 'day')
+    .option('--at <iso>', 'a time inside the bucket to show (default now)')
+    .option('--json', 'JSON array of usage rows')
+    .action(
+      action((o: { user?: string; group?: string; period?: string; at?: string; json?: boolean }, cmd: Command) =>
+        ledgerCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
+
+  const es = program.command('es').description('Elasticsearch index management');
+  es.command('setup')
+    .description('create or update the component and index templates, the write alias and the bookkeeping indices (idempotent)')
+    .option('--dry-run', 'print the requests (Dev Tools console syntax) instead of sending them; needs no cluster')
+    .option('--json', 'JSON output (with --dry-run: the request plan as a JSON array)')
+    .action(action((o: { dryRun?: boolean; json?: boolean }, cmd: Command) => esSetupCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+
+  const kibana = program.command('kibana').description('Kibana saved objects for hunters');
+  kibana
+    .command('import')
+    .description('import the data views (pivot fields link to pivot searches), saved searches and hunting dashboard')
+    .option('--url <url>', 'Kibana base URL (env KIBANA_URL)')
+    .option(
+      '--file <ndjson>',
+      'saved objects file (default: the shipped kibana/sandtrail.ndjson, or generated for a non-default index prefix)',
+    )
+    .option('--space <id>', 'Kibana space (env SANDTRAIL_KIBANA_SPACE; default space when absent)')
+    .option('--dry-run', 'print the NDJSON that would be imported and send nothing')
+    .option('--json', 'print the import result as JSON')
+    .action(
+      action((o: { url?: string; file?: string; space?: string; dryRun?: boolean; json?: boolean }, cmd: Command) =>
+        kibanaImportCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
+}
