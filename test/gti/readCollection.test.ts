@@ -86,7 +86,9 @@ test('items are yielded one by one from a body fed in 7-byte chunks, with the cu
 });
 
 test('data as a single object is one item; {data: []} is none; meta and links may come first or be absent', async () => {
-  const one = await readAll(chunked(JSON.stringify({ links: { self: 'u' }, data: { type: 'private_file', id: 'f', attributes: { size: 3 } } }), 5));
+  const one = await readAll(
+    chunked(JSON.stringify({ links: { self: 'u' }, data: { type: 'private_file', id: 'f', attributes: { size: 3 } } }), 5),
+  );
   assert.deepEqual(one.items, [{ type: 'private_file', id: 'f', attributes: { size: 3 } }]);
   assert.deepEqual(one.info, { cursor: null, next: null, count: null, items: 1 });
 
@@ -106,12 +108,16 @@ test('data as a single object is one item; {data: []} is none; meta and links ma
 test('not JSON, a body cut mid-item, an answer without data, or not an object: GTI_BAD_RESPONSE', async () => {
   await rejectsWith(chunked('<html><body>502 Bad Gateway</body></html>', 7), 'GTI_BAD_RESPONSE', /invalid JSON|not a JSON object/);
   await rejectsWith(chunked('[{"id": 1}]', 7), 'GTI_BAD_RESPONSE', /not a JSON object/);
-  const full = JSON.stringify({ data: [{ id: 'a', attributes: { x: 'y' } }, { id: 'b', attributes: { x: 'zzzzzz' } }] });
+  const full = JSON.stringify({
+    data: [
+      { id: 'a', attributes: { x: 'y' } },
+      { id: 'b', attributes: { x: 'zzzzzz' } },
+    ],
+  });
   await rejectsWith(chunked(full.slice(0, full.indexOf('zzz')), 7), 'GTI_BAD_RESPONSE');
   await rejectsWith(chunked(full.slice(0, -1), 7), 'GTI_BAD_RESPONSE');
   await rejectsWith(chunked('{"meta": {"cursor": "c"}, "links": {}}', 7), 'GTI_BAD_RESPONSE', /no "data"/);
   await rejectsWith(chunked('', 7), 'GTI_BAD_RESPONSE');
-
 });
 
 test('an error of the body itself is passed through unchanged (a cut connection stays GTI_NETWORK, retryable)', async () => {

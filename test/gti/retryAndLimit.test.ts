@@ -238,11 +238,14 @@ test('GtiClient.openLink sends x-apikey under the API base only: never to a fore
   assert.equal(client.pathOf('/file_behaviours/x/pcap'), '/file_behaviours/x/pcap');
 
   // a foreign link the storage host refuses: GTI_FORBIDDEN, without the link's token in the message
-  await assert.rejects(client.openLink(`${fake.origin}/download/artefact/${encodeURIComponent(id)}/pcap?token=secret-token`), (err: Error & { code?: string }) => {
-    assert.equal(err.code, 'GTI_FORBIDDEN');
-    assert.ok(!err.message.includes('secret-token'));
-    return true;
-  });
+  await assert.rejects(
+    client.openLink(`${fake.origin}/download/artefact/${encodeURIComponent(id)}/pcap?token=secret-token`),
+    (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'GTI_FORBIDDEN');
+      assert.ok(!err.message.includes('secret-token'));
+      return true;
+    },
+  );
   assert.equal(fake.requests.at(-1)?.hadKey, false);
   assert.ok(fake.requests.every((r) => r.hadKey === r.path.startsWith('/api/v3/')));
 });
