@@ -24,7 +24,7 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  const log = createLogger(config.logLevel, { worker: entry });
+  const log = createLogger(config.logLevel, { worker: entry }, { format: config.logFormat });
   try {
     const { kind, extras } = ENTRIES[entry];
     // a forced stop (second signal) exits non-zero, a drained one zero

@@ -12,7 +12,7 @@ try {
   process.exitCode = 1;
 }
 if (config) {
-  const log = createLogger(config.logLevel, { worker: 'scheduler' });
+  const log = createLogger(config.logLevel, { worker: 'scheduler' }, { format: config.logFormat });
   try {
     const start = process.env.SANDTRAIL_START ? parseCursor(process.env.SANDTRAIL_START) : undefined;
     const forced = await runSchedulerProcess(config, log, { sourceSpec: process.env.SANDTRAIL_SOURCE ?? 'api', start });

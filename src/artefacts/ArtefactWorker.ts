@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, messageOf, SandtrailError } from '../errors/index.js';
 import { meteredClient, RunBudget } from '../lookup/index.js';
+import { record } from '../metrics/index.js';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { QueueWorker, type StageWorkerOptions } from '../queue/index.js';
@@ -37,9 +38,11 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
         signal,
       });
       if (!r.skipped) log.info({ size: r.size }, 'artefact stored');
+      record({ m: 'artefact', kind: job.data.kind, outcome: r.skipped ? 'skipped' : 'stored', bytes: r.skipped ? 0 : r.size });
       return r;
     } catch (err) {
       const code = errorCode(err);
+      record({ m: 'artefact', kind: job.data.kind, outcome: code ?? 'error', bytes: 0 });
       if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
       log.warn({ code, attempt: job.attemptsMade + 1, err: messageOf(err) }, 'artefact download failed');
       if (!isRetryable(err)) throw new UnrecoverableError(`${code ?? 'ERROR'}: ${messageOf(err)}`);

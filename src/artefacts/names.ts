@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ArtefactKind } from './kinds.js';
 
 /** The queue of artefact downloads: one job per (report version, kind), apart from indexing. */
-export const ARTEFACT_QUEUE = 'artefacts';
+export { ARTEFACT_QUEUE } from '../queue/index.js';
 
 /** One download. Never credentials: a feed link carries the batch's own token, not the API key. */
 export interface ArtefactJobData {

@@ -11,6 +11,7 @@ export interface GlobalOptions {
   sink?: string;
   queuePrefix?: string;
   logLevel?: string;
+  logFormat?: string;
 }
 
 export interface CliContext {
@@ -25,8 +26,10 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   if (g.store ?? g.sink) flags.store = g.store ?? g.sink;
   if (g.queuePrefix) flags.queuePrefix = g.queuePrefix;
   if (g.logLevel) flags.logLevel = g.logLevel as ConfigInput['logLevel'];
+  // an unknown format is refused by the schema (CONFIG_INVALID, exit 2), like a bad level
+  if (g.logFormat) flags.logFormat = g.logFormat as ConfigInput['logFormat'];
   const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG });
-  return { config, log: createLogger(config.logLevel) };
+  return { config, log: createLogger(config.logLevel, {}, { format: config.logFormat }) };
 }
 
 /** Writes to stdout honouring backpressure, so piping into `head` or a slow consumer stays bounded. */

@@ -80,6 +80,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--sink <spec>', 'former name of --store, still accepted')
     .option('--queue-prefix <prefix>', 'BullMQ key prefix, to run several pipelines on one Redis')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+    .option('--log-format <format>', 'json|pretty|ecs (env SANDTRAIL_LOG_FORMAT)')
     .addHelpText('after', ENV_HELP)
     .showHelpAfterError()
     .exitOverride();

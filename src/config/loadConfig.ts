@@ -4,11 +4,13 @@ import { configSchema, type Config, type ConfigInput } from './schema.js';
 
 type Dict = Record<string, unknown>;
 
+const BOOLEAN: Readonly<Record<string, boolean>> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
+
 /** One environment variable per setting: `SANDTRAIL_` + the dotted path in SCREAMING_SNAKE. */
 export interface EnvSetting {
   env: string;
   path: string[];
-  kind: 'string' | 'number';
+  kind: 'string' | 'number' | 'boolean';
   /** What the setting means (the schema's description). */
   description: string;
 }
@@ -30,7 +32,7 @@ export function envSettings(): EnvSetting[] {
         out.push({
           env: `SANDTRAIL_${p.map(snake).join('_')}`,
           path: p,
-          kind: typeName === 'ZodNumber' ? 'number' : 'string',
+          kind: typeName === 'ZodNumber' ? 'number' : typeName === 'ZodBoolean' ? 'boolean' : 'string',
           description,
         });
       }
@@ -108,9 +110,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   for (const s of envSettings()) {
     const raw = env[s.env];
     if (raw === undefined || raw === '') continue;
-    const value = s.kind === 'number' ? Number(raw) : raw;
+    const value = s.kind === 'number' ? Number(raw) : s.kind === 'boolean' ? BOOLEAN[raw.toLowerCase()] : raw;
     if (s.kind === 'number' && !Number.isFinite(value)) {
       throw new SandtrailError('CONFIG_INVALID', `${s.env} must be a number, got "${raw}"`);
+    }
+    if (s.kind === 'boolean' && value === undefined) {
+      throw new SandtrailError('CONFIG_INVALID', `${s.env} must be true or false, got "${raw}"`);
     }
     setPath(out, s.path, value);
   }

@@ -149,6 +149,31 @@ const artefactsSchema = z
   })
   .strict();
 
+/** The operations HTTP server of long-running processes: metrics, health, the queue dashboard. */
+const httpSchema = z
+  .object({
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .optional()
+      .describe('Port of /metrics, /healthz, /readyz and /queues in long-running processes; unset: no HTTP server. 0: any free port.'),
+    host: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe('Address to bind; beyond loopback the server refuses to start without http.token or http.username/http.password.'),
+    token: z.string().min(16).optional().describe('Bearer token every route but /healthz requires (never logged).'),
+    username: z.string().min(1).optional().describe('Basic-auth user instead of a token.'),
+    password: z.string().min(8).optional().describe('Basic-auth password (never logged).'),
+    dashboardWritable: z
+      .boolean()
+      .default(false)
+      .describe('Let the /queues dashboard retry, promote and remove jobs; read-only by default.'),
+  })
+  .strict();
+
 /** Live mode: when minutes are asked for. */
 const liveSchema = z
   .object({
@@ -259,12 +284,19 @@ export const configSchema = z
     logLevel: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info')
-      .describe('pino level; logs are JSON on stderr.'),
+      .describe('pino level; logs go to stderr in logFormat.'),
+    logFormat: z
+      .enum(['json', 'pretty', 'ecs'])
+      .default('json')
+      .describe(
+        'Log lines on stderr: json (one pino JSON object per line), pretty (one readable line, coloured on a terminal) or ecs (Elastic Common Schema JSON, our own fields under sandtrail.*).',
+      ),
     feed: feedSchema.default({}),
     index: indexSchema.default({}),
     worker: workerSchema.default({}),
     gti: gtiSchema.default({}),
     lookup: lookupSchema.default({}),
+    http: httpSchema.default({}),
     artefacts: artefactsSchema.default({}),
     live: liveSchema.default({}),
     elasticsearch: elasticsearchSchema.default({}),

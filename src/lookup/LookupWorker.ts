@@ -2,6 +2,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
 import { callWithRetry, readCollection, type PageInfo } from '../gti/index.js';
+import { record } from '../metrics/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import { ChunkEmitter, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import { metaOf, type DeadLetterInput, type SinkDoc } from '../store/index.js';
@@ -58,7 +59,7 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
       await this.emitter.emit(batch, r.chunks, out, signal);
       r.chunks += 1;
     };
-    const record = (status: 'ok' | 'empty' | 'missing' | 'failed', error: string | null): Promise<void> =>
+    const recordOutcome = (status: 'ok' | 'empty' | 'missing' | 'failed', error: string | null): Promise<void> =>
       store.batches.record({
         batch,
         source: 'lookup',
@@ -115,13 +116,15 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
         r.reports = base + page.items;
         r.accepted += page.accepted;
         r.rejected += page.dead.length;
+        record({ m: 'received', stage: 'lookup', n: page.items });
+        for (const d of page.dead) record({ m: 'rejected', stage: 'lookup', code: d.code, n: 1 });
         if (page.dead.length) await store.dlq.put(page.dead);
         cursor = page.cursor;
       } while (cursor !== null);
       await flush();
       r.apiUnits = spent();
       r.outcome = r.reports === 0 ? 'no_behaviours' : 'ok';
-      await record(r.reports === 0 ? 'empty' : 'ok', null);
+      await recordOutcome(r.reports === 0 ? 'empty' : 'ok', null);
       log.info({ reports: r.reports, accepted: r.accepted, rejected: r.rejected, pages: r.pages }, 'lookup done');
       return r;
     } catch (err) {
@@ -129,7 +132,7 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
       const code = errorCode(err);
       if (code === 'GTI_NOT_FOUND') {
         r.outcome = 'not_found';
-        await record('missing', null);
+        await recordOutcome('missing', null);
         return r;
       }
       // refused credentials stop the stage (the runner keeps the job); nothing is recorded
@@ -138,7 +141,7 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
       if (!final) throw err;
       // what was read before the failure is worth keeping (a budget stop mid-file)
       await flush().catch(() => undefined);
-      await record('failed', `${code ?? 'ERROR'}: ${messageOf(err)}`);
+      await recordOutcome('failed', `${code ?? 'ERROR'}: ${messageOf(err)}`);
       log.warn({ code, err: messageOf(err) }, 'lookup failed');
       throw new UnrecoverableError(`${code ?? 'ERROR'}: ${messageOf(err)}`);
     }

@@ -1,7 +1,7 @@
 import type { ArtefactChoice } from '../queue/index.js';
 
 /** The queue of hash lookups: one job per file hash. */
-export const LOOKUP_QUEUE = 'lookup';
+export { LOOKUP_QUEUE } from '../queue/index.js';
 
 /** Deterministic: a hash enqueued twice (a re-run, a second operator) is one job. */
 export const lookupJobId = (hash: string): string => `lookup-${hash}`;

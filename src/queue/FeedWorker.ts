@@ -7,6 +7,7 @@ import { createSource, processBatch, processHour, type FeedSource } from '../fee
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import type { DeadLetterInput, SinkDoc, Store } from '../store/index.js';
+import { record } from '../metrics/index.js';
 import { ChunkEmitter } from './ChunkEmitter.js';
 import { StageRunner } from './StageRunner.js';
 import type { Queues } from './createQueues.js';
@@ -99,7 +100,10 @@ export class FeedWorker {
         chunkMaxBytes: config.index.chunkMaxBytes,
         signal,
         log,
-        deadLetter: (entries: DeadLetterInput[]) => store.dlq.put(entries),
+        deadLetter: (entries: DeadLetterInput[]) => {
+          for (const e of entries) record({ m: 'rejected', stage: 'feed', code: e.code, n: 1 });
+          return store.dlq.put(entries);
+        },
         onDoc: job.data.artefacts?.kinds.length && this.o.onFeedDoc ? this.feedDocHook(job.data) : undefined,
       };
       if (job.data.hour) {
@@ -109,7 +113,10 @@ export class FeedWorker {
           hour: job.data.hour,
           decoder: config.feed.decoder,
           emitChunk: (minute, n, docs) => this.emit(minute, n, docs, signal),
-          record: (outcome) => store.batches.record({ ...outcome, error: null }),
+          record: (outcome) => {
+            countBatch(outcome);
+            return store.batches.record({ ...outcome, error: null });
+          },
         });
         if (!hour) {
           // packages lag about two hours behind the minutes: a missing one is asked again later
@@ -143,6 +150,7 @@ export class FeedWorker {
           return await this.defer(job, token, config.feed.missingRetryDelayMs, log, `not found (${seen}/${config.feed.missingRetries})`);
         }
       }
+      countBatch(outcome);
       await store.batches.record({ ...outcome, error: null });
       if (outcome.status === 'missing') await this.checkMissingRun(batch, log);
       log.info(
@@ -164,6 +172,7 @@ export class FeedWorker {
       const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (final) {
         // Recorded before the job settles so anyone waiting on the job sees the log entry.
+        record({ m: 'batch', outcome: 'failed' });
         await store.batches.record({
           batch,
           source: spec,
@@ -216,4 +225,11 @@ export class FeedWorker {
       log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
     }
   }
+}
+
+/** A finished batch's figures on the process's metrics. */
+function countBatch(o: { status: string; lines: number; bytesDecoded: number }): void {
+  record({ m: 'batch', outcome: o.status });
+  if (o.lines) record({ m: 'received', stage: 'feed', n: o.lines });
+  if (o.bytesDecoded) record({ m: 'decoded', n: o.bytesDecoded });
 }

@@ -2,11 +2,16 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/index.js';
 import { SandtrailError, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
+import { applyMetrics, type MetricEvent } from '../metrics/index.js';
 
 /** Parent → thread. */
 export type ThreadMessage = { type: 'stop'; force: boolean };
 /** Thread → parent. */
-export type ThreadReply = { type: 'started' } | { type: 'stopped' } | { type: 'fatal'; code: string | null; message: string };
+export type ThreadReply =
+  | { type: 'started' }
+  | { type: 'stopped' }
+  | { type: 'fatal'; code: string | null; message: string }
+  | { type: 'metrics'; events: MetricEvent[] };
 
 export interface IndexThreadOptions {
   redisUrl: string;
@@ -50,6 +55,7 @@ export class IndexThread {
     this.thread = thread;
     this.exited = new Promise((resolve) => thread.once('exit', () => resolve()));
     thread.on('message', (m: ThreadReply) => {
+      if (m.type === 'metrics') applyMetrics(m.events);
       if (m.type === 'fatal') {
         this.o.onFatal?.(new SandtrailError((m.code ?? 'SINK_UNAVAILABLE') as ErrorCode, m.message));
       }

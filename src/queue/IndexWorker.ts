@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import { decodeChunk } from './chunkCodec.js';
+import { record } from '../metrics/index.js';
 import { QueueWorker } from './QueueWorker.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
@@ -42,7 +43,9 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
       // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
+      const started = performance.now();
       const results = await store.sink.upsert(pending);
+      record({ m: 'storeWrite', backend: store.sink.kind, seconds: (performance.now() - started) / 1000 });
       const retry: SinkDoc[] = [];
       results.forEach((r, i) => {
         const doc = pending[i] as SinkDoc;
@@ -67,6 +70,9 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
       pending = [];
     }
     result.rejected = dead.length;
+    if (result.indexed) record({ m: 'indexed', stage: 'index', n: result.indexed });
+    if (result.stale) record({ m: 'stale', n: result.stale });
+    for (const d of dead) record({ m: 'rejected', stage: 'index', code: d.code, n: 1 });
     await store.dlq.put(dead);
     result.deadLettered = dead.length;
     if (dead.length) log.warn({ deadLettered: dead.length }, 'items dead-lettered');

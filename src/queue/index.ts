@@ -1,4 +1,4 @@
-export { FEED_QUEUE, INDEX_QUEUE, feedJobId, indexJobId } from './names.js';
+export { FEED_QUEUE, INDEX_QUEUE, LOOKUP_QUEUE, ARTEFACT_QUEUE, PIPELINE_QUEUES, feedJobId, indexJobId } from './names.js';
 export type { FeedJobData, IndexJobData, FeedJobResult, IndexJobResult, ArtefactChoice } from './names.js';
 export { encodeChunk, decodeChunk } from './chunkCodec.js';
 export { createRedis, checkRedis, redactUrl } from './connection.js';
@@ -17,6 +17,8 @@ export { parseCursor, formatCursor } from './cursor.js';
 export type { FeedCursor } from './cursor.js';
 export { runSchedulerProcess } from './runSchedulerProcess.js';
 export { superviseWorkers, closeQueues } from './superviseWorkers.js';
+export { startProcessOps } from './processOps.js';
+export type { ProcessOps } from './processOps.js';
 export type { StageKind, StageWorker, SuperviseOptions, SuperviseOutcome } from './superviseWorkers.js';
 export { ChunkEmitter } from './ChunkEmitter.js';
 export { StageRunner } from './StageRunner.js';

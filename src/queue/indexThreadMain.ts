@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import { createLogger } from '../log/index.js';
+import { flushMetrics, forwardMetrics } from '../metrics/index.js';
 import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
 import { IndexWorker } from './IndexWorker.js';
@@ -17,7 +18,9 @@ const port = parentPort;
 if (!port) throw new Error('indexThread runs only as a worker thread');
 const reply = (m: ThreadReply): void => port.postMessage(m);
 
-const log = createLogger(config.logLevel, { ...bindings, thread: 'index' });
+// the parent serves /metrics: the stage's measurements go there
+forwardMetrics((events) => port.postMessage({ type: 'metrics', events } satisfies ThreadReply));
+const log = createLogger(config.logLevel, { ...bindings, thread: 'index' }, { format: config.logFormat });
 const store = openStore(config.store, config);
 const queues = createQueues(redisUrl, config, log);
 const worker = new IndexWorker({
@@ -37,6 +40,7 @@ port.on('message', (m: ThreadMessage) => {
     await worker.stop(m.force).catch((err: unknown) => log.warn({ err: messageOf(err) }, 'index stage stop failed'));
     await queues.close();
     await store.close();
+    flushMetrics();
     reply({ type: 'stopped' });
   })();
 });

@@ -2,6 +2,11 @@ import type { MinuteId } from '../minute/index.js';
 
 export const FEED_QUEUE = 'feed';
 export const INDEX_QUEUE = 'index';
+/** Hash lookups (src/lookup) and artefact downloads (src/artefacts) have queues of their own. */
+export const LOOKUP_QUEUE = 'lookup';
+export const ARTEFACT_QUEUE = 'artefacts';
+/** Every queue of a pipeline, as the dashboard and the queue gauges list them. */
+export const PIPELINE_QUEUES = [FEED_QUEUE, INDEX_QUEUE, LOOKUP_QUEUE, ARTEFACT_QUEUE] as const;
 
 /** Which artefacts to download for the reports a job reads (`--artefacts`, `--artefact-filter`, `--artefact-max-bytes`). */
 export interface ArtefactChoice {

@@ -6,6 +6,7 @@ import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
 import type { ArtefactChoice } from './names.js';
+import { startProcessOps } from './processOps.js';
 import { Scheduler } from './Scheduler.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
@@ -33,8 +34,23 @@ export async function runSchedulerProcess(
     start: o.start,
     artefacts: o.artefacts,
   });
-  log.info({ source: o.sourceSpec, lagMinutes: config.live.lagMinutes }, 'scheduler started');
-  const out = await superviseWorkers({ redisUrl: config.redisUrl, config, store, queues, log, stages: [], scheduler });
+  const ops = await startProcessOps({ config, log, store, queues }).catch(async (err: unknown) => {
+    await closeQueues(queues, log);
+    await store.close();
+    throw err;
+  });
+  log.info({ source: o.sourceSpec, lagMinutes: config.live.lagMinutes, http: ops.url ?? null }, 'scheduler started');
+  const out = await superviseWorkers({
+    redisUrl: config.redisUrl,
+    config,
+    store,
+    queues,
+    log,
+    stages: [],
+    scheduler,
+    onDraining: () => ops.draining(),
+  });
+  await ops.close();
   await closeQueues(queues, log);
   await store.close();
   log.info('scheduler stopped');

@@ -4,6 +4,7 @@ import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
 import { createQueues } from './createQueues.js';
 import type { StageWorkerOptions } from './FeedWorker.js';
+import { startProcessOps, type ProcessOps } from './processOps.js';
 import { closeQueues, superviseWorkers, type StageKind, type StageWorker } from './superviseWorkers.js';
 
 export type WorkerKind = 'feed' | 'index' | 'all' | 'none';
@@ -28,17 +29,30 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const stages: StageKind[] = kind === 'all' ? ['feed', 'index'] : kind === 'none' ? [] : [kind];
-  log.info({ kind, sink: store.spec, prefix: config.queuePrefix }, 'worker started');
+  const started = Date.now();
   const opts = { redisUrl: config.redisUrl, config, store, queues, log };
-  const out = await superviseWorkers({
-    ...opts,
-    stages,
-    producers: (onFatal) => extras.producers?.({ ...opts, onFatal }) ?? [],
-    onFeedDoc: extras.onFeedDoc?.(opts),
-  });
-  await closeQueues(queues, log);
-  await store.close();
-  log.info({ forced: out.forced }, 'worker stopped');
+  let ops: ProcessOps | undefined;
+  let out;
+  try {
+    ops = await startProcessOps({ config, log, store, queues });
+    log.info({ kind, sink: store.spec, prefix: config.queuePrefix, http: ops.url ?? null }, 'worker started');
+    out = await superviseWorkers({
+      ...opts,
+      stages,
+      producers: (onFatal) => extras.producers?.({ ...opts, onFatal }) ?? [],
+      onFeedDoc: extras.onFeedDoc?.(opts),
+      onDraining: () => ops?.draining(),
+    });
+  } finally {
+    // the shutdown reports itself step by step: an operator reading the log sees where it ended
+    log.info({ forced: out?.forced ?? true }, out?.forced === false ? 'workers drained' : 'workers stopped');
+    await ops?.close();
+    await closeQueues(queues, log);
+    log.info('Redis connections closed');
+    await store.close();
+    log.info({ store: store.spec }, 'store closed');
+  }
+  log.info({ forced: out.forced, ms: Date.now() - started }, 'worker stopped');
   if (out.fatal) throw out.fatal;
   return out.forced;
 }

@@ -27,6 +27,8 @@ export interface SuperviseOptions<T> {
    * the feed workers, before the index stage, which must keep taking chunks while they drain.
    */
   producers?: (onFatal: (err: Error) => void) => readonly StageWorker[];
+  /** Told once when the process starts draining (the first stop signal, or refused credentials). */
+  onDraining?: () => void;
   /** The feed workers' per-document hook (see StageWorkerOptions.onFeedDoc). */
   onFeedDoc?: StageWorkerOptions['onFeedDoc'];
   /** Started after the workers, stopped before them. */
@@ -71,7 +73,10 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
   const outcome: SuperviseOutcome<T> = { signalled: false, forced: false };
   let wake: () => void = () => undefined;
   const stopRequested = new Promise<void>((resolve) => (wake = resolve));
+  let drainingTold = false;
   const requestStop = (force: boolean): void => {
+    if (!drainingTold) o.onDraining?.();
+    drainingTold = true;
     if (force) outcome.forced = true;
     abort.abort();
     wake();

@@ -86,7 +86,8 @@ export class RedisServer {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on loopback right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer().once('error', reject);
     s.listen(0, '127.0.0.1', () => {

@@ -1,7 +1,15 @@
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
 import { artefactStage } from '../../artefacts/index.js';
-import { closeQueues, createQueues, runBackfill, superviseWorkers, type ArtefactChoice, type BackfillSummary } from '../../queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  runBackfill,
+  startProcessOps,
+  superviseWorkers,
+  type ArtefactChoice,
+  type BackfillSummary,
+} from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
@@ -69,12 +77,16 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const store = openStore(config.store, config);
   const queues = createQueues(redis.url, config, log);
   let closeStage: (() => Promise<void>) | undefined;
+  let closeOps: (() => Promise<void>) | undefined;
   try {
     const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
     if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
     const progress = createProgressReporter();
     const stage = artefactStage({ redisUrl: redis.url, config, store, queues, log });
     closeStage = stage.close;
+    // with http.port set, a long backfill can be watched like a worker: /metrics, /queues
+    const ops = await startProcessOps({ config, log, store, queues });
+    closeOps = ops.close;
     // first signal: stop waiting, let the active jobs finish, print the summary; second: force
     const out = await superviseWorkers({
       redisUrl: redis.url,
@@ -86,6 +98,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       indexInThread: true,
       producers: (onFatal) => (args.workers === false ? [] : [stage.worker(onFatal)]),
       onFeedDoc: stage.onFeedDoc,
+      onDraining: () => ops.draining(),
       task: async (signal) => {
         const summary = await runBackfill({
           queues,
@@ -108,6 +121,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     const summary = out.result as BackfillSummary;
     return { minutes, summary, sink: store.spec, signalled: out.signalled };
   } finally {
+    await closeOps?.().catch(() => undefined);
     await closeStage?.().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();

@@ -1,6 +1,15 @@
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
-import { closeQueues, createQueues, formatCursor, parseCursor, Scheduler, superviseWorkers } from '../../queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  formatCursor,
+  parseCursor,
+  Scheduler,
+  startProcessOps,
+  superviseWorkers,
+  type ProcessOps,
+} from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore, type BatchLogEntry } from '../../store/index.js';
 import { artefactStage } from '../../artefacts/index.js';
@@ -43,8 +52,10 @@ export async function runCommand(
   // the feed hook always runs (jobs of a fleet scheduler may ask for artefacts); the downloads with it
   const stage = artefactStage(workerOpts);
   let out;
+  let ops: ProcessOps | undefined;
   try {
-    log.info({ source: sourceSpec, sink: store.spec, lagMinutes }, 'live ingestion started');
+    ops = await startProcessOps({ config, log, store, queues });
+    log.info({ source: sourceSpec, sink: store.spec, lagMinutes, http: ops.url ?? null }, 'live ingestion started');
     out = await superviseWorkers({
       redisUrl: redis.url,
       config,
@@ -56,8 +67,10 @@ export async function runCommand(
       indexInThread: true,
       producers: (onFatal) => [stage.worker(onFatal)],
       onFeedDoc: stage.onFeedDoc,
+      onDraining: () => ops?.draining(),
     });
   } finally {
+    await ops?.close();
     await stage.close().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();

@@ -10,6 +10,7 @@ import {
   type PolicyState,
   type QuotaKind,
 } from '../policy/index.js';
+import { record } from '../../metrics/index.js';
 import { operationLabel } from './operationLabel.js';
 
 export type { Period } from '../policy/index.js';
@@ -71,7 +72,11 @@ export class QuotaLedger {
       const nextRaw = JSON.stringify(next);
       if (nextRaw !== (raw ?? JSON.stringify(emptyPolicyState()))) m.set(stateKey, nextRaw);
       const res = await m.exec();
-      if (res !== null) return charge; // null: the state changed under us (another worker): recompute
+      if (res !== null) {
+        record({ m: 'apiCall', operation: operationLabel(op), units: charge.units as Record<string, number> });
+        return charge;
+      }
+      // null: the state changed under us (another worker): recompute
     }
     throw new Error(`quota ledger: too much contention recording for ${op.user}`);
   }

@@ -1,0 +1,119 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { Queue } from 'bullmq';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from '../config/index.js';
+import { messageOf } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { processMetrics } from '../metrics/index.js';
+import type { Store } from '../store/index.js';
+import { assertSafeBinding, authorized } from './checkAccess.js';
+import { sharedStateReader } from './sharedState.js';
+
+/** What /readyz asks; each check rejects (or times out) when not ready. */
+export interface Readiness {
+  redis(): Promise<unknown>;
+  store(): Promise<unknown>;
+  /** True once the process started draining (the first stop signal). */
+  draining(): boolean;
+}
+
+export interface OpsServerOptions {
+  config: Config;
+  log: Logger;
+  store: Store;
+  /** Every queue of the pipeline, for the dashboard and the queue-depth gauges. */
+  queues: readonly Queue[];
+  readiness: Readiness;
+}
+
+export interface OpsServer {
+  /** `http://host:port`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * The HTTP side of a long-running process (Fastify): `/metrics` (Prometheus text, prom-client),
+ * `/healthz` (alive), `/readyz` (Redis and store reachable, not draining; the reason when not),
+ * and the BullMQ dashboard at `/queues` (bull-board, read-only unless http.dashboardWritable).
+ * Every route but /healthz needs the configured token or basic-auth credentials; bound beyond
+ * loopback without any, it refuses to start.
+ */
+export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
+  const { http } = o.config;
+  const creds = { token: http.token, username: http.username, password: http.password };
+  assertSafeBinding(http.host, creds);
+  const app: FastifyInstance = Fastify({ logger: false });
+  const metrics = processMetrics();
+  metrics.readShared(sharedStateReader(o.queues, o.store));
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url === '/healthz') return;
+    if (authorized(req.headers.authorization, creds)) return;
+    const challenge = creds.token ? 'Bearer realm="sandtrail"' : 'Basic realm="sandtrail"';
+    await reply.code(401).header('www-authenticate', challenge).send({ error: 'credentials required' });
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const checks: Record<string, string> = {};
+    const probe = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+      try {
+        await withTimeout(fn(), CHECK_TIMEOUT_MS);
+        checks[name] = 'ok';
+      } catch (err) {
+        checks[name] = messageOf(err);
+      }
+    };
+    await Promise.all([probe('redis', o.readiness.redis), probe('store', o.readiness.store)]);
+    checks.draining = o.readiness.draining() ? 'draining: not taking new jobs' : 'ok';
+    const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
+    const ready = failing.length === 0;
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ ready, checks, ...(ready ? {} : { reason: failing.map(([k, v]) => `${k}: ${v}`).join('; ') }) });
+  });
+  app.get('/metrics', async (_req, reply) => {
+    const text = await metrics.text();
+    return reply.header('content-type', metrics.contentType).send(text);
+  });
+
+  const board = new FastifyAdapter();
+  board.setBasePath('/queues');
+  createBullBoard({
+    queues: o.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !http.dashboardWritable, allowRetries: http.dashboardWritable })),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: `sandtrail (${o.config.queuePrefix})` } },
+  });
+  await app.register(board.registerPlugin() as never, { prefix: '/queues' });
+
+  await app.listen({ port: http.port ?? 0, host: http.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : http.port;
+  const url = `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${port}`;
+  o.log.info(
+    { url, dashboard: `${url}/queues`, auth: creds.token ? 'bearer' : creds.username ? 'basic' : 'none' },
+    'operations server listening',
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    close: () =>
+      (closing ??= (async () => {
+        metrics.readShared(undefined);
+        await app.close();
+      })()),
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

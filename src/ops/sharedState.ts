@@ -1,0 +1,33 @@
+import type { Queue } from 'bullmq';
+import type { SharedStateReader } from '../metrics/index.js';
+import { isMinuteId, minuteToMs } from '../minute/index.js';
+import type { Store } from '../store/index.js';
+
+const STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
+/** Batch-log entries read to find the newest processed minute and the run of missing ones. */
+const RECENT = 1440;
+
+/** Gauges of the shared state, read from the pipeline's queues (Redis) and the store. */
+export function sharedStateReader(queues: readonly Queue[], store: Store): SharedStateReader {
+  return {
+    async queueDepths() {
+      const out: Record<string, Record<string, number>> = {};
+      for (const q of queues) out[q.name] = (await q.getJobCounts(...STATES)) as Record<string, number>;
+      return out;
+    },
+    deadLetters: () => store.dlq.count(),
+    async ingestion() {
+      const done = (await store.batches.recent(RECENT))
+        .filter((e) => isMinuteId(e.batch) && e.status !== 'pending' && e.status !== 'failed')
+        .sort((a, b) => b.batch.localeCompare(a.batch));
+      const newest = done[0];
+      if (!newest) return { lagSeconds: null, missingInARow: 0 };
+      let missingInARow = 0;
+      for (const e of done) {
+        if (e.status !== 'missing') break;
+        missingInARow += 1;
+      }
+      return { lagSeconds: Math.max(0, Math.round((Date.now() - minuteToMs(newest.batch) - 60_000) / 1000)), missingInARow };
+    },
+  };
+}

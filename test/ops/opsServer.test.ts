@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { test } from 'vitest';
+import { ARTEFACT_QUEUE } from '../../src/artefacts/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { startOpsServer } from '../../src/ops/index.js';
+import { createQueues, PIPELINE_QUEUES } from '../../src/queue/index.js';
+import { openStore } from '../../src/store/index.js';
+import { Queue } from 'bullmq';
+import { baseEnv } from '../support/cli.js';
+import { cleanup, tempDir, testConfig, uniquePrefix } from '../support/env.js';
+import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
+import { freePort, RedisServer } from '../support/redisServer.js';
+
+const TOKEN = 'a-long-enough-test-token-7fd2';
+
+async function ops(dir: string, http: Record<string, unknown>) {
+  const config = await testConfig(dir, { http: { port: 0, ...http } });
+  const store = openStore(config.store, config);
+  cleanup(() => store.close());
+  const queues = createQueues(config.redisUrl as string, config);
+  cleanup(() => queues.close());
+  const all = PIPELINE_QUEUES.map((n) =>
+    n === 'feed' ? queues.feed : n === 'index' ? queues.index : new Queue(n, { connection: queues.connection, prefix: config.queuePrefix }),
+  );
+  return startOpsServer({
+    config,
+    log: createLogger('silent'),
+    store,
+    queues: all,
+    readiness: { redis: () => queues.connection.ping(), store: () => store.dlq.count(), draining: () => false },
+  });
+}
+
+test('beyond loopback the server refuses to start without credentials; with them, every route but /healthz needs them', async () => {
+  const dir = tempDir();
+  await assert.rejects(ops(dir, { host: '0.0.0.0' }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'CONFIG_INVALID');
+    assert.match(err.message, /http\.host 0\.0\.0\.0 is reachable beyond this machine: set http\.token/);
+    return true;
+  });
+  const bearer = await ops(dir, { host: '0.0.0.0', token: TOKEN });
+  cleanup(() => bearer.close());
+  const port = new URL(bearer.url).port;
+  const at = (p: string, headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${port}${p}`, { headers });
+  assert.equal((await at('/healthz')).status, 200);
+  for (const p of ['/metrics', '/readyz', '/queues']) {
+    const r = await at(p);
+    assert.equal(r.status, 401, p);
+    assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer/);
+    assert.equal((await at(p, { authorization: 'Bearer wrong-token-wrong-token' })).status, 401, p);
+    assert.equal((await at(p, { authorization: `Bearer ${TOKEN}` })).status, 200, p);
+  }
+  const ready = await (await at('/readyz', { authorization: `Bearer ${TOKEN}` })).json();
+  assert.deepEqual(ready, { ready: true, checks: { redis: 'ok', store: 'ok', draining: 'ok' } });
+
+  const basic = await ops(dir, { username: 'ops', password: 'correct-horse' });
+  cleanup(() => basic.close());
+  const auth = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
+  assert.equal((await fetch(`${basic.url}/metrics`)).status, 401);
+  assert.equal((await fetch(`${basic.url}/metrics`, { headers: auth('ops', 'wrong-horse') })).status, 401);
+  const m = await fetch(`${basic.url}/metrics`, { headers: auth('ops', 'correct-horse') });
+  assert.equal(m.status, 200);
+  assert.match(m.headers.get('content-type') ?? '', /^text\/plain/);
+  assert.match(await m.text(), /^sandtrail_queue_jobs\{queue="artefacts",state="waiting"\} 0$/m);
+});
+
+function startWorker(env: NodeJS.ProcessEnv): { child: ChildProcess; log: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join('workers', 'lookup-worker.ts')], {
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let text = '';
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (text += s));
+  cleanup(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'close');
+    }
+  });
+  return { child, log: () => text };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('/readyz follows Redis down and back, turns not ready as soon as draining starts; the first SIGTERM drains and exits 0, a second forces', async () => {
+  const redis = await RedisServer.start({ aof: false });
+  cleanup(() => redis.stop());
+  const f = makeFakeFile('ops-drain', { artefactBytes: 150_000 });
+  const fake = await startFakeGti({ apiKey: 'ops-key-1', files: [f], faults: { slowBody: { bytesPerSecond: 50_000 } } });
+  cleanup(() => fake.close());
+  const dir = tempDir();
+  const port = await freePort();
+  const prefix = uniquePrefix();
+  const env = {
+    REDIS_URL: redis.url,
+    SANDTRAIL_QUEUE_PREFIX: prefix,
+    SANDTRAIL_STORE: `sqlite:${join(dir, 'store.db')}`,
+    SANDTRAIL_HTTP_PORT: String(port),
+    SANDTRAIL_ARTEFACTS_DIR: join(dir, 'artefacts'),
+    SANDTRAIL_LOG_LEVEL: 'info',
+    GTI_APIKEY: 'ops-key-1',
+    GTI_BASE_URL: fake.baseUrl,
+  };
+  const w = startWorker(env);
+  const readyz = async () => {
+    const r = await fetch(`http://127.0.0.1:${port}/readyz`);
+    return { status: r.status, body: (await r.json()) as { ready: boolean; reason?: string } };
+  };
+  await until('ready', async () => ((await readyz()).status === 200 ? true : undefined), 60_000);
+  await redis.kill();
+  const down = await until('not ready', async () => {
+    const r = await readyz();
+    return r.status === 503 ? r : undefined;
+  });
+  assert.match(down.body.reason ?? '', /^redis: /);
+  await redis.restart();
+  await until('ready again', async () => ((await readyz()).status === 200 ? true : undefined));
+
+  // a download slowed to ~3 s is in hand when the stop comes
+  const q = new Queue(ARTEFACT_QUEUE, { connection: { url: redis.url } as never, prefix });
+  cleanup(() => q.close());
+  const id = String(f.behaviours[0]?.id);
+  await q.add(
+    'pcap',
+    { behaviourId: id, sha256: f.sha256, sandbox: 'VirusTotal Jujubox', kind: 'pcap', source: 'endpoint' },
+    { jobId: 'drain-1' },
+  );
+  await until('the job active', async () => ((await q.getJobCounts('active')).active === 1 ? true : undefined));
+  w.child.kill('SIGTERM');
+  const draining = await until(
+    'draining',
+    async () => {
+      const r = await readyz();
+      return r.status === 503 ? r : undefined;
+    },
+    5000,
+  );
+  assert.match(draining.body.reason ?? '', /draining/);
+  const [code] = (await once(w.child, 'exit')) as [number | null];
+  assert.equal(code, 0);
+  assert.equal((await q.getJobCounts('completed')).completed, 1, 'the job in hand was finished, not dropped');
+  for (const step of ['workers drained', 'Redis connections closed', 'store closed', 'worker stopped'])
+    assert.ok(w.log().includes(`"msg":"${step}"`), step);
+
+  // two signals: the second forces, the exit status says so
+  const again = startWorker(env);
+  await until('ready', async () => ((await readyz()).status === 200 ? true : undefined), 60_000);
+  // the first behaviour has every artefact: its html report has not been fetched yet
+  await q.add(
+    'html',
+    { behaviourId: id, sha256: f.sha256, sandbox: 'VirusTotal Jujubox', kind: 'html', source: 'endpoint' },
+    { jobId: 'drain-2' },
+  );
+  await until('the job active', async () => ((await q.getJobCounts('active')).active === 1 ? true : undefined));
+  again.child.kill('SIGTERM');
+  await until('draining', async () => ((await readyz()).status === 503 ? true : undefined), 5000);
+  again.child.kill('SIGTERM');
+  const [forced] = (await once(again.child, 'exit')) as [number | null];
+  assert.equal(forced, 130);
+});
