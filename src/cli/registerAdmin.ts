@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
+import { doctorCommand } from './commands/doctor.js';
 import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
 import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import type { ProgramKit } from './context.js';
@@ -90,4 +91,10 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
         kibanaImportCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
+
+  program
+    .command('doctor')
+    .description('check the installation (Node, Redis, clock, store, GTI key, bzip2 decoder, disk space) and explain what to fix')
+    .option('--json', 'print {"ok": boolean, "checks": [{id, title, status, detail, fix?}]}')
+    .action(action((o: { json?: boolean }, cmd: Command) => doctorCommand(o, () => ctxOf(cmd, { logLevel: 'warn' }).config, process.env)));
 }

@@ -11,9 +11,13 @@ export type DecoderChoice = 'auto' | 'lbzip2' | 'pbzip2' | 'bzip2';
 /** Where to look for decoder binaries besides PATH (sbin dirs are often missing for non-root users). */
 const EXTRA_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'];
 
-/** Absolute path of an executable, or undefined. */
-export function findExecutable(name: string, pathEnv = process.env.PATH ?? ''): string | undefined {
-  for (const dir of [...pathEnv.split(delimiter), ...EXTRA_DIRS]) {
+/** Absolute path of an executable, or undefined. `extraDirs` are searched after PATH (a test seam: [] searches PATH only). */
+export function findExecutable(
+  name: string,
+  pathEnv = process.env.PATH ?? '',
+  extraDirs: readonly string[] = EXTRA_DIRS,
+): string | undefined {
+  for (const dir of [...pathEnv.split(delimiter), ...extraDirs]) {
     if (!dir) continue;
     const candidate = join(dir, name);
     try {
@@ -39,12 +43,21 @@ export interface Bzip2Decoder {
   args: string[];
 }
 
-/** Picks the bzip2 decoder to spawn; throws DECODER_UNAVAILABLE saying how to install one. */
-export function resolveBzip2Decoder(choice: DecoderChoice = 'auto', threads = 0): Bzip2Decoder {
+/** Where executables are looked for: PATH (default process.env.PATH) and the extra directories after it. */
+export interface ExecutableLookup {
+  pathEnv?: string;
+  extraDirs?: readonly string[];
+}
+
+/**
+ * Picks the bzip2 decoder to spawn; throws DECODER_UNAVAILABLE saying how to install one.
+ * `lookup` lets a caller at the edge (sandtrail doctor) say which PATH to search.
+ */
+export function resolveBzip2Decoder(choice: DecoderChoice = 'auto', threads = 0, lookup: ExecutableLookup = {}): Bzip2Decoder {
   const n = threads > 0 ? threads : availableParallelism();
   const names = choice === 'auto' ? PREFERENCE : [choice];
   for (const name of names) {
-    const path = findExecutable(name);
+    const path = findExecutable(name, lookup.pathEnv, lookup.extraDirs);
     if (!path) continue;
     const args = name === 'bzip2' ? ['-dc'] : name === 'lbzip2' ? ['-dc', `-n${n}`] : ['-dc', `-p${n}`];
     return { name, path, args };

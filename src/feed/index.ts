@@ -5,7 +5,7 @@ export type { ApiSourceOptions } from './ApiSource.js';
 export { createSource } from './createSource.js';
 export type { SourceSettings } from './createSource.js';
 export { decodeStream, resolveBzip2Decoder, compressionOf, findExecutable } from './decoders.js';
-export type { Compression, DecoderChoice } from './decoders.js';
+export type { Bzip2Decoder, Compression, DecoderChoice, ExecutableLookup } from './decoders.js';
 export { readLines } from './readLines.js';
 export type { FeedLine, ReadLinesOptions } from './readLines.js';
 export { processBatch, normalizeAndSerialize, rejectedTextLetter } from './processBatch.js';

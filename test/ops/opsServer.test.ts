@@ -4,34 +4,17 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { ARTEFACT_QUEUE } from '../../src/artefacts/index.js';
-import { createLogger } from '../../src/log/index.js';
-import { startOpsServer } from '../../src/ops/index.js';
-import { createQueues, PIPELINE_QUEUES } from '../../src/queue/index.js';
-import { openStore } from '../../src/store/index.js';
 import { Queue } from 'bullmq';
 import { baseEnv } from '../support/cli.js';
-import { cleanup, tempDir, testConfig, uniquePrefix } from '../support/env.js';
+import { cleanup, tempDir, uniquePrefix } from '../support/env.js';
+import { startTestOps } from '../support/testOps.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 import { freePort, RedisServer } from '../support/redisServer.js';
 
 const TOKEN = 'a-long-enough-test-token-7fd2';
 
 async function ops(dir: string, http: Record<string, unknown>) {
-  const config = await testConfig(dir, { http: { port: 0, ...http } });
-  const store = openStore(config.store, config);
-  cleanup(() => store.close());
-  const queues = createQueues(config.redisUrl as string, config);
-  cleanup(() => queues.close());
-  const all = PIPELINE_QUEUES.map((n) =>
-    n === 'feed' ? queues.feed : n === 'index' ? queues.index : new Queue(n, { connection: queues.connection, prefix: config.queuePrefix }),
-  );
-  return startOpsServer({
-    config,
-    log: createLogger('silent'),
-    store,
-    queues: all,
-    readiness: { redis: () => queues.connection.ping(), store: () => store.dlq.count(), draining: () => false },
-  });
+  return (await startTestOps(dir, http)).server;
 }
 
 test('beyond loopback the server refuses to start without credentials; with them, every route but /healthz needs them', async () => {
@@ -42,7 +25,6 @@ test('beyond loopback the server refuses to start without credentials; with them
     return true;
   });
   const bearer = await ops(dir, { host: '0.0.0.0', token: TOKEN });
-  cleanup(() => bearer.close());
   const port = new URL(bearer.url).port;
   const at = (p: string, headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${port}${p}`, { headers });
   assert.equal((await at('/healthz')).status, 200);
@@ -57,7 +39,6 @@ test('beyond loopback the server refuses to start without credentials; with them
   assert.deepEqual(ready, { ready: true, checks: { redis: 'ok', store: 'ok', draining: 'ok' } });
 
   const basic = await ops(dir, { username: 'ops', password: 'correct-horse' });
-  cleanup(() => basic.close());
   const auth = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
   assert.equal((await fetch(`${basic.url}/metrics`)).status, 401);
   assert.equal((await fetch(`${basic.url}/metrics`, { headers: auth('ops', 'wrong-horse') })).status, 401);

@@ -1,0 +1,120 @@
+import { delimiter } from 'node:path';
+import { Redis } from 'ioredis';
+import { messageOf } from '../errors/index.js';
+import { findExecutable, type ExecutableLookup } from '../feed/index.js';
+import { redactUrl } from '../queue/index.js';
+import { checkOf, type CheckResult } from './CheckResult.js';
+import { judgeRedis, type RedisFacts } from './judgeRedis.js';
+
+/** Where Debian puts redis-server; often missing from a non-root user's PATH (as ensureRedis searches). */
+const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
+
+export interface CheckRedisOptions {
+  /** Where to look for redis-server and apt-get when no URL is configured. */
+  lookup: ExecutableLookup & { pathEnv: string };
+  /** Connect and command timeout. */
+  timeoutMs: number;
+  /** Aborted when doctor gives up on this check: the connection is closed. */
+  signal: AbortSignal;
+  /** Whether commands could install redis-server with apt-get themselves (they do as root). */
+  isRoot: boolean;
+}
+
+/** `key:value` lines of an INFO section. */
+function infoFields(text: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const i = line.indexOf(':');
+    if (i > 0 && !line.startsWith('#')) fields.set(line.slice(0, i), line.slice(i + 1).trim());
+  }
+  return fields;
+}
+
+/** The value of `CONFIG GET name`, or null when CONFIG is refused (renamed away, ACL, managed services). */
+async function configGet(r: Redis, name: string): Promise<string | null> {
+  try {
+    const reply = (await r.call('CONFIG', 'GET', name)) as unknown;
+    return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Without a URL: commands start a private redis-server (never doctor itself), so only its binary is checked. */
+function privateRedis(o: CheckRedisOptions): CheckResult {
+  const c = checkOf('redis', 'Redis');
+  const path = [o.lookup.pathEnv, ...SBIN].join(delimiter);
+  const bin = findExecutable('redis-server', path, o.lookup.extraDirs);
+  const fleet = 'for a fleet, set REDIS_URL to a shared Redis >= 6.2 with maxmemory-policy noeviction and appendonly yes';
+  if (bin) {
+    return c.warn(
+      `no REDIS_URL: each command starts a private redis-server (${bin}) on loopback for its duration, without persistence; worker commands and a fleet need a shared Redis`,
+      fleet,
+    );
+  }
+  const install = 'apt-get install redis-server, or set REDIS_URL to a Redis >= 6.2';
+  if (o.isRoot && findExecutable('apt-get', o.lookup.pathEnv, o.lookup.extraDirs)) {
+    return c.warn("no REDIS_URL and no redis-server: the first command installs Debian's redis-server with apt-get", install);
+  }
+  return c.fail('no REDIS_URL and no redis-server on PATH: commands cannot start their private Redis', install);
+}
+
+/** Everything doctor asks a reachable Redis; each question answered or left undefined. */
+async function readFacts(r: Redis, display: string): Promise<RedisFacts> {
+  const facts: RedisFacts = { display };
+  facts.version = infoFields(await r.info('server')).get('redis_version');
+  const policy = await configGet(r, 'maxmemory-policy');
+  if (policy !== null) facts.policy = { value: policy, via: 'CONFIG GET' };
+  else {
+    const fromInfo = infoFields(await r.info('memory')).get('maxmemory_policy');
+    if (fromInfo) facts.policy = { value: fromInfo, via: 'INFO memory' };
+  }
+  const aof = infoFields(await r.info('persistence')).get('aof_enabled');
+  if (aof !== undefined) facts.aof = aof === '1';
+  facts.save = await configGet(r, 'save');
+  const before = Date.now();
+  const [seconds, micros] = (await r.time()) as [number | string, number | string];
+  const after = Date.now();
+  // the server read its clock about half-way through the round trip
+  facts.skewMs = Number(seconds) * 1000 + Number(micros) / 1000 - (before + after) / 2;
+  return facts;
+}
+
+/**
+ * The Redis checks: with a URL, reachability and version, `maxmemory-policy`, persistence and
+ * clock skew (one `redis` failure when it cannot be reached); without one, whether commands can
+ * start their private redis-server.
+ */
+export async function checkRedis(url: string | undefined, o: CheckRedisOptions): Promise<CheckResult[]> {
+  if (!url) return [privateRedis(o)];
+  const display = redactUrl(url);
+  const r = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: o.timeoutMs,
+    commandTimeout: o.timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  // with retries off, connect() only says "Connection is closed": the 'error' event has the cause
+  let cause: unknown;
+  r.on('error', (err) => (cause ??= err));
+  const close = (): void => r.disconnect();
+  o.signal.addEventListener('abort', close, { once: true });
+  try {
+    try {
+      await r.connect();
+      await r.ping();
+    } catch (err) {
+      return [
+        checkOf('redis', 'Redis').fail(
+          `cannot reach Redis at ${display}: ${messageOf(cause ?? err)}`,
+          'start Redis there, or correct REDIS_URL / --redis-url (unset it to let commands start a private one)',
+        ),
+      ];
+    }
+    return judgeRedis(await readFacts(r, display));
+  } finally {
+    o.signal.removeEventListener('abort', close);
+    close();
+  }
+}

@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { test } from 'vitest';
+import type { Config, ConfigInput } from '../../src/config/index.js';
+import {
+  DISK_FAIL_BYTES,
+  DISK_WARN_BYTES,
+  formatReport,
+  judgeFreeSpace,
+  judgeRedis,
+  runDoctor,
+  type CheckResult,
+  type DoctorOptions,
+  type DoctorReport,
+} from '../../src/doctor/index.js';
+import { QuotaLedger } from '../../src/quota/index.js';
+import { createElasticsearchClient, openStore } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
+import { cleanup, tempDir, testConfig, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+import { startFakeGti } from '../support/fakeGti.js';
+import { RedisServer } from '../support/redisServer.js';
+
+const KEY = 'k-doctor-secret-0123456789';
+const WRONG_KEY = 'k-doctor-wrong-9876543210';
+const QUOTAS = { alice: { api_requests_daily: { user: { allowed: 1000, used: 12 }, group: { allowed: 50000, used: 900 } } } };
+
+async function doctor(config: Config, dir: string, over: Partial<DoctorOptions> = {}): Promise<DoctorReport> {
+  return runDoctor(() => config, {
+    nodeVersion: process.versions.node,
+    engines: '>=20.10',
+    pathEnv: process.env.PATH ?? '',
+    cwd: dir,
+    isRoot: false,
+    ...over,
+  });
+}
+
+function byId(r: DoctorReport, id: string): CheckResult {
+  const c = r.checks.find((x) => x.id === id);
+  assert.ok(c, `no check ${id} in ${JSON.stringify(r.checks.map((x) => x.id))}`);
+  return c;
+}
+
+async function startRedis(o: { aof: boolean }): Promise<RedisServer> {
+  const s = await RedisServer.start(o);
+  cleanup(() => s.stop());
+  return s;
+}
+
+async function config(dir: string, over: ConfigInput = {}): Promise<Config> {
+  return testConfig(dir, { artefacts: { dir: join(dir, 'artefacts') }, ...over });
+}
+
+test('a good installation passes every check: noeviction + AOF Redis, WAL SQLite, the right GTI key (0 units on the ledger), a decoder', async () => {
+  const dir = tempDir();
+  const redis = await startRedis({ aof: true });
+  const gti = await startFakeGti({ apiKey: KEY, quotas: QUOTAS });
+  cleanup(() => gti.close());
+  const cfg = await config(dir, { redisUrl: redis.url, gti: { apiKey: KEY, baseUrl: gti.baseUrl, user: 'alice', group: 'soc' } });
+  const store = openStore(cfg.store);
+  await store.close();
+
+  const r = await doctor(cfg, dir);
+  assert.equal(r.ok, true, formatReport(r));
+  for (const c of r.checks) {
+    // only bzip2 on a machine is a warning, not a failure; every other check must pass outright
+    if (c.id === 'decoder') assert.notEqual(c.status, 'fail');
+    else assert.equal(c.status, 'pass', `${c.id}: ${c.detail}`);
+    assert.equal(c.fix === undefined, c.status === 'pass', `${c.id}: fix iff not pass`);
+  }
+  const ids = r.checks.map((c) => c.id);
+  for (const id of [
+    'config',
+    'node',
+    'redis',
+    'redis.policy',
+    'redis.persistence',
+    'clock',
+    'store',
+    'store.journal',
+    'store.disk',
+    'gti',
+    'decoder',
+    'artefacts',
+  ])
+    assert.ok(ids.includes(id), `missing check ${id}`);
+  assert.match(byId(r, 'store.journal').detail, /WAL/);
+  assert.match(byId(r, 'redis.persistence').detail, /AOF on/);
+  assert.match(byId(r, 'gti').detail, /988 of 1000/);
+
+  const conn = new Redis(redis.url);
+  cleanup(() => conn.disconnect());
+  const [row] = await new QuotaLedger(conn, cfg.queuePrefix).usage({ period: 'day', user: 'alice' });
+  assert.deepEqual(row?.operations['GET /users/alice/overall_quotas'], { calls: 1, units: {} }, 'recorded at 0 units');
+});
+
+test('a Redis with allkeys-lru and no persistence: the policy fails with the fix, persistence warns', async () => {
+  const dir = tempDir();
+  const redis = await startRedis({ aof: false });
+  const conn = new Redis(redis.url);
+  cleanup(() => conn.disconnect());
+  await conn.config('SET', 'maxmemory-policy', 'allkeys-lru');
+
+  const r = await doctor(await config(dir, { redisUrl: redis.url }), dir);
+  assert.equal(r.ok, false);
+  const policy = byId(r, 'redis.policy');
+  assert.equal(policy.status, 'fail');
+  assert.match(policy.detail, /allkeys-lru/);
+  assert.match(policy.fix ?? '', /CONFIG SET maxmemory-policy noeviction/);
+  assert.match(policy.fix ?? '', /redis\.conf/);
+  const persistence = byId(r, 'redis.persistence');
+  assert.equal(persistence.status, 'warn');
+  assert.match(persistence.detail, /neither AOF nor RDB.*loses its queued jobs/);
+  assert.equal(byId(r, 'redis').status, 'pass');
+  assert.match(formatReport(r), /^FAIL {2}Redis maxmemory-policy: .*\n {6}fix: run `CONFIG SET maxmemory-policy noeviction`/m);
+});
+
+test('the decoder the pipeline would use: none on PATH fails, only bzip2 warns', async () => {
+  const dir = tempDir();
+  const cfg = await config(dir);
+  const empty = join(dir, 'empty-bin');
+  mkdirSync(empty);
+  const none = byId(await doctor(cfg, dir, { pathEnv: empty, extraDirs: [] }), 'decoder');
+  assert.equal(none.status, 'fail');
+  assert.match(none.fix ?? '', /apt-get install lbzip2/);
+
+  const onlyBzip2 = join(dir, 'bzip2-bin');
+  mkdirSync(onlyBzip2);
+  symlinkSync('/usr/bin/bzip2', join(onlyBzip2, 'bzip2'));
+  const slow = byId(await doctor(cfg, dir, { pathEnv: onlyBzip2, extraDirs: [] }), 'decoder');
+  assert.equal(slow.status, 'warn');
+  assert.match(slow.detail, /bzip2 \(.*bzip2-bin\/bzip2\)/);
+});
+
+test('GTI key: a refused key fails without ever being printed; no user warns; the right key passes', async () => {
+  const dir = tempDir();
+  const gti = await startFakeGti({ apiKey: KEY, quotas: QUOTAS });
+  cleanup(() => gti.close());
+  const gtiCfg = { baseUrl: gti.baseUrl, user: 'alice' };
+
+  const wrong = await doctor(await config(dir, { gti: { ...gtiCfg, apiKey: WRONG_KEY } }), dir);
+  const refused = byId(wrong, 'gti');
+  assert.equal(refused.status, 'fail');
+  assert.match(refused.detail, /the key is refused/);
+  assert.match(refused.fix ?? '', /GTI_APIKEY/);
+  assert.equal(wrong.ok, false);
+  for (const out of [JSON.stringify(wrong), formatReport(wrong)])
+    assert.ok(!out.includes(WRONG_KEY) && !out.includes(KEY), 'no key in the output');
+
+  const noUser = byId(await doctor(await config(dir, { gti: { baseUrl: gti.baseUrl, apiKey: KEY } }), dir), 'gti');
+  assert.equal(noUser.status, 'warn');
+  assert.match(noUser.fix ?? '', /SANDTRAIL_GTI_USER/);
+
+  const right = byId(await doctor(await config(dir, { gti: { ...gtiCfg, apiKey: KEY } }), dir), 'gti');
+  assert.equal(right.status, 'pass', right.detail);
+  assert.match(right.detail, /alice.*988 of 1000 API requests left today/);
+  assert.equal(gti.requests.filter((q) => q.path === '/api/v3/users/alice/overall_quotas').length, 2);
+});
+
+test('Elasticsearch store: before es setup the setup check fails naming it; after, it passes; an outdated template fails again', async () => {
+  const fake = new FakeElasticsearch();
+  cleanup(() => fake.close());
+  const url = await fake.listen();
+  const dir = tempDir();
+  const prefix = `doc-${uniquePrefix()}`;
+  const cfg = await config(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix } });
+
+  const before = await doctor(cfg, dir);
+  assert.equal(byId(before, 'store').status, 'pass');
+  assert.match(byId(before, 'store').detail, /Elasticsearch 8\.19\.0/);
+  const missing = byId(before, 'store.setup');
+  assert.equal(missing.status, 'fail');
+  assert.match(missing.detail, /missing: .*component template .*write alias/);
+  assert.match(missing.fix ?? '', /sandtrail es setup/);
+  assert.equal(before.ok, false);
+
+  const setup = await runCli(['es', 'setup'], { env: { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix } });
+  assert.equal(setup.code, 0, setup.stderr);
+  const after = byId(await doctor(cfg, dir), 'store.setup');
+  assert.equal(after.status, 'pass', after.detail);
+
+  // a template left by an older sandtrail (lower version, a field fewer)
+  const client = createElasticsearchClient(url, { maxRetries: 0 });
+  cleanup(() => client.close());
+  const name = `${prefix}-dead-letters`;
+  const got = await client.indices.getIndexTemplate({ name });
+  const t = got.index_templates[0]?.index_template as unknown as { template: { mappings: { properties: Record<string, unknown> } } };
+  delete t.template.mappings.properties[Object.keys(t.template.mappings.properties)[0] as string];
+  await client.transport.request({ method: 'PUT', path: `/_index_template/${name}`, body: t as unknown as Record<string, unknown> });
+  const outdated = byId(await doctor(cfg, dir), 'store.setup');
+  assert.equal(outdated.status, 'fail');
+  assert.match(outdated.detail, new RegExp(`outdated: index template ${name} \\(mapped fields differ\\)`));
+  assert.match(outdated.fix ?? '', /sandtrail es setup/);
+});
+
+test('a host that accepts but never answers is bounded by the timeout', async () => {
+  const sockets = new Set<Socket>();
+  const silent = createServer((s) => void sockets.add(s));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  cleanup(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  });
+  const port = (silent.address() as { port: number }).port;
+  const dir = tempDir();
+  const started = Date.now();
+  const r = await doctor(await config(dir, { redisUrl: `redis://:hunter22@127.0.0.1:${port}` }), dir, { timeoutMs: 400 });
+  assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+  const redis = byId(r, 'redis');
+  assert.equal(redis.status, 'fail');
+  assert.ok(!JSON.stringify(r).includes('hunter22'), 'no Redis password in the output');
+});
+
+test('judgeRedis: CONFIG disabled falls back to INFO; clock skew thresholds; free space thresholds', () => {
+  const base = { display: 'redis://h:6379', version: '7.2.4', aof: false, save: null, skewMs: 0 };
+  const [version, policy, persistence, clock] = judgeRedis({ ...base, policy: { value: 'volatile-lru', via: 'INFO memory' } });
+  assert.equal(version?.status, 'pass');
+  assert.equal(policy?.status, 'fail');
+  assert.match(policy?.detail ?? '', /volatile-lru \(INFO memory\)/);
+  assert.equal(persistence?.status, 'warn');
+  assert.match(persistence?.detail ?? '', /CONFIG is disabled/);
+  assert.equal(clock?.status, 'pass');
+  assert.equal(judgeRedis({ ...base, version: '6.0.16' })[0]?.status, 'fail');
+  assert.equal(judgeRedis({ ...base, aof: false, save: '3600 1' })[2]?.status, 'pass');
+  const skew = (ms: number): string | undefined => judgeRedis({ ...base, skewMs: ms })[3]?.status;
+  assert.deepEqual([skew(1500), skew(-2500), skew(29_000), skew(31_000), skew(-45_000)], ['pass', 'warn', 'warn', 'fail', 'fail']);
+  const disk = (n: number): string => judgeFreeSpace('d', 'Disk', n, '/x', 'it').status;
+  assert.deepEqual(
+    [disk(DISK_WARN_BYTES), disk(DISK_WARN_BYTES - 1), disk(DISK_FAIL_BYTES), disk(DISK_FAIL_BYTES - 1)],
+    ['pass', 'warn', 'warn', 'fail'],
+  );
+});
+
+test('sandtrail doctor --json: exit 0 with warnings only, the documented shape; exit 1 and FAIL lines on a failure', async () => {
+  const dir = tempDir();
+  const env = {
+    REDIS_URL: await testRedisUrl(),
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+    SANDTRAIL_STORE: `sqlite:${join(dir, 'store.db')}`,
+    SANDTRAIL_ARTEFACTS_DIR: join(dir, 'artefacts'),
+  };
+  const r = await runCli(['doctor', '--json'], { env });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const out = JSON.parse(r.stdout) as { ok: unknown; checks: Record<string, unknown>[] };
+  assert.deepEqual(Object.keys(out).sort(), ['checks', 'ok']);
+  assert.equal(out.ok, true);
+  assert.ok(out.checks.length >= 10);
+  for (const c of out.checks) {
+    assert.equal(typeof c.id, 'string');
+    assert.equal(typeof c.title, 'string');
+    assert.equal(typeof c.detail, 'string');
+    assert.ok(['pass', 'warn', 'fail'].includes(c.status as string));
+    assert.equal(typeof c.fix === 'string', c.status !== 'pass', `${String(c.id)}: fix iff not pass`);
+  }
+
+  const bad = await runCli(['doctor'], { env: { ...env, REDIS_URL: 'redis://127.0.0.1:1' } });
+  assert.equal(bad.code, 1);
+  assert.match(bad.stdout, /^FAIL {2}Redis: cannot reach Redis at redis:\/\/127\.0\.0\.1:1\/?: .*\n {6}fix: /m);
+  assert.match(bad.stdout, /^PASS {2}Node\.js: /m);
+});

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { UnrecoverableError, Worker } from 'bullmq';
+import { chromium } from 'playwright-core';
+import { test } from 'vitest';
+import { createRedis, PIPELINE_QUEUES } from '../../src/queue/index.js';
+import { cleanup, tempDir } from '../support/env.js';
+import { startTestOps } from '../support/testOps.js';
+
+/** Debian's chromium package; the test command installs it where it can. */
+const CHROMIUM = process.env.SANDTRAIL_CHROMIUM ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`SKIPPED: the dashboard browser test needs ${CHROMIUM} (apt-get install chromium)`);
+
+/** Where the screenshot goes (kept by CI as a test artefact). */
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+const TOKEN = 'dashboard-test-token-0123456789';
+
+test.skipIf(!hasChromium)(`the queue dashboard shows every queue and a failed job in headless Chromium (${CHROMIUM})`, async () => {
+  const dir = tempDir();
+  const { server, queues, config } = await startTestOps(dir, { token: TOKEN });
+  // one job that fails for good, as a chunk that cannot be decoded would
+  await queues.index.add(
+    'chunk',
+    { batch: '202611070000', n: 0, count: 1, payloadKey: 'x', bytes: 1 },
+    { jobId: 'idx-202611070000-0', attempts: 1 },
+  );
+  const connection = createRedis(config.redisUrl as string);
+  const worker = new Worker(
+    'index',
+    async () => {
+      throw new UnrecoverableError('CHUNK_CORRUPT: index chunk cannot be decoded (dashboard test)');
+    },
+    { connection, prefix: config.queuePrefix },
+  );
+  cleanup(async () => {
+    await worker.close();
+    connection.disconnect();
+  });
+  for (let i = 0; i < 100 && (await queues.index.getJobCounts('failed')).failed !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+  await worker.close();
+
+  // a closed network: no first-run, update, sync or metrics traffic
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--no-default-browser-check',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-default-apps',
+      '--metrics-recording-only',
+    ],
+  });
+  cleanup(() => browser.close());
+  const context = await browser.newContext({
+    extraHTTPHeaders: { authorization: `Bearer ${TOKEN}` },
+    viewport: { width: 1280, height: 900 },
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${server.url}/queues`, { waitUntil: 'networkidle' });
+  for (const name of PIPELINE_QUEUES) await page.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
+  await page.goto(`${server.url}/queues/queue/index?status=failed`, { waitUntil: 'networkidle' });
+  await page
+    .getByText(/CHUNK_CORRUPT/)
+    .first()
+    .waitFor({ timeout: 15_000 });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const shot = join(ARTIFACTS, 'dashboard-failed-job.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  assert.ok(existsSync(shot));
+  assert.deepEqual(errors, []);
+  // read-only by default: no retry button for the failed job
+  assert.equal(await page.getByRole('button', { name: /retry/i }).count(), 0);
+
+  // without the token the browser gets nothing
+  const anonymous = await browser.newPage();
+  const r = await anonymous.goto(`${server.url}/queues`);
+  assert.equal(r?.status(), 401);
+});
