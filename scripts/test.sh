@@ -36,3 +36,13 @@ else
   echo "bench smoke failed; its feed and worker logs are in $bench_out" >&2
   exit 1
 fi
+# The hunting reads on a small store built through the SQLite sink: every read must answer (times
+# are reported, not asserted). Its own directory, so bench/out/hunt is neither clobbered nor reused.
+echo "== hunt bench smoke" >&2
+hunt_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-hunt-smoke.XXXXXX")
+if npm run --silent bench:hunt -- --behaviours 5000 --runs 2 --out "$hunt_out"; then
+  rm -rf "$hunt_out"
+else
+  echo "hunt bench smoke failed; its store is in $hunt_out" >&2
+  exit 1
+fi

@@ -14,6 +14,8 @@ import { normalizeCommand } from './commands/normalize.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
 import { artefactChoiceOf, type ArtefactFlags } from './artefactFlags.js';
 import { registerAdminCommands } from './registerAdmin.js';
+import { registerHunting } from './registerHunting.js';
+import { registerPivotCommands } from './registerPivots.js';
 import { registerContractCommands, withArtefactOptions } from './registerContract.js';
 import { feedWorkerExtras } from '../artefacts/index.js';
 
@@ -224,6 +226,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--json', 'compact JSON on one line')
     .action(action((id: string, o: { json?: boolean }, cmd: Command) => getCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
 
+  registerPivotCommands(program, { ctxOf, action, asLogged });
+  registerHunting(program, { ctxOf, action, asLogged });
   registerAdminCommands(program, { ctxOf, action, asLogged });
 
   program

@@ -15,7 +15,7 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--json', 'one JSON object: {total, offset, limit, truncated, entries}')
     .option('--limit <n>', 'at most n entries', '1000')
     .option('--offset <n>', 'skip the first n entries (paging)', '0')
-    .option('--stage <stage>', 'normalize or index')
+    .option('--stage <stage>', 'normalize, index or watch (undelivered watch notifications)')
     .option('--batch <minute>', 'one batch only')
     .action(action((o, cmd: Command) => dlqList(o, ctxOf(cmd, { logLevel: 'warn' }))));
   dlq

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { artefactsSchema, httpSchema, lookupSchema, serveSchema } from './serviceSchemas.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -126,54 +127,6 @@ const gtiSchema = z
   })
   .strict();
 
-/** Lookups: behaviour reports fetched per file hash through their own queue. */
-const lookupSchema = z
-  .object({
-    concurrency: positiveInt.default(2).describe('Hashes one lookup worker fetches at once.'),
-    pageSize: positiveInt.max(40).default(40).describe('limit= of /files/{id}/behaviours pages (the API allows up to 40).'),
-    attempts: positiveInt.default(3).describe('Tries of one hash job before it is reported failed.'),
-    backoffMs: positiveInt.default(5000).describe('First backoff between tries of a hash job.'),
-  })
-  .strict();
-
-/** Artefacts (pcap, evtx, memdump, html report) downloaded into a blob directory. */
-const artefactsSchema = z
-  .object({
-    dir: z.string().min(1).default('./artefacts').describe('Blob directory: <dir>/<sha256[0:2]>/<sha256>/<sandbox>/<kind>.'),
-    maxBytes: positiveInt
-      .default(512 * 1024 * 1024)
-      .describe('Size cap of one artefact; a bigger one is refused (ARTEFACT_TOO_LARGE) and nothing of it is kept.'),
-    concurrency: positiveInt.default(2).describe('Downloads one artefact worker runs at once.'),
-    attempts: positiveInt.default(5).describe('Tries of one download (a cut or truncated body is retried from the start).'),
-    backoffMs: positiveInt.default(2000).describe('First backoff between tries of a download.'),
-  })
-  .strict();
-
-/** The operations HTTP server of long-running processes: metrics, health, the queue dashboard. */
-const httpSchema = z
-  .object({
-    port: z
-      .number()
-      .int()
-      .min(0)
-      .max(65535)
-      .optional()
-      .describe('Port of /metrics, /healthz, /readyz and /queues in long-running processes; unset: no HTTP server. 0: any free port.'),
-    host: z
-      .string()
-      .min(1)
-      .default('127.0.0.1')
-      .describe('Address to bind; beyond loopback the server refuses to start without http.token or http.username/http.password.'),
-    token: z.string().min(16).optional().describe('Bearer token every route but /healthz requires (never logged).'),
-    username: z.string().min(1).optional().describe('Basic-auth user instead of a token.'),
-    password: z.string().min(8).optional().describe('Basic-auth password (never logged).'),
-    dashboardWritable: z
-      .boolean()
-      .default(false)
-      .describe('Let the /queues dashboard retry, promote and remove jobs; read-only by default.'),
-  })
-  .strict();
-
 /** Live mode: when minutes are asked for. */
 const liveSchema = z
   .object({
@@ -297,6 +250,7 @@ export const configSchema = z
     gti: gtiSchema.default({}),
     lookup: lookupSchema.default({}),
     http: httpSchema.default({}),
+    serve: serveSchema.default({}),
     artefacts: artefactsSchema.default({}),
     live: liveSchema.default({}),
     elasticsearch: elasticsearchSchema.default({}),

@@ -42,6 +42,9 @@ export async function replayDeadLetters(
         })();
   for await (const entry of entries) {
     if (!entry) continue;
+    // an undelivered watch notification is no document: nothing to index, and rewriting it with a
+    // normalizer's verdict would lose its code; it stays for an operator
+    if (entry.stage === 'watch') continue;
     if (entry.rawTruncated) {
       // nothing to re-run here, and nothing to rewrite: the entry stays as it is
       result.needsSource += 1;

@@ -36,6 +36,10 @@ export type ErrorCode =
   | 'GTI_BAD_RESPONSE'
   // artefacts
   | 'ARTEFACT_TOO_LARGE'
+  // watchlists
+  | 'WATCH_EXISTS'
+  | 'WEBHOOK_FAILED'
+  | 'WATCH_FILE_FAILED'
   // quota
   | 'BUDGET_EXCEEDED';
 
@@ -94,6 +98,12 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   GTI_BAD_RESPONSE: true,
   // the artefact is bigger than artefacts.maxBytes: it will be as big next time
   ARTEFACT_TOO_LARGE: false,
+  // a watch of that name is already stored: adding it again cannot succeed until it is removed
+  WATCH_EXISTS: false,
+  // a receiver that answered 5xx or timed out may take the notification later (its dead letter keeps it)
+  WEBHOOK_FAILED: true,
+  // a full disk or a permission fixed by an operator
+  WATCH_FILE_FAILED: true,
   BUDGET_EXCEEDED: false,
 });
 

@@ -10,7 +10,11 @@ export type MetricEvent =
   | { m: 'decoded'; n: number }
   | { m: 'storeWrite'; backend: string; seconds: number }
   | { m: 'apiCall'; operation: string; units: Record<string, number> }
-  | { m: 'artefact'; kind: string; outcome: string; bytes: number };
+  | { m: 'artefact'; kind: string; outcome: string; bytes: number }
+  /** A new watch hit (recorded for the first time). */
+  | { m: 'watchHit'; watch: string }
+  /** One notification of a watch hit: `ok`, or `failed` (dead-lettered). */
+  | { m: 'watchNotification'; channel: 'file' | 'webhook'; outcome: 'ok' | 'failed' };
 
 /** Values read from Redis and the store when scraped (a fleet's shared state, not this process's). */
 export interface SharedStateReader {
@@ -39,6 +43,8 @@ export class PipelineMetrics {
   private readonly apiUnits: Counter<'kind' | 'operation'>;
   private readonly artefacts: Counter<'kind' | 'outcome'>;
   private readonly artefactBytes: Counter<'kind'>;
+  private readonly watchHits: Counter<'watch'>;
+  private readonly watchNotifications: Counter<'channel' | 'outcome'>;
   private reader: SharedStateReader | undefined;
 
   constructor() {
@@ -103,6 +109,18 @@ export class PipelineMetrics {
       name: 'sandtrail_artefact_bytes_total',
       help: 'Bytes of artefacts stored.',
       labelNames: ['kind'],
+      registers,
+    });
+    this.watchHits = new Counter({
+      name: 'sandtrail_watch_hits_total',
+      help: 'New watch hits (each watch, behaviour and version counted once), by watch.',
+      labelNames: ['watch'],
+      registers,
+    });
+    this.watchNotifications = new Counter({
+      name: 'sandtrail_watch_notifications_total',
+      help: 'Watch hit notifications by channel (file, webhook) and outcome (ok, failed: dead-lettered).',
+      labelNames: ['channel', 'outcome'],
       registers,
     });
     // prom-client calls collect() with the gauge as `this`: the reader is reached through a closure
@@ -182,6 +200,10 @@ export class PipelineMetrics {
         this.artefacts.inc({ kind: e.kind, outcome: e.outcome });
         if (e.bytes > 0) this.artefactBytes.inc({ kind: e.kind }, e.bytes);
         return;
+      case 'watchHit':
+        return this.watchHits.inc({ watch: e.watch });
+      case 'watchNotification':
+        return this.watchNotifications.inc({ channel: e.channel, outcome: e.outcome });
     }
   }
 

@@ -27,6 +27,11 @@ export interface StageWorkerOptions {
    * `artefacts`): the artefact capability queues the downloads from here.
    */
   onFeedDoc?: (doc: BehaviourDoc, job: FeedJobData) => Promise<void>;
+  /**
+   * Told, after each write of an index job, about the documents written as new state (`ok`, not
+   * stale): the watch capability matches them. Throwing fails the job (it is retried).
+   */
+  onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
 }
 
 /**

@@ -40,6 +40,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     const result: IndexJobResult = { indexed: 0, stale: 0, rejected: 0, deadLettered: 0 };
     const dead: DeadLetterInput[] = [];
     let pending = docs;
+    const stored: SinkDoc[] = [];
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
       // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
@@ -51,7 +52,10 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
         const doc = pending[i] as SinkDoc;
         if (r.status === 'ok') {
           if (r.stale) result.stale++;
-          else result.indexed++;
+          else {
+            result.indexed++;
+            stored.push(doc);
+          }
         } else if (r.status === 'rejected') {
           dead.push(docLetter(batch, doc, r.code, r.reason));
         } else {
@@ -64,6 +68,8 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
       // exponential backoff with full jitter, so several workers do not retry in lockstep
       await sleep(Math.random() * config.index.backoffMs * 2 ** attempt);
     }
+    // watches see only new state; a replay finds its hits recorded and notifies nothing
+    await this.o.onStored?.(stored);
     const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (pending.length > 0 && final) {
       for (const doc of pending) dead.push(docLetter(batch, doc, 'retry_exhausted', lastReason));

@@ -9,6 +9,7 @@ import { errorCode, messageOf } from '../errors/index.js';
 import { createLogger } from '../log/index.js';
 import { flushMetrics, forwardMetrics } from '../metrics/index.js';
 import { openStore } from '../store/index.js';
+import { createWatchHook } from '../watch/index.js';
 import { createQueues } from './createQueues.js';
 import { IndexWorker } from './IndexWorker.js';
 import type { ThreadMessage, ThreadReply } from './IndexThread.js';
@@ -29,6 +30,8 @@ const worker = new IndexWorker({
   store,
   queues,
   log,
+  // the thread's own store: watch hits are matched and notified where the documents are written
+  onStored: createWatchHook(store, log),
   onFatal: (err) => reply({ type: 'fatal', code: errorCode(err) ?? null, message: messageOf(err) }),
 });
 worker.start();

@@ -9,6 +9,7 @@ import { IndexThread } from './IndexThread.js';
 import { IndexWorker } from './IndexWorker.js';
 import type { Scheduler } from './Scheduler.js';
 import type { StageWorker } from './StageWorker.js';
+import { createWatchHook } from '../watch/index.js';
 
 export type StageKind = 'feed' | 'index';
 
@@ -87,7 +88,11 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
   };
   const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal, onFeedDoc: o.onFeedDoc };
   const stageWorkers: StageWorker[] = o.stages.map((s) =>
-    s === 'feed' ? new FeedWorker(workerOpts) : o.indexInThread ? new IndexThread(workerOpts) : new IndexWorker(workerOpts),
+    s === 'feed'
+      ? new FeedWorker(workerOpts)
+      : o.indexInThread
+        ? new IndexThread(workerOpts)
+        : new IndexWorker({ ...workerOpts, onStored: createWatchHook(o.store, log) }),
   );
   // built here so refused credentials in any of them stop the whole process too
   const extra = o.producers?.(onFatal) ?? [];

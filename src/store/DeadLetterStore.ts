@@ -1,5 +1,8 @@
-/** The pipeline stage that gave up on a record. */
-export type DeadLetterStage = 'normalize' | 'index';
+/**
+ * The pipeline stage that gave up on a record. `watch`: a watch hit whose notification could not
+ * be delivered (its raw text is the notification's JSON; `dlq replay` leaves such entries alone).
+ */
+export type DeadLetterStage = 'normalize' | 'index' | 'watch';
 
 /**
  * A record sandtrail could not process, kept with everything needed to understand and replay

@@ -13,7 +13,12 @@ export type ItemResult =
   | { id: string; status: 'retryable'; code: string; reason: string }
   | { id: string; status: 'rejected'; code: string; reason: string };
 
-/** What a store needs to know of a document without parsing it: its identity, dates, pivots and nesting depth. */
+/**
+ * What a store needs to know of a document without parsing it: its identity, dates, pivots,
+ * nesting depth and the fields the hunting reads group by. Chunks written before `verdicts`,
+ * `md5` and `sha1` existed carry metas without them: stores must not rely on their presence
+ * (see {@link hasHuntFields}).
+ */
 export interface DocMeta {
   id: string;
   sha256: string;
@@ -23,6 +28,12 @@ export interface DocMeta {
   pivots: Pivots;
   /** Deepest nesting of the document (levels of objects and arrays), measured when it was made. */
   depth: number;
+  /** `attributes.verdicts`, strings only, unique, first-seen order. */
+  verdicts: string[];
+  /** `context_attributes.file_md5` lower-case, or null when absent or not 32 hex digits. */
+  md5: string | null;
+  /** `context_attributes.file_sha1` lower-case, or null when absent or not 40 hex digits. */
+  sha1: string | null;
 }
 
 /**
@@ -61,7 +72,32 @@ export function metaOf(doc: BehaviourDoc, depth: number): DocMeta {
     last_modification_date: d.last_modification_date as number,
     pivots: d.pivots as Pivots,
     depth,
+    verdicts: verdictsOf(d.attributes),
+    md5: hexDigest((d.context_attributes as Record<string, unknown> | undefined)?.file_md5, 32),
+    sha1: hexDigest((d.context_attributes as Record<string, unknown> | undefined)?.file_sha1, 40),
   };
+}
+
+/** `attributes.verdicts` of a document as the stores index it: strings only, unique, first-seen order. */
+export function verdictsOf(attributes: unknown): string[] {
+  const v = (attributes as { verdicts?: unknown } | null | undefined)?.verdicts;
+  return Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string'))] : [];
+}
+
+/** `value` lower-cased when it is a hex digest of `length` digits, else null. */
+export function hexDigest(value: unknown, length: 32 | 40 | 64): string | null {
+  if (typeof value !== 'string' || value.length !== length) return null;
+  const h = value.toLowerCase();
+  return /^[0-9a-f]+$/.test(h) ? h : null;
+}
+
+/**
+ * True when a meta carries the hunting fields; false for metas of chunks written before they
+ * existed (still decoded and stored: the store derives the fields from the document instead).
+ */
+export function hasHuntFields(meta: DocMeta): boolean {
+  const m = meta as Partial<DocMeta>;
+  return Array.isArray(m.verdicts) && m.md5 !== undefined && m.sha1 !== undefined;
 }
 
 /**

@@ -1,12 +1,15 @@
 import type { ArtefactLog } from './ArtefactLog.js';
 import type { BatchLog } from './BatchLog.js';
 import type { DeadLetterStore } from './DeadLetterStore.js';
+import type { HuntReader } from './HuntReader.js';
 import type { PrivateFileStore } from './PrivateFileStore.js';
 import type { Sink } from './Sink.js';
+import type { WatchStore } from './WatchStore.js';
 
 /**
  * The durable parts of a deployment, kept together in one backend: behaviour documents, private
- * file reports (apart from the public data), dead letters and the batch log.
+ * file reports (apart from the public data), dead letters and the batch log, and the hunting
+ * reads over the documents.
  */
 export interface Store {
   /** The store spec, safe to show (no password). */
@@ -17,5 +20,9 @@ export interface Store {
   privateFiles: PrivateFileStore;
   /** Downloaded artefacts of behaviour reports (kept beside the reports, shown with them). */
   artefacts: ArtefactLog;
+  /** The hunting reads over the behaviour documents (pivot statistics, top values, related behaviours, file rollups). */
+  hunt: HuntReader;
+  /** Watchlists and their hits (matched as documents are stored, notified once each). */
+  watches: WatchStore;
   close(): Promise<void>;
 }

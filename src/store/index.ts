@@ -1,11 +1,22 @@
 /**
  * Where everything durable lives: the interfaces every backend implements (documents `Sink`,
- * `PrivateFileStore`, `DeadLetterStore`, `BatchLog`, `ArtefactLog`), opening a backend from its
- * spec (`sqlite:FILE`, `es:URL`), and the backends themselves: store/sqlite/ and
+ * `PrivateFileStore`, `DeadLetterStore`, `BatchLog`, `ArtefactLog`, the `HuntReader` reads),
+ * opening a backend from its spec (`sqlite:FILE`, `es:URL`), and the backends themselves: store/sqlite/ and
  * store/elasticsearch/ (with the index design, setup and Kibana objects). The pipeline depends
  * on the interfaces only.
  */
-export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection, sinkDocOf, metaOf, jsonText } from './Sink.js';
+export {
+  PIVOT_KINDS,
+  pivotKey,
+  invalidDocReason,
+  depthRejection,
+  sinkDocOf,
+  metaOf,
+  jsonText,
+  verdictsOf,
+  hexDigest,
+  hasHuntFields,
+} from './Sink.js';
 export type { Sink, SinkDoc, DocMeta, ItemResult, PivotKind } from './Sink.js';
 export { deadLetterId } from './DeadLetterStore.js';
 export type {
@@ -20,6 +31,20 @@ export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
 export { PRIVATE_FILE_KEYS, invalidPrivateFileReason } from './PrivateFileStore.js';
 export type { PrivateFileKey, PrivateFileStore } from './PrivateFileStore.js';
 export type { Store } from './Store.js';
+export { normalizeWatch, conditionKey, watchHitKey } from './WatchStore.js';
+export type { Watch, WatchCondition, WatchHit, WatchHitQuery, WatchNotify, WatchStore } from './WatchStore.js';
+export { HUNT_LIMITS } from './HuntReader.js';
+export type {
+  BehaviourLine,
+  FileRollup,
+  HuntReader,
+  NameCount,
+  PivotStats,
+  PivotSummary,
+  RelatedBehaviours,
+  SeenValue,
+} from './HuntReader.js';
+export { rollupFile } from './rollupFile.js';
 export type { ArtefactLog, ArtefactRecord } from './ArtefactLog.js';
 export { openStore, openElasticsearch, isElasticsearchSpec } from './openStore.js';
 export type { StoreSettings } from './openStore.js';

@@ -12,7 +12,10 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
   const withPassword = url.replace('http://', 'http://elastic:hunter2@');
   const first = await runCli(['es', 'setup', '--sink', `es:${withPassword}`], { env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts\n/);
+  assert.match(
+    first.stdout,
+    /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts, cli-watches, cli-watch-hits\n/,
+  );
   assert.match(first.stdout, /ready: write alias cli-behaviours on elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:\d+/);
   assert.ok(!first.stdout.includes('hunter2') && !first.stderr.includes('hunter2'));
   assert.deepEqual(fake.indices().sort(), [
@@ -21,6 +24,8 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
     'cli-behaviours-000001',
     'cli-dead-letters',
     'cli-private-files',
+    'cli-watch-hits',
+    'cli-watches',
   ]);
 
   const second = await runCli(['es', 'setup', '--json'], { env: { ELASTICSEARCH_URL: url, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
@@ -35,6 +40,8 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
     'cli-behaviours-000001',
     'cli-dead-letters',
     'cli-private-files',
+    'cli-watch-hits',
+    'cli-watches',
   ]);
   const templates = fake.templates();
   assert.deepEqual(Object.keys(templates.component).sort(), ['cli-behaviours-mappings', 'cli-behaviours-settings']);
@@ -44,6 +51,8 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
     'cli-behaviours',
     'cli-dead-letters',
     'cli-private-files',
+    'cli-watch-hits',
+    'cli-watches',
   ]);
 });
 

@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { UnrecoverableError, Worker } from 'bullmq';
-import { chromium } from 'playwright-core';
 import { test } from 'vitest';
 import { createRedis, PIPELINE_QUEUES } from '../../src/queue/index.js';
 import { cleanup, tempDir } from '../support/env.js';
 import { startTestOps } from '../support/testOps.js';
+import { announceSkip, artifactPath, CHROMIUM, hasChromium, launchChromium } from '../support/chromium.js';
 
-/** Debian's chromium package; the test command installs it where it can. */
-const CHROMIUM = process.env.SANDTRAIL_CHROMIUM ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`SKIPPED: the dashboard browser test needs ${CHROMIUM} (apt-get install chromium)`);
+announceSkip('the dashboard browser test');
 
-/** Where the screenshot goes (kept by CI as a test artefact). */
-const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const TOKEN = 'dashboard-test-token-0123456789';
 
 test.skipIf(!hasChromium)(`the queue dashboard shows every queue and a failed job in headless Chromium (${CHROMIUM})`, async () => {
@@ -41,23 +35,7 @@ test.skipIf(!hasChromium)(`the queue dashboard shows every queue and a failed jo
   for (let i = 0; i < 100 && (await queues.index.getJobCounts('failed')).failed !== 1; i++) await new Promise((r) => setTimeout(r, 50));
   await worker.close();
 
-  // a closed network: no first-run, update, sync or metrics traffic
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--no-first-run',
-      '--no-default-browser-check',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-default-apps',
-      '--metrics-recording-only',
-    ],
-  });
+  const browser = await launchChromium();
   cleanup(() => browser.close());
   const context = await browser.newContext({
     extraHTTPHeaders: { authorization: `Bearer ${TOKEN}` },
@@ -73,8 +51,7 @@ test.skipIf(!hasChromium)(`the queue dashboard shows every queue and a failed jo
     .getByText(/CHUNK_CORRUPT/)
     .first()
     .waitFor({ timeout: 15_000 });
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const shot = join(ARTIFACTS, 'dashboard-failed-job.png');
+  const shot = artifactPath('dashboard-failed-job.png');
   await page.screenshot({ path: shot, fullPage: true });
   assert.ok(existsSync(shot));
   assert.deepEqual(errors, []);

@@ -12,11 +12,13 @@ import {
 } from '../../src/store/index.js';
 import { artefactLogConformance } from './artefactLogConformance.js';
 import { bookkeepingConformance } from './bookkeepingConformance.js';
+import { huntConformance } from './huntConformance.js';
 import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
 import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
 import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { sinkDocs } from './sinkConformance.js';
+import { watchConformance } from './watchConformance.js';
 
 let n = 0;
 
@@ -63,6 +65,14 @@ artefactLogConformance('elasticsearch (official client + elasticsearch-mock)', a
   const m = openMocked();
   return { artefacts: m.store.artefacts, close: m.close };
 });
+watchConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
+  const m = openMocked();
+  return { watches: m.store.watches, close: m.close };
+});
+huntConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
+  const m = openMocked();
+  return { sink: m.store.sink, hunt: m.store.hunt, close: m.close };
+});
 
 const real = await realCluster();
 afterAll(stopRealCluster);
@@ -96,6 +106,22 @@ artefactLogConformance(
   async () => {
     const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
     return { artefacts: r.store.artefacts, close: r.close };
+  },
+  { skip },
+);
+watchConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
+    return { watches: r.store.watches, close: r.close };
+  },
+  { skip },
+);
+huntConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
+    return { sink: r.store.sink, hunt: r.store.hunt, close: r.close };
   },
   { skip },
 );
@@ -480,6 +506,29 @@ describe('elasticsearch artefact log: its own index (mock)', () => {
       await assert.rejects(m.store.artefacts.list('x'), { code: 'SINK_UNAVAILABLE' });
       m.fake.failRequests({ path: /_doc\// }, { status: 401 }, 1);
       await assert.rejects(m.store.artefacts.record(rec('evtx')), { code: 'SINK_AUTH' });
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('elasticsearch hunting reads: requests per question (mock)', () => {
+  test('one search per read; related and a roll-up by MD5 take two', async () => {
+    const m = openMocked();
+    try {
+      const doc = makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'h1', tls: [{ ja3: 'a'.repeat(32) }], verdicts: ['MALWARE'] });
+      doc.context_attributes = { file_md5: 'c'.repeat(32) };
+      await m.store.sink.upsert(sinkDocs([doc, makeDoc(SHA('b'), 'Zenbox', 1000, { behash: 'h1' })]));
+      const searches = async (read: () => Promise<unknown>): Promise<number> => {
+        const before = m.fake.requests.length;
+        await read();
+        return m.fake.requests.slice(before).filter((r) => r.path.endsWith('/_search')).length;
+      };
+      assert.equal(await searches(() => m.store.hunt.pivotStats('behash', 'h1')), 1);
+      assert.equal(await searches(() => m.store.hunt.top('behash', { since: 0 })), 1);
+      assert.equal(await searches(() => m.store.hunt.related(doc.id)), 2);
+      assert.equal(await searches(() => m.store.hunt.fileRollup(SHA('a'))), 1);
+      assert.equal(await searches(() => m.store.hunt.fileRollup('c'.repeat(32))), 2);
     } finally {
       await m.close();
     }

@@ -9,6 +9,8 @@ import {
   setupPlan,
   sourceJson,
   stripProjection,
+  watchHitMappings,
+  watchMappings,
 } from '../../src/store/index.js';
 import { makeDoc } from './sinkConformance.js';
 
@@ -114,6 +116,10 @@ describe('behaviour index design', () => {
         'PUT /hunt-private-files missing',
         'PUT /_index_template/hunt-artefacts always',
         'PUT /hunt-artefacts missing',
+        'PUT /_index_template/hunt-watches always',
+        'PUT /hunt-watches missing',
+        'PUT /_index_template/hunt-watch-hits always',
+        'PUT /hunt-watch-hits missing',
       ],
     );
     assert.deepEqual(plan[2]?.body, {
@@ -223,6 +229,46 @@ describe('artefact index design', () => {
     // exact ids: the sandbox name in a behaviour id is case-sensitive
     assert.equal(am.properties.behaviour_id?.normalizer, undefined);
     assert.equal(am.properties.fetched_at?.format, 'epoch_millis');
+  });
+});
+
+describe('watch index design', () => {
+  test('two small indices of their own with templates; notify (webhook secrets) is not indexed; hits sort on at, version, id', () => {
+    const plan = setupPlan({ prefix: 'hunt', replicas: 2, bookkeepingReplicas: 0 });
+    for (const [name, mappings] of [
+      ['hunt-watches', watchMappings()],
+      ['hunt-watch-hits', watchHitMappings()],
+    ] as const) {
+      const template = plan.find((s) => s.path === `/_index_template/${name}`)?.body as {
+        index_patterns: string[];
+        template: { settings: unknown; mappings: unknown };
+      };
+      assert.deepEqual(template.index_patterns, [name]);
+      assert.deepEqual(template.template.settings, { index: { number_of_shards: 1, number_of_replicas: 0 } });
+      assert.deepEqual(template.template.mappings, mappings);
+      assert.deepEqual(
+        plan.find((s) => s.path === `/${name}`),
+        { method: 'PUT', path: `/${name}`, body: {}, when: 'missing', target: name, description: `index ${name}` },
+      );
+    }
+    const wm = watchMappings() as { dynamic: unknown; properties: Props };
+    assert.equal(wm.dynamic, false);
+    assert.deepEqual(wm.properties.notify, { type: 'object', enabled: false });
+    const hm = watchHitMappings() as { dynamic: unknown; properties: Props };
+    assert.equal(hm.dynamic, false);
+    const types = Object.fromEntries([...leaves(hm.properties)].map(([k, v]) => [k, v.type]));
+    assert.deepEqual(types, {
+      watch: 'keyword',
+      behaviour_id: 'keyword',
+      last_modified: 'date',
+      sha256: 'keyword',
+      sandbox: 'keyword',
+      'matched.kind': 'keyword',
+      'matched.value': 'keyword',
+      at: 'date',
+    });
+    assert.equal(hm.properties.at?.format, 'epoch_millis');
+    assert.equal(hm.properties.last_modified?.format, 'epoch_second');
   });
 });
 

@@ -414,11 +414,21 @@ for (const mode of ['mock', 'http'] as const) {
           't1-behaviours-000001',
           't1-dead-letters',
           't1-private-files',
+          't1-watch-hits',
+          't1-watches',
         ]);
         const second = await setupElasticsearch(client, { prefix: 't1' });
         assert.deepEqual(second.created, []);
         assert.ok(second.applied.some((d) => d.startsWith('mapping upgrade')));
-        assert.deepEqual(fake.indices(), ['t1-artefacts', 't1-batches', 't1-behaviours-000001', 't1-dead-letters', 't1-private-files']);
+        assert.deepEqual(fake.indices(), [
+          't1-artefacts',
+          't1-batches',
+          't1-behaviours-000001',
+          't1-dead-letters',
+          't1-private-files',
+          't1-watch-hits',
+          't1-watches',
+        ]);
         const info = await client.info();
         assert.equal(info.version.number, '8.19.0');
       }));

@@ -3,17 +3,20 @@
  * templates applied at index creation, aliases and write indices, mapping-driven indexing
  * (dynamic:false, normalizers, ignore_above, ignore_malformed, type errors), bulk semantics with
  * external versioning and require_alias, searches that only see refreshed documents, sorting,
- * search_after, `_source` filtering and terms aggregations. One request handler serves two
- * transports: `mount()` on an `@elastic/elasticsearch-mock` instance (in-process) and `listen()`
- * (a real HTTP server for subprocesses). Anything outside the emulated surface answers 400
- * `fake_unsupported_exception`, so a gap never passes silently.
+ * search_after, `_source` filtering and aggregations (terms, filters, cardinality, min, max, with
+ * sub-aggregations). One request handler serves two transports: `mount()` on an
+ * `@elastic/elasticsearch-mock` instance (in-process) and `listen()` (a real HTTP server for
+ * subprocesses). Anything outside the emulated surface answers 400 `fake_unsupported_exception`,
+ * so a gap never passes silently.
  *
  * It covers only the requests sandtrail sends (setup's templates, index and alias calls, `_bulk`
- * index/update/delete, get/mget, search with bool/term/terms/exists/range/prefix/match/nested
- * queries, sorts, search_after and terms aggregations, count, delete_by_query). It does not
- * emulate: scoring and full-text analysis (text fields match on whole lowercase tokens only),
- * shards and replicas, rollover and ILM, scripts, the `flattened` type's depth limit, refresh
- * timing beyond a periodic refresh, security beyond injected 401s, or cluster-level limits
+ * index/update/delete, get/mget, search with bool/term/terms/ids/exists/range/prefix/match/nested/
+ * constant_score queries, sorts (fields and `_score`), search_after, the aggregations above,
+ * count, delete_by_query). It does not emulate: approximate cardinality (it is always exact),
+ * scoring and full-text analysis (text fields match on whole lowercase tokens only; bool queries
+ * sum their clauses' constant scores), shards and replicas, rollover and ILM, scripts, the
+ * `flattened` type's depth limit, refresh timing beyond a periodic refresh, security beyond
+ * injected 401s, or cluster-level limits
  * (thread pools, circuit breakers): those are exercised by the real-cluster run
  * (`ELASTICSEARCH_URL=... npx vitest run test/store/elasticsearch.test.ts`).
  */

@@ -70,7 +70,7 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
       try {
         // names, not wildcards: clusters default to action.destructive_requires_name
         // the single-index stores: each index and its template share one name
-        const singles = ['dead-letters', 'batches', 'private-files', 'artefacts'].map((s) => `${prefix}-${s}`);
+        const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits'].map((s) => `${prefix}-${s}`);
         await admin.indices.delete({
           index: [`${prefix}-behaviours-000001`, ...singles],
           ignore_unavailable: true,

@@ -16,8 +16,8 @@ export async function dlqList(
   opts: { json?: boolean; limit?: string; offset?: string; stage?: string; batch?: string },
   ctx: CliContext,
 ): Promise<number> {
-  if (opts.stage && opts.stage !== 'normalize' && opts.stage !== 'index')
-    throw new SandtrailError('USAGE', '--stage must be normalize or index');
+  if (opts.stage && opts.stage !== 'normalize' && opts.stage !== 'index' && opts.stage !== 'watch')
+    throw new SandtrailError('USAGE', '--stage must be normalize, index or watch');
   const limit = opts.limit ? Number(opts.limit) : 1000;
   if (!Number.isInteger(limit) || limit <= 0) throw new SandtrailError('USAGE', '--limit must be a positive integer');
   const offset = opts.offset ? Number(opts.offset) : 0;

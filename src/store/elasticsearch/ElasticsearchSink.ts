@@ -12,7 +12,7 @@ import {
   type Sink,
   type SinkDoc,
 } from '../Sink.js';
-import { classifyRequestError, isIndexNotFound, isNotFound, storeFailure } from './classify.js';
+import { classifyRequestError, isIndexNotFound, isNotFound, readFailure } from './classify.js';
 import { bulkSender, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { PIVOT_FIELDS } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
@@ -335,9 +335,7 @@ function authError(reason: string, cause: unknown): SandtrailError {
 }
 
 function readError(op: string, err: unknown): SandtrailError {
-  const e = storeFailure(`Elasticsearch ${op}`, err);
-  // a failed read is never a write failure: retry later or fix the credentials
-  return e.code === 'SINK_WRITE_FAILED' ? new SandtrailError('SINK_UNAVAILABLE', e.message, e.details, { cause: err }) : e;
+  return readFailure(`Elasticsearch ${op}`, err);
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; `fn` must not throw. */

@@ -143,3 +143,9 @@ export function storeFailure(what: string, err: unknown): SandtrailError {
   const code = f.kind === 'retryable' ? 'SINK_UNAVAILABLE' : 'SINK_WRITE_FAILED';
   return new SandtrailError(code, `${what} failed: ${f.reason}`, { code: f.code }, { cause: err });
 }
+
+/** The typed error of a failed read: never a write failure (SINK_UNAVAILABLE instead), so callers retry later or fix the credentials. */
+export function readFailure(what: string, err: unknown): SandtrailError {
+  const e = storeFailure(what, err);
+  return e.code === 'SINK_WRITE_FAILED' ? new SandtrailError('SINK_UNAVAILABLE', e.message, e.details, { cause: err }) : e;
+}

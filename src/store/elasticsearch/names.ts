@@ -20,6 +20,12 @@ export interface EsNames {
   /** Downloaded artefacts of behaviour reports: one record per (behaviour, kind), beside the reports. */
   artefacts: string;
   artefactsTemplate: string;
+  /** Watchlists: one document per watch, `_id` = its name. */
+  watches: string;
+  watchesTemplate: string;
+  /** Watch hits: one document per (watch, behaviour, version), created once. */
+  watchHits: string;
+  watchHitsTemplate: string;
 }
 
 /** Index names are lower-case and cannot hold these characters (nor start with `-`, `_`, `+`). */
@@ -51,5 +57,9 @@ export function esNames(prefix = 'sandtrail'): EsNames {
     privateFilesTemplate: `${prefix}-private-files`,
     artefacts: `${prefix}-artefacts`,
     artefactsTemplate: `${prefix}-artefacts`,
+    watches: `${prefix}-watches`,
+    watchesTemplate: `${prefix}-watches`,
+    watchHits: `${prefix}-watch-hits`,
+    watchHitsTemplate: `${prefix}-watch-hits`,
   };
 }

@@ -4,8 +4,10 @@ import { SandtrailError } from '../../errors/index.js';
 import { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
 import { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
 import { ElasticsearchDeadLetterStore } from './ElasticsearchDeadLetterStore.js';
+import { ElasticsearchHuntReader } from './ElasticsearchHuntReader.js';
 import { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
+import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 import { isValidPrefix } from './names.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
 
@@ -138,14 +140,16 @@ export interface ElasticsearchStore {
   batches: ElasticsearchBatchLog;
   privateFiles: ElasticsearchPrivateFileStore;
   artefacts: ElasticsearchArtefactLog;
+  watches: ElasticsearchWatchStore;
+  hunt: ElasticsearchHuntReader;
   client: Client;
   close(): Promise<void>;
 }
 
 /**
  * Opens the Elasticsearch backend of a deployment: the behaviour sink, the private-file store,
- * the dead-letter store, the batch log and the artefact log, all under one index prefix. Synchronous like
- * `openStore`: nothing is sent until the first operation; with `autoSetup` (default) the first
+ * the dead-letter store, the batch log, the artefact log and the hunting reads, all under one
+ * index prefix. Synchronous like `openStore`: nothing is sent until the first operation; with `autoSetup` (default) the first
  * write runs the idempotent setup once per process.
  */
 export function openElasticsearchStore(specOrUrl: string, options: ElasticsearchStoreOptions = {}): ElasticsearchStore {
@@ -190,6 +194,8 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
       ...(ready ? { ready, onMissingIndex: setup.reset } : {}),
     }),
     artefacts: new ElasticsearchArtefactLog(client, bookkeeping),
+    watches: new ElasticsearchWatchStore(client, bookkeeping),
+    hunt: new ElasticsearchHuntReader(client, { prefix }),
     client,
     close: async () => {
       if (closed) return;

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { BehaviourDoc } from '../../normalize/index.js';
+import { hostOfUrl as hostOf } from '../rollupFile.js';
 
 /**
  * Top-level keys of the ECS projection. The canonical document never has these keys at its top
@@ -45,15 +46,6 @@ function objects(list: unknown): Record<string, unknown>[] {
   return Array.isArray(list)
     ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x))
     : [];
-}
-
-function hostOf(url: unknown): string | undefined {
-  if (typeof url !== 'string' || url === '') return undefined;
-  try {
-    return new URL(url.includes('://') ? url : `http://${url}`).hostname || undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Only syntactically valid addresses are projected into `ip` fields (the canonical document keeps everything). */

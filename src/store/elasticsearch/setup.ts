@@ -13,6 +13,7 @@ import {
 import { artefactMappings } from './artefactMapping.js';
 import { esNames } from './names.js';
 import { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
+import { watchHitMappings, watchMappings } from './watchMapping.js';
 
 export interface SetupOptions extends BehaviourIndexSettings {
   prefix?: string;
@@ -107,12 +108,15 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     ...bookkeepingSteps(n.privateFilesTemplate, n.privateFiles, privateFileMappings(), privateFileSettings(options), meta),
     // a few small records per report, read one report at a time: bookkeeping-sized
     ...bookkeepingSteps(n.artefactsTemplate, n.artefacts, artefactMappings(), small, meta),
+    // watchlists: a handful of watches and the hits they record, bookkeeping-sized
+    ...bookkeepingSteps(n.watchesTemplate, n.watches, watchMappings(), small, meta),
+    ...bookkeepingSteps(n.watchHitsTemplate, n.watchHits, watchHitMappings(), small, meta),
   ];
 }
 
 /**
  * The index template and the single index of one store outside the behaviour alias (dead
- * letters, batch log, private files, artefacts).
+ * letters, batch log, private files, artefacts, watches and their hits).
  */
 function bookkeepingSteps(
   template: string,
@@ -142,7 +146,7 @@ async function exists(client: Client, target: string, isAlias: boolean): Promise
  * and from several processes at once. Templates are PUT every time (idempotent), the first
  * behaviours index is created only when the write alias does not exist, and existing indices
  * get the current mapping (additive changes only; an incompatible change fails loudly). The
- * single-index stores (dead letters, batch log, private files, artefacts) get their template every time
+ * single-index stores (dead letters, batch log, private files, artefacts, watches, watch hits) get their template every time
  * and their index when it is missing.
  */
 export async function setupElasticsearch(client: Client, options: SetupOptions = {}): Promise<SetupResult> {

@@ -1,8 +1,19 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { DEFAULT_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
-import { depthRejection, invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink, type SinkDoc } from '../Sink.js';
+import {
+  depthRejection,
+  hasHuntFields,
+  invalidDocReason,
+  pivotKey,
+  type ItemResult,
+  type PivotKind,
+  type Sink,
+  type SinkDoc,
+} from '../Sink.js';
 
-const SCHEMA = `
+// verdicts (a JSON array), md5 and sha1 are what the hunting reads group and look up by
+// (SqliteHuntReader); a store created before them gains them once, at open (migrateHuntColumns).
+const TABLES = `
 CREATE TABLE IF NOT EXISTS behaviours (
   id TEXT PRIMARY KEY NOT NULL,
   sha256 TEXT NOT NULL,
@@ -10,17 +21,69 @@ CREATE TABLE IF NOT EXISTS behaviours (
   analysis_date INTEGER,
   last_modification_date INTEGER NOT NULL,
   doc TEXT NOT NULL,
-  indexed_at INTEGER NOT NULL
+  indexed_at INTEGER NOT NULL,
+  verdicts TEXT NOT NULL DEFAULT '[]',
+  md5 TEXT,
+  sha1 TEXT
 );
-CREATE INDEX IF NOT EXISTS behaviours_sha256 ON behaviours(sha256);
 CREATE TABLE IF NOT EXISTS pivots (
   kind TEXT NOT NULL,
   value TEXT NOT NULL,
   id TEXT NOT NULL,
   PRIMARY KEY (kind, value, id)
 ) WITHOUT ROWID;
+`;
+
+// Created after the migration: some name its columns.
+// - behaviours_hunt covers the columns a hunting aggregate reads (not the document), keyed by
+//   id: a pivot value's rows (id order) join it with nearly sequential reads instead of reading
+//   each row's page of the table (15x faster on a value of 25,000 behaviours).
+// - behaviours_analysis_date, newest first with id as the tie-break (the order of the hunting
+//   lists), drives `top` with `since` and the newest page of a frequent value.
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS behaviours_sha256 ON behaviours(sha256);
+CREATE INDEX IF NOT EXISTS behaviours_md5 ON behaviours(md5);
+CREATE INDEX IF NOT EXISTS behaviours_sha1 ON behaviours(sha1);
+CREATE INDEX IF NOT EXISTS behaviours_analysis_date ON behaviours(analysis_date DESC, id);
+CREATE INDEX IF NOT EXISTS behaviours_hunt ON behaviours(id, analysis_date, sandbox_name, verdicts);
 CREATE INDEX IF NOT EXISTS pivots_by_id ON pivots(id);
 `;
+
+/** A lower-case hex digest of `n` digits at `path` of the stored document, else NULL (as metaOf's hexDigest). */
+const digestFromDoc = (path: string, n: number): string =>
+  `CASE WHEN json_type(doc, '${path}') = 'text' AND length(json_extract(doc, '${path}')) = ${n}
+     AND lower(json_extract(doc, '${path}')) NOT GLOB '*[^0-9a-f]*' THEN lower(json_extract(doc, '${path}')) END`;
+
+/**
+ * The hunting columns computed from the stored document, exactly as metaOf computes them
+ * (verdicts: strings only, unique, first-seen order). Used by the migration of an existing store
+ * and for documents whose meta came from a chunk written before these fields existed.
+ */
+const HUNT_FROM_DOC = `
+  verdicts = (SELECT json_group_array(value) FROM (
+    SELECT value FROM json_each(doc, '$.attributes.verdicts') WHERE type = 'text' GROUP BY value ORDER BY min(key))),
+  md5 = ${digestFromDoc('$.context_attributes.file_md5', 32)},
+  sha1 = ${digestFromDoc('$.context_attributes.file_sha1', 40)}`;
+
+/**
+ * Adds the hunting columns to a store created before them and fills them from the stored
+ * documents, in one immediate transaction (so two processes opening the store at once migrate it
+ * once: the second finds the columns). A no-op on a current store.
+ */
+function migrateHuntColumns(db: Database): void {
+  const missing = (): string[] => {
+    const have = new Set((db.prepare('PRAGMA table_info(behaviours)').all() as { name: string }[]).map((c) => c.name));
+    return ['verdicts', 'md5', 'sha1'].filter((c) => !have.has(c));
+  };
+  if (missing().length === 0) return;
+  db.transaction(() => {
+    const cols = missing();
+    if (cols.length === 0) return;
+    for (const c of cols)
+      db.exec(`ALTER TABLE behaviours ADD COLUMN ${c === 'verdicts' ? "verdicts TEXT NOT NULL DEFAULT '[]'" : `${c} TEXT`}`);
+    db.exec(`UPDATE behaviours SET ${HUNT_FROM_DOC}`);
+  }).immediate();
+}
 
 /** SQLite errors that clear up by themselves: another writer holds the lock, the disk is full. */
 const TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR']);
@@ -34,22 +97,27 @@ export class SqliteSink implements Sink {
   private readonly upsertDoc: Statement;
   private readonly deletePivots: Statement;
   private readonly insertPivot: Statement;
+  private readonly huntFromDoc: Statement;
 
   /** @param maxDepth documents nested deeper are rejected `too_deep` (feed.maxDepth). */
   constructor(
     private readonly db: Database,
     private readonly maxDepth = DEFAULT_MAX_DEPTH,
   ) {
-    db.exec(SCHEMA);
+    db.exec(TABLES);
+    migrateHuntColumns(db);
+    db.exec(INDEXES);
     // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
     // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
     this.upsertDoc = db.prepare(`
-      INSERT INTO behaviours (id, sha256, sandbox_name, analysis_date, last_modification_date, doc, indexed_at)
-      VALUES (@id, @sha256, @sandbox_name, @analysis_date, @last_modification_date, CAST(@doc AS TEXT), @indexed_at)
+      INSERT INTO behaviours (id, sha256, sandbox_name, analysis_date, last_modification_date, doc, indexed_at, verdicts, md5, sha1)
+      VALUES (@id, @sha256, @sandbox_name, @analysis_date, @last_modification_date, CAST(@doc AS TEXT), @indexed_at, @verdicts, @md5, @sha1)
       ON CONFLICT(id) DO UPDATE SET
         sha256 = excluded.sha256, sandbox_name = excluded.sandbox_name, analysis_date = excluded.analysis_date,
-        last_modification_date = excluded.last_modification_date, doc = excluded.doc, indexed_at = excluded.indexed_at
+        last_modification_date = excluded.last_modification_date, doc = excluded.doc, indexed_at = excluded.indexed_at,
+        verdicts = excluded.verdicts, md5 = excluded.md5, sha1 = excluded.sha1
       WHERE excluded.last_modification_date >= behaviours.last_modification_date`);
+    this.huntFromDoc = db.prepare(`UPDATE behaviours SET ${HUNT_FROM_DOC} WHERE id = ?`);
     this.deletePivots = db.prepare('DELETE FROM pivots WHERE id = ?');
     this.insertPivot = db.prepare('INSERT OR IGNORE INTO pivots (kind, value, id) VALUES (?, ?, ?)');
   }
@@ -78,6 +146,7 @@ export class SqliteSink implements Sink {
     const deep = depthRejection(doc, this.maxDepth);
     if (deep) return { id: doc.id, status: 'rejected', ...deep };
     const json = item.json;
+    const hunt = hasHuntFields(doc);
     try {
       const changed = this.upsertDoc.run({
         id: doc.id,
@@ -87,8 +156,13 @@ export class SqliteSink implements Sink {
         last_modification_date: doc.last_modification_date,
         doc: json,
         indexed_at: now,
+        verdicts: hunt ? JSON.stringify(doc.verdicts) : '[]',
+        md5: hunt ? doc.md5 : null,
+        sha1: hunt ? doc.sha1 : null,
       }).changes;
       if (changed === 0) return { id: doc.id, status: 'ok', stale: true };
+      // a meta from a chunk older than the hunting fields: derive them from the document, as the migration does
+      if (!hunt) this.huntFromDoc.run(doc.id);
       this.deletePivots.run(doc.id);
       const p = doc.pivots;
       if (p.behash) this.insertPivot.run('behash', pivotKey(p.behash), doc.id);

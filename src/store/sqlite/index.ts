@@ -2,7 +2,9 @@
 export { openSqliteStore } from './openSqliteStore.js';
 export type { SqliteStoreOptions } from './openSqliteStore.js';
 export { SqliteSink } from './SqliteSink.js';
+export { SqliteHuntReader } from './SqliteHuntReader.js';
 export { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
 export { SqliteBatchLog } from './SqliteBatchLog.js';
 export { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 export { SqliteArtefactLog } from './SqliteArtefactLog.js';
+export { SqliteWatchStore } from './SqliteWatchStore.js';

@@ -6,8 +6,10 @@ import type { Store } from '../Store.js';
 import { SqliteArtefactLog } from './SqliteArtefactLog.js';
 import { SqliteBatchLog } from './SqliteBatchLog.js';
 import { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
+import { SqliteHuntReader } from './SqliteHuntReader.js';
 import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
+import { SqliteWatchStore } from './SqliteWatchStore.js';
 
 export interface SqliteStoreOptions {
   /** Documents nested deeper are rejected `too_deep`. */
@@ -38,13 +40,17 @@ export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 15000');
   let closed = false;
+  // the sink first: it creates (or migrates) the tables the hunting reads query
+  const sink = new SqliteSink(db, o.maxDepth);
   return {
     spec: `sqlite:${path}`,
-    sink: new SqliteSink(db, o.maxDepth),
+    sink,
     dlq: new SqliteDeadLetterStore(db),
     batches: new SqliteBatchLog(db),
     privateFiles: new SqlitePrivateFileStore(db, o.maxDepth),
     artefacts: new SqliteArtefactLog(db),
+    hunt: new SqliteHuntReader(db),
+    watches: new SqliteWatchStore(db),
     close: async () => {
       if (closed) return;
       closed = true;

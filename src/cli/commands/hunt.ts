@@ -1,0 +1,167 @@
+import { SandtrailError } from '../../errors/index.js';
+import {
+  openStore,
+  type BehaviourLine,
+  type FileRollup,
+  type PivotKind,
+  type PivotStats,
+  type PivotSummary,
+  type RelatedBehaviours,
+  type Store,
+} from '../../store/index.js';
+import { writeOut, type CliContext } from '../context.js';
+import { PIVOT_FLAGS } from './query.js';
+
+/** Pivot kinds as `top` takes them: the flag spelling or the stored name. */
+const KIND_NAMES: Readonly<Record<string, Exclude<PivotKind, 'sha256'>>> = {
+  behash: 'behash',
+  'sigma-rule': 'sigma_rule_id',
+  sigma_rule_id: 'sigma_rule_id',
+  ja3: 'ja3',
+  ja3s: 'ja3s',
+  'dropped-sha256': 'dropped_sha256',
+  dropped_sha256: 'dropped_sha256',
+};
+
+async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
+  const store = openStore(ctx.config.store, ctx.config);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new SandtrailError('USAGE', `${flag} must be a whole number from 0 to ${max}`);
+  return n;
+}
+
+/** `--since`: an ISO date/time, YYYY-MM-DD or YYYYMMDD (UTC), as epoch seconds. */
+export function parseSince(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(raw);
+  const ms = Date.parse(
+    compact ? `${compact[1]}-${compact[2]}-${compact[3]}T00:00:00Z` : /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw,
+  );
+  if (!Number.isFinite(ms)) throw new SandtrailError('USAGE', `--since must be a date (YYYY-MM-DD, YYYYMMDD or ISO-8601), got "${raw}"`);
+  return Math.floor(ms / 1000);
+}
+
+const day = (t: number | null): string => (t === null ? '-' : new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' '));
+const counts = (l: { name: string; count: number }[]): string => l.map((x) => `${x.name} ${x.count}`).join(', ') || '-';
+const line = (b: BehaviourLine): string => `  ${day(b.analysis_date)}  ${b.id}  ${b.verdicts.join(' ') || '-'}`;
+
+function summaryLines(s: PivotSummary): string[] {
+  return [
+    `${s.kind} ${s.value}: ${s.behaviours} behaviour(s) of ${s.files} file(s), first seen ${day(s.firstSeen)}, last seen ${day(s.lastSeen)}`,
+    `  sandboxes: ${counts(s.sandboxes)}`,
+    `  verdicts: ${counts(s.verdicts)}`,
+  ];
+}
+
+/** `sandtrail pivot`: statistics of one pivot value and its newest behaviours. */
+export async function pivotCommand(opts: Record<string, unknown>, ctx: CliContext): Promise<number> {
+  const given = PIVOT_FLAGS.filter(([, key, kind]) => kind !== null && typeof opts[key] === 'string');
+  if (given.length !== 1) {
+    throw new SandtrailError(
+      'USAGE',
+      `give exactly one of ${PIVOT_FLAGS.filter(([, , k]) => k)
+        .map(([f]) => f.split(' ')[0])
+        .join(', ')}`,
+    );
+  }
+  const [, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
+  const limit = positive('--limit', opts.limit as string | undefined, 20, 1000);
+  const offset = positive('--offset', opts.offset as string | undefined, 0, 1_000_000_000);
+  const stats: PivotStats = await withStore(ctx, (s) => s.hunt.pivotStats(kind as PivotKind, opts[key] as string, { limit, offset }));
+  if (opts.json) await writeOut(`${JSON.stringify(stats)}\n`);
+  else {
+    const shown = stats.newest.length ? `newest (${offset + 1}-${offset + stats.newest.length} of ${stats.behaviours}):` : 'no behaviours';
+    const more = offset + stats.newest.length < stats.behaviours ? [`  (more: --offset ${offset + stats.newest.length})`] : [];
+    await writeOut([...summaryLines(stats), shown, ...stats.newest.map(line), ...more].join('\n') + '\n');
+  }
+  return 0;
+}
+
+/** `sandtrail top KIND`: the most frequent values of one pivot kind, with their figures. */
+export async function topCommand(
+  kindName: string,
+  opts: { since?: string; limit?: string; json?: boolean },
+  ctx: CliContext,
+): Promise<number> {
+  const kind = KIND_NAMES[kindName];
+  if (!kind) throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
+  const since = parseSince(opts.since);
+  const limit = positive('--limit', opts.limit, 10, 1000);
+  const top = await withStore(ctx, (s) => s.hunt.top(kind, { since, limit }));
+  if (opts.json) await writeOut(`${JSON.stringify(top)}\n`);
+  else
+    await writeOut(
+      top.length
+        ? `${top.flatMap((t, i) => summaryLines(t).map((l, j) => (j === 0 ? `${i + 1}. ${l}` : `   ${l}`))).join('\n')}\n`
+        : `no ${kind} values${since ? ' since then' : ''}\n`,
+    );
+  return 0;
+}
+
+/** `sandtrail related ID`: who shares this behaviour's pivot values. */
+export async function relatedCommand(id: string, opts: { limit?: string; json?: boolean }, ctx: CliContext): Promise<number> {
+  const limit = positive('--limit', opts.limit, 20, 1000);
+  const r: RelatedBehaviours | null = await withStore(ctx, (s) => s.hunt.related(id, { limit }));
+  if (!r) {
+    process.stderr.write(`sandtrail: no behaviour with id "${id}" in the store\n`);
+    return 1;
+  }
+  if (opts.json) await writeOut(`${JSON.stringify(r)}\n`);
+  else
+    await writeOut(
+      [
+        `${r.id}: ${r.values.length} pivot value(s)`,
+        ...r.values.map((v) => `  ${v.kind} ${v.value}: shared by ${v.others} other behaviour(s)`),
+        r.related.length ? 'related, most values shared first:' : 'no other behaviour shares any of them',
+        ...r.related.map((b) => `${line(b)}  shares ${b.shared.map((s) => `${s.kind}=${s.value}`).join(', ')}`),
+      ].join('\n') + '\n',
+    );
+  return 0;
+}
+
+/** `sandtrail file HASH`: every sandbox's report of one file, merged. */
+export async function fileCommand(hash: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
+  if (!/^[0-9a-fA-F]+$/.test(hash) || ![32, 40, 64].includes(hash.length))
+    throw new SandtrailError('USAGE', `give a file's SHA-256, MD5 or SHA-1, got "${hash}"`);
+  const f: FileRollup | null = await withStore(ctx, (s) => s.hunt.fileRollup(hash));
+  if (!f) {
+    process.stderr.write(`sandtrail: no report of file ${hash} in the store\n`);
+    return 1;
+  }
+  if (opts.json) {
+    await writeOut(`${JSON.stringify(f)}\n`);
+    return 0;
+  }
+  const seen = (title: string, list: { value: string; sandboxes: string[]; title?: string | null; level?: string | null }[]): string[] =>
+    list.length
+      ? [
+          `${title}:`,
+          ...list.map((v) => `  ${v.value}${v.title ? ` ${v.title}` : ''}${v.level ? ` [${v.level}]` : ''}  (${v.sandboxes.join(', ')})`),
+        ]
+      : [];
+  await writeOut(
+    [
+      `file ${f.sha256}${f.md5 ? `  md5 ${f.md5}` : ''}${f.sha1 ? `  sha1 ${f.sha1}` : ''}: ${f.reports.length} report(s)`,
+      ...f.reports.map(
+        (r) => `  ${r.sandbox_name}: ${r.verdicts.join(' ') || '-'}  behash ${r.behash ?? '-'}  analysed ${day(r.analysis_date)}`,
+      ),
+      ...seen('sigma rules', f.sigma),
+      ...seen('JA3', f.ja3),
+      ...seen('JA3S', f.ja3s),
+      ...seen('dropped files', f.dropped_sha256),
+      ...seen('MITRE techniques', f.mitre_techniques),
+      ...seen('hosts', f.hosts),
+      ...seen('IPs', f.ips),
+    ].join('\n') + '\n',
+  );
+  return 0;
+}

@@ -1,0 +1,28 @@
+import { once } from 'node:events';
+import { SandtrailError } from '../../errors/index.js';
+import { startReadApi } from '../../serve/index.js';
+import { openStore } from '../../store/index.js';
+import type { CliContext } from '../context.js';
+
+/** `sandtrail serve`: the v3-compatible read API and the hunting page, until SIGINT/SIGTERM. */
+export async function serveCommand(ctx: CliContext): Promise<number> {
+  const store = openStore(ctx.config.store, ctx.config);
+  try {
+    const api = await startReadApi({ config: ctx.config, store, log: ctx.log });
+    process.stderr.write(`sandtrail serve: ${api.url}/ (hunting page), API base ${api.url}/api/v3\n`);
+    await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+    ctx.log.info('stopping the read API');
+    await api.close();
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `--port` / `--host` of serve over the configured ones. */
+export function serveContext(base: CliContext, opts: { port?: string; host?: string }): CliContext {
+  const port = opts.port === undefined ? base.config.serve.port : Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandtrailError('USAGE', '--port must be a port number (0-65535)');
+  const config = { ...base.config, serve: { ...base.config.serve, port, host: opts.host ?? base.config.serve.host } };
+  return { ...base, config: Object.freeze(config) };
+}

@@ -1,0 +1,143 @@
+import { resolve } from 'node:path';
+import { SandtrailError } from '../../errors/index.js';
+import { openStore, type PivotKind, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
+import { recordRetroHits, redactWebhook } from '../../watch/index.js';
+import { writeOut, type CliContext } from '../context.js';
+
+/** Condition flags of `watch add` (each repeatable) → option key and pivot kind, in `--help` order. */
+export const WATCH_FLAGS: readonly [flag: string, key: string, kind: PivotKind, what: string][] = [
+  ['--behash <value>', 'behash', 'behash', 'behaviour similarity hash'],
+  ['--sigma-rule <id>', 'sigmaRule', 'sigma_rule_id', 'sigma rule_id'],
+  ['--ja3 <digest>', 'ja3', 'ja3', 'JA3 TLS client fingerprint (32 hex digits)'],
+  ['--ja3s <digest>', 'ja3s', 'ja3s', 'JA3S TLS server fingerprint (32 hex digits)'],
+  ['--dropped-sha256 <hash>', 'droppedSha256', 'dropped_sha256', 'SHA-256 of a dropped file'],
+  ['--sha256 <hash>', 'sha256', 'sha256', 'SHA-256 of the analysed file'],
+];
+
+export interface WatchAddOptions {
+  file?: string;
+  webhook?: string;
+  retro?: boolean;
+  json?: boolean;
+  [condition: string]: unknown;
+}
+
+/** A watch as printed: the webhook reduced to its host (its path or query often is the secret). */
+function shown(w: Watch): Record<string, unknown> {
+  return {
+    name: w.name,
+    conditions: w.conditions,
+    notify: { ...w.notify, ...(w.notify.webhook ? { webhook: redactWebhook(w.notify.webhook) } : {}) },
+    created_at: new Date(w.createdAt).toISOString(),
+  };
+}
+
+const conditionText = (c: WatchCondition): string => `${c.kind}=${c.value}`;
+
+function notifyText(w: Watch): string {
+  const parts = [w.notify.file ? `file ${w.notify.file}` : '', w.notify.webhook ? `webhook ${redactWebhook(w.notify.webhook)}` : ''];
+  return parts.filter(Boolean).join(', ') || 'record only';
+}
+
+async function withStore<T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore(ctx.config.store, ctx.config);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `sandtrail watch add NAME (--behash V | ...)... [--file PATH] [--webhook URL] [--retro]`. */
+export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: CliContext): Promise<number> {
+  const conditions: WatchCondition[] = WATCH_FLAGS.flatMap(([, key, kind]) =>
+    ((o[key] as string[] | undefined) ?? []).map((value) => ({ kind, value })),
+  );
+  if (conditions.length === 0) {
+    throw new SandtrailError('USAGE', `watch add needs at least one condition: ${WATCH_FLAGS.map(([f]) => f.split(' ')[0]).join(', ')}`);
+  }
+  // workers may run elsewhere in the tree: the file is fixed to where the operator meant it
+  const notify = { ...(o.file ? { file: resolve(o.file) } : {}), ...(o.webhook ? { webhook: o.webhook } : {}) };
+  return withStore(ctx, async (store) => {
+    const watch = await store.watches.add({ name, conditions, notify, createdAt: Date.now() });
+    const retro = o.retro ? await recordRetroHits(store, watch, ctx.log) : undefined;
+    if (o.json) {
+      await writeOut(`${JSON.stringify({ watch: shown(watch), ...(retro ? { retro } : {}) })}\n`);
+    } else {
+      const lines = [`watch ${watch.name} added: ${watch.conditions.map(conditionText).join(', ')}; notify: ${notifyText(watch)}`];
+      if (retro) lines.push(`retro: ${retro.behaviours} stored behaviours match, ${retro.hits} new hits recorded and notified`);
+      await writeOut(`${lines.join('\n')}\n`);
+    }
+    return 0;
+  });
+}
+
+/** `sandtrail watch list`. */
+export async function watchListCommand(o: { json?: boolean }, ctx: CliContext): Promise<number> {
+  return withStore(ctx, async (store) => {
+    const watches = await store.watches.list();
+    if (o.json) await writeOut(`${JSON.stringify(watches.map(shown))}\n`);
+    else if (watches.length === 0) await writeOut(`no watches in ${store.spec}\n`);
+    else
+      await writeOut(
+        watches
+          .map(
+            (w) =>
+              `${w.name}  ${w.conditions.map(conditionText).join(', ')}  (${notifyText(w)}; since ${new Date(w.createdAt).toISOString()})\n`,
+          )
+          .join(''),
+      );
+    return 0;
+  });
+}
+
+/** `sandtrail watch remove NAME`: the watch and its hits. */
+export async function watchRemoveCommand(name: string, o: { json?: boolean }, ctx: CliContext): Promise<number> {
+  return withStore(ctx, async (store) => {
+    if (!(await store.watches.remove(name))) throw new SandtrailError('NOT_FOUND', `no watch named "${name}" in ${store.spec}`);
+    await writeOut(o.json ? `${JSON.stringify({ removed: name })}\n` : `watch ${name} removed, with its hits\n`);
+    return 0;
+  });
+}
+
+/** `--since`: ISO-8601, `YYYY-MM-DD` or `YYYYMMDD` (UTC midnight) → epoch milliseconds. */
+export function parseSince(s: string): number {
+  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(s);
+  const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}` : s;
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(iso) ? Date.parse(`${iso}T00:00:00Z`) : Date.parse(iso);
+  if (Number.isNaN(ms))
+    throw new SandtrailError('USAGE', `--since "${s}": expected ISO-8601 (2026-11-01T12:00:00Z), YYYY-MM-DD or YYYYMMDD`);
+  return ms;
+}
+
+function count(flag: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new SandtrailError('USAGE', `${flag} must be a non-negative integer`);
+  return n;
+}
+
+const hitLine = (h: WatchHit): string =>
+  `${new Date(h.at).toISOString()}  ${h.behaviourId}  v${h.lastModified}  ${h.matched.map(conditionText).join(', ')}\n`;
+
+/** `sandtrail watch hits NAME [--since D] [--limit N] [--offset N]`: newest first. */
+export async function watchHitsCommand(
+  name: string,
+  o: { since?: string; limit?: string; offset?: string; json?: boolean },
+  ctx: CliContext,
+): Promise<number> {
+  const q = {
+    since: o.since ? parseSince(o.since) : undefined,
+    limit: count('--limit', o.limit, 100),
+    offset: count('--offset', o.offset, 0),
+  };
+  return withStore(ctx, async (store) => {
+    if (!(await store.watches.get(name))) throw new SandtrailError('NOT_FOUND', `no watch named "${name}" in ${store.spec}`);
+    const hits = await store.watches.hits(name, q);
+    if (o.json) await writeOut(`${JSON.stringify(hits)}\n`);
+    else if (hits.length === 0)
+      await writeOut(`no hits for ${name}${o.since ? ` since ${new Date(q.since as number).toISOString()}` : ''}\n`);
+    else await writeOut(hits.map(hitLine).join(''));
+    return 0;
+  });
+}

@@ -1,0 +1,219 @@
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Config } from '../config/index.js';
+import { SandtrailError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { isLoopback } from '../ops/index.js';
+import { PIVOT_KINDS, type PivotKind, type Store } from '../store/index.js';
+import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
+import { HUNT_PAGE } from './huntPage.js';
+
+export interface ReadApiOptions {
+  config: Config;
+  store: Store;
+  log: Logger;
+}
+
+export interface ReadApi {
+  /** `http://host:port` (the v3 base is `${url}/api/v3`). */
+  url: string;
+  close(): Promise<void>;
+}
+
+const HEX = /^[0-9a-fA-F]+$/;
+const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
+
+/**
+ * `sandtrail serve`: the store read through the GTI v3 API's own envelope, so a script written
+ * for the official clients can point its base URL here and read unchanged: file behaviours, a
+ * file's behaviours (limit ≤ 40, cursor paging), private file reports; sandtrail's pivot searches
+ * under /api/v3/sandtrail/; a hunting page at `/`. Keys in `x-apikey` (serve.apiKeys); without
+ * keys it binds loopback only.
+ */
+export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
+  const { serve } = o.config;
+  const keys = (serve.apiKeys ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (!isLoopback(serve.host) && keys.length === 0) {
+    throw new SandtrailError(
+      'CONFIG_INVALID',
+      `serve.host ${serve.host} is reachable beyond this machine: set serve.apiKeys (SANDTRAIL_SERVE_API_KEYS) or bind 127.0.0.1`,
+    );
+  }
+  const { store } = o;
+  const app = Fastify({ logger: false });
+  const fail = (reply: FastifyReply, code: V3ErrorCode, message: string): FastifyReply =>
+    reply.code(V3_ERRORS[code]).send(v3Error(code, message));
+  const base = (req: FastifyRequest): string => `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.url.startsWith('/api/') || keys.length === 0) return;
+    const given = req.headers['x-apikey'];
+    if (typeof given !== 'string' || given === '') return fail(reply, 'AuthenticationRequiredError', 'X-Apikey header is missing');
+    if (!keys.some((k) => sameKey(k, given))) return fail(reply, 'WrongCredentialsError', 'Wrong API key');
+  });
+  app.setNotFoundHandler((req, reply) => fail(reply, 'NotFoundError', `Resource not found: ${req.url.split('?')[0]}`));
+
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(HUNT_PAGE));
+
+  const behaviourObject = (req: FastifyRequest, doc: Record<string, unknown> & { id: string }): Record<string, unknown> => {
+    const extra: Record<string, unknown> = {};
+    if (doc.relationships) extra.relationships = doc.relationships;
+    if (doc.context_attributes) extra.context_attributes = doc.context_attributes;
+    return v3Object('file_behaviour', doc.id, doc.attributes, `${base(req)}/file_behaviours/${encodeURIComponent(doc.id)}`, extra);
+  };
+
+  app.get<{ Params: { id: string } }>('/api/v3/file_behaviours/:id', async (req, reply) => {
+    const doc = await store.sink.get(req.params.id);
+    if (!doc) return fail(reply, 'NotFoundError', `File behaviour "${req.params.id}" not found`);
+    return { data: behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string }) };
+  });
+
+  app.get<{ Params: { hash: string }; Querystring: { limit?: string; cursor?: string } }>(
+    '/api/v3/files/:hash/behaviours',
+    async (req, reply) => {
+      const { hash } = req.params;
+      if (!isFileHash(hash)) return fail(reply, 'InvalidArgumentError', `"${hash}" is not a valid file hash (MD5, SHA-1 or SHA-256)`);
+      const limit = parseLimit(req.query.limit);
+      if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+      const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
+      if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+      const ids =
+        hash.length === 64
+          ? await store.sink.query('sha256', hash)
+          : ((await store.hunt.fileRollup(hash))?.reports.map((r) => r.id).sort() ?? []);
+      if (ids.length === 0 && !(await knownFile(store, hash))) return fail(reply, 'NotFoundError', `File "${hash}" not found`);
+      const page = ids.slice(offset, offset + limit);
+      const data = [];
+      for (const id of page) {
+        const doc = await store.sink.get(id);
+        if (doc) data.push(behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string }));
+      }
+      const more = offset + limit < ids.length;
+      const self = `${base(req)}/files/${hash}/behaviours?limit=${limit}`;
+      const next = more ? encodeCursor(offset + limit) : undefined;
+      return {
+        data,
+        meta: { count: ids.length, ...(next ? { cursor: next } : {}) },
+        links: {
+          self: req.query.cursor ? `${self}&cursor=${req.query.cursor}` : self,
+          ...(next ? { next: `${self}&cursor=${next}` } : {}),
+        },
+      };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/api/v3/private/files/:id', async (req, reply) => {
+    const { id } = req.params;
+    if (!(HEX.test(id) && id.length === 64)) return fail(reply, 'InvalidArgumentError', 'private file reports are keyed by SHA-256 only');
+    const doc = await store.privateFiles.get(id);
+    if (!doc) return fail(reply, 'NotFoundError', `Private file "${id}" not found`);
+    const attributes = { ...doc.attributes, ...(doc.gti_assessment ? { gti_assessment: doc.gti_assessment } : {}) };
+    return { data: v3Object('private_file', doc.id, attributes, `${base(req)}/private/files/${doc.id}`) };
+  });
+
+  const kindOf = (raw: string): PivotKind | null => ((PIVOT_KINDS as readonly string[]).includes(raw) ? (raw as PivotKind) : null);
+  const sandtrail = (req: FastifyRequest, type: string, id: string, attributes: unknown, path: string): Record<string, unknown> =>
+    v3Object(type, id, attributes, `${base(req)}/sandtrail/${path}`);
+
+  app.get<{ Params: { kind: string; value: string }; Querystring: { limit?: string; cursor?: string } }>(
+    '/api/v3/sandtrail/pivots/:kind/:value',
+    async (req, reply) => {
+      const kind = kindOf(req.params.kind);
+      if (!kind) return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${PIVOT_KINDS.join(', ')}`);
+      const limit = parseLimit(req.query.limit);
+      if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+      const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
+      if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+      const stats = await store.hunt.pivotStats(kind, req.params.value, { limit, offset });
+      const more = offset + stats.newest.length < stats.behaviours;
+      const path = `pivots/${kind}/${encodeURIComponent(req.params.value)}`;
+      return {
+        data: sandtrail(req, 'sandtrail_pivot', `${kind}:${req.params.value}`, stats, path),
+        meta: more ? { cursor: encodeCursor(offset + limit) } : {},
+        links: {
+          self: `${base(req)}/sandtrail/${path}`,
+          ...(more ? { next: `${base(req)}/sandtrail/${path}?limit=${limit}&cursor=${encodeCursor(offset + limit)}` } : {}),
+        },
+      };
+    },
+  );
+
+  app.get<{ Params: { kind: string }; Querystring: { since?: string; limit?: string } }>(
+    '/api/v3/sandtrail/top/:kind',
+    async (req, reply) => {
+      const kind = kindOf(req.params.kind);
+      if (!kind || kind === 'sha256')
+        return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${PIVOT_KINDS.filter((k) => k !== 'sha256').join(', ')}`);
+      const limit = parseLimit(req.query.limit);
+      if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+      const since = req.query.since === undefined ? undefined : Number(req.query.since);
+      if (since !== undefined && !Number.isFinite(since)) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds');
+      const top = await store.hunt.top(kind, { since, limit });
+      return {
+        data: top.map((t) => sandtrail(req, 'sandtrail_pivot', `${kind}:${t.value}`, t, `pivots/${kind}/${encodeURIComponent(t.value)}`)),
+      };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/api/v3/sandtrail/related/:id', async (req, reply) => {
+    const related = await store.hunt.related(req.params.id);
+    if (!related) return fail(reply, 'NotFoundError', `File behaviour "${req.params.id}" not found`);
+    return { data: sandtrail(req, 'sandtrail_related', related.id, related, `related/${encodeURIComponent(related.id)}`) };
+  });
+
+  app.get<{ Params: { hash: string } }>('/api/v3/sandtrail/files/:hash', async (req, reply) => {
+    if (!isFileHash(req.params.hash)) return fail(reply, 'InvalidArgumentError', `"${req.params.hash}" is not a valid file hash`);
+    const roll = await store.hunt.fileRollup(req.params.hash);
+    if (!roll) return fail(reply, 'NotFoundError', `File "${req.params.hash}" not found`);
+    return { data: sandtrail(req, 'sandtrail_file', roll.sha256, roll, `files/${roll.sha256}`) };
+  });
+
+  app.get<{ Params: { name: string }; Querystring: { since?: string; limit?: string; cursor?: string } }>(
+    '/api/v3/sandtrail/watches/:name/hits',
+    async (req, reply) => {
+      const watch = await store.watches.get(req.params.name);
+      if (!watch) return fail(reply, 'NotFoundError', `Watch "${req.params.name}" not found`);
+      const limit = parseLimit(req.query.limit);
+      if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+      const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
+      if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+      const since = req.query.since === undefined ? undefined : Number(req.query.since);
+      if (since !== undefined && !Number.isFinite(since)) return fail(reply, 'InvalidArgumentError', 'since must be epoch milliseconds');
+      // one more than asked says whether a next page exists
+      const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, offset });
+      const more = hits.length > limit;
+      const path = `watches/${encodeURIComponent(watch.name)}/hits`;
+      return {
+        data: hits
+          .slice(0, limit)
+          .map((h) => sandtrail(req, 'sandtrail_watch_hit', `${h.watch}:${h.behaviourId}:${h.lastModified}`, h, path)),
+        meta: more ? { cursor: encodeCursor(offset + limit) } : {},
+        links: {
+          self: `${base(req)}/sandtrail/${path}`,
+          ...(more ? { next: `${base(req)}/sandtrail/${path}?limit=${limit}&cursor=${encodeCursor(offset + limit)}` } : {}),
+        },
+      };
+    },
+  );
+
+  await app.listen({ port: serve.port, host: serve.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : serve.port;
+  const url = `http://${serve.host.includes(':') ? `[${serve.host}]` : serve.host}:${port}`;
+  o.log.info({ url, api: `${url}/api/v3`, keys: keys.length }, 'read API listening');
+  return { url, close: () => app.close() };
+}
+
+/** A file known to the store only by its private report still exists for the API. */
+async function knownFile(store: Store, hash: string): Promise<boolean> {
+  return hash.length === 64 && (await store.privateFiles.get(hash)) !== null;
+}
+
+function sameKey(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

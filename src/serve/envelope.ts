@@ -1,0 +1,44 @@
+/** The upstream API's error codes sandtrail serve answers with, and their HTTP status. */
+export const V3_ERRORS = {
+  NotFoundError: 404,
+  InvalidArgumentError: 400,
+  AuthenticationRequiredError: 401,
+  WrongCredentialsError: 401,
+  ForbiddenError: 403,
+} as const;
+export type V3ErrorCode = keyof typeof V3_ERRORS;
+
+/** `{"error": {"code", "message"}}`, as the v3 API answers errors. */
+export function v3Error(code: V3ErrorCode, message: string): { error: { code: V3ErrorCode; message: string } } {
+  return { error: { code, message } };
+}
+
+/** An object in the upstream shape: type, id, attributes, links.self (and what else the store kept). */
+export function v3Object(
+  type: string,
+  id: string,
+  attributes: unknown,
+  self: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { type, id, attributes, links: { self }, ...extra };
+}
+
+/** An opaque cursor: the offset of the next page. */
+export function encodeCursor(offset: number): string {
+  return Buffer.from(`o${offset}`).toString('base64url');
+}
+
+/** The offset a cursor stands for, or null when it is not one of ours. */
+export function decodeCursor(cursor: string): number | null {
+  const s = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^o(\d{1,9})$/.exec(s);
+  return m ? Number(m[1]) : null;
+}
+
+/** `limit` of a collection request: 1..40 (the upstream maximum), default 10; null when invalid. */
+export function parseLimit(raw: unknown, fallback = 10): number | null {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  return Number.isInteger(n) && n >= 1 && n <= 40 ? n : null;
+}

@@ -1,0 +1,107 @@
+/**
+ * The hunting page served at `/` by sandtrail serve: one HTML file, no build step, reading the
+ * same /api/v3/sandtrail/ endpoints a script would. Views are addressed by the URL fragment
+ * (#/pivot/KIND/VALUE, #/related/ID, #/file/HASH), so every click is a link that can be shared.
+ */
+export const HUNT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>sandtrail hunt</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1c2430;background:#f4f6f8}
+header{background:#1c2430;color:#fff;padding:10px 18px;display:flex;gap:12px;align-items:center;flex-wrap:wrap}
+header b{font-size:16px;margin-right:8px}
+input,select,button{font:inherit;padding:4px 8px}
+#value{width:36em}
+main{padding:14px 18px}
+h2{font-size:16px;margin:4px 0 10px}
+table{border-collapse:collapse;background:#fff;margin:6px 0 14px;min-width:50%}
+td,th{border:1px solid #d6dbe1;padding:3px 8px;text-align:left;vertical-align:top;font-family:ui-monospace,monospace;font-size:12.5px}
+th{background:#e9edf1;font-family:system-ui,sans-serif}
+a{color:#0b5cad;text-decoration:none}a:hover{text-decoration:underline}
+.figures span{display:inline-block;background:#fff;border:1px solid #d6dbe1;padding:4px 10px;margin:0 6px 6px 0}
+.err{color:#a40000}
+</style></head>
+<body>
+<header><b>sandtrail hunt</b>
+<form id="search"><select id="kind">
+<option value="behash">behash</option><option value="sigma_rule_id">sigma rule</option><option value="ja3">JA3</option>
+<option value="ja3s">JA3S</option><option value="dropped_sha256">dropped SHA-256</option><option value="sha256">file SHA-256</option>
+<option value="file">file roll-up (any hash)</option><option value="related">related (behaviour id)</option>
+</select> <input id="value" placeholder="a value to pivot on" autocomplete="off"> <button>Go</button></form>
+<label>x-apikey <input id="key" type="password" size="14"></label>
+</header>
+<main id="view"><p>Type a behash, sigma rule id, JA3/JA3S, dropped-file SHA-256, a file hash or a behaviour id.</p></main>
+<script>
+const $ = (s) => document.querySelector(s);
+const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+const day = (t) => (t ? new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ') : '-');
+const link = (hash, text, cls) => '<a href="#' + esc(hash) + '"' + (cls ? ' data-testid="' + cls + '"' : '') + '>' + esc(text) + '</a>';
+const pivotLink = (kind, value) => link('/pivot/' + kind + '/' + encodeURIComponent(value), value, 'pivot-link');
+$('#key').value = sessionStorage.getItem('sandtrail-key') || '';
+$('#key').addEventListener('change', () => sessionStorage.setItem('sandtrail-key', $('#key').value));
+async function api(path) {
+  const headers = $('#key').value ? { 'x-apikey': $('#key').value } : {};
+  const r = await fetch('/api/v3/sandtrail/' + path, { headers });
+  const body = await r.json();
+  if (!r.ok) throw new Error((body.error && body.error.code + ': ' + body.error.message) || r.status);
+  return body;
+}
+const counts = (list) => (list || []).map((x) => esc(x.name) + ' ' + x.count).join(', ') || '-';
+function behaviours(rows, extra) {
+  return '<table data-testid="behaviours"><tr><th>behaviour</th><th>sandbox</th><th>verdicts</th><th>analysed</th><th>file</th>' + (extra ? '<th>shared</th>' : '') + '</tr>' +
+    rows.map((b) => '<tr><td>' + link('/related/' + encodeURIComponent(b.id), b.id, 'behaviour-link') + '</td><td>' + esc(b.sandbox_name) + '</td><td>' + esc((b.verdicts || []).join(' ')) +
+      '</td><td>' + day(b.analysis_date) + '</td><td>' + link('/file/' + b.sha256, b.sha256.slice(0, 16) + '…', 'file-link') + '</td>' +
+      (extra ? '<td>' + (b.shared || []).map((s) => esc(s.kind) + ' ' + pivotLink(s.kind, s.value)).join('<br>') + '</td>' : '') + '</tr>').join('') + '</table>';
+}
+async function showPivot(kind, value) {
+  const { data } = await api('pivots/' + kind + '/' + encodeURIComponent(value) + '?limit=40');
+  const s = data.attributes;
+  return '<h2 data-testid="title">' + esc(kind) + ' ' + esc(value) + '</h2><div class="figures">' +
+    '<span>behaviours <b data-testid="behaviour-count">' + s.behaviours + '</b></span><span>files <b>' + s.files + '</b></span>' +
+    '<span>first seen ' + day(s.firstSeen) + '</span><span>last seen ' + day(s.lastSeen) + '</span></div>' +
+    '<p>sandboxes: ' + counts(s.sandboxes) + '<br>verdicts: ' + counts(s.verdicts) + '</p><h2>newest</h2>' + behaviours(s.newest);
+}
+async function showRelated(id) {
+  const { data } = await api('related/' + encodeURIComponent(id));
+  const r = data.attributes;
+  return '<h2 data-testid="title">related to ' + esc(id) + ' ' + link('/file/' + id.split('_')[0], '(file roll-up)', 'file-link') + '</h2>' +
+    '<table data-testid="values"><tr><th>pivot</th><th>value</th><th>other behaviours</th></tr>' +
+    r.values.map((v) => '<tr><td>' + esc(v.kind) + '</td><td>' + pivotLink(v.kind, v.value) + '</td><td>' + v.others + '</td></tr>').join('') +
+    '</table><h2>behaviours sharing the most values</h2>' + behaviours(r.related, true);
+}
+async function showFile(hash) {
+  const { data } = await api('files/' + encodeURIComponent(hash));
+  const f = data.attributes;
+  const seen = (title, kind, list) => !(list && list.length) ? '<h2>' + title + '</h2><p>none</p>' : '<h2>' + title + '</h2><table><tr><th>value</th><th>seen by</th></tr>' +
+    (list || []).map((v) => '<tr><td>' + (kind ? pivotLink(kind, v.value) : esc(v.value)) + (v.title ? ' ' + esc(v.title) : '') + (v.level ? ' [' + esc(v.level) + ']' : '') + '</td><td>' + esc(v.sandboxes.join(', ')) + '</td></tr>').join('') + '</table>';
+  return '<h2 data-testid="title">file ' + esc(f.sha256) + '</h2><p>md5 ' + esc(f.md5 || '-') + ' · sha1 ' + esc(f.sha1 || '-') + '</p>' +
+    '<table data-testid="reports"><tr><th>report</th><th>sandbox</th><th>verdicts</th><th>behash</th><th>analysed</th></tr>' +
+    f.reports.map((r) => '<tr><td>' + link('/related/' + encodeURIComponent(r.id), r.id, 'behaviour-link') + '</td><td>' + esc(r.sandbox_name) + '</td><td>' + esc((r.verdicts || []).join(' ')) +
+      '</td><td>' + (r.behash ? pivotLink('behash', r.behash) : '-') + '</td><td>' + day(r.analysis_date) + '</td></tr>').join('') + '</table>' +
+    seen('sigma rules', 'sigma_rule_id', f.sigma) + seen('JA3', 'ja3', f.ja3) + seen('JA3S', 'ja3s', f.ja3s) + seen('dropped files', 'dropped_sha256', f.dropped_sha256) +
+    seen('MITRE techniques', null, f.mitre_techniques) + seen('hosts', null, f.hosts) + seen('IPs', null, f.ips);
+}
+async function route() {
+  const parts = location.hash.replace(/^#\\//, '').split('/');
+  const view = $('#view');
+  if (!parts[0]) return;
+  try {
+    view.innerHTML = '<p>…</p>';
+    if (parts[0] === 'pivot') view.innerHTML = await showPivot(parts[1], decodeURIComponent(parts.slice(2).join('/')));
+    else if (parts[0] === 'related') view.innerHTML = await showRelated(decodeURIComponent(parts.slice(1).join('/')));
+    else if (parts[0] === 'file') view.innerHTML = await showFile(decodeURIComponent(parts[1]));
+  } catch (e) {
+    view.innerHTML = '<p class="err" data-testid="error">' + esc(e.message) + '</p>';
+  }
+}
+$('#search').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const kind = $('#kind').value;
+  const value = $('#value').value.trim();
+  if (!value) return;
+  location.hash = kind === 'file' ? '/file/' + value : kind === 'related' ? '/related/' + encodeURIComponent(value) : '/pivot/' + kind + '/' + encodeURIComponent(value);
+});
+window.addEventListener('hashchange', route);
+route();
+</script></body></html>
+`;

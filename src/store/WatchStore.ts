@@ -1,0 +1,146 @@
+import { SandtrailError } from '../errors/index.js';
+import { PIVOT_KINDS, pivotKey, type PivotKind } from './Sink.js';
+
+/** One thing a watch looks for: a pivot value. */
+export interface WatchCondition {
+  kind: PivotKind;
+  value: string;
+}
+
+/** Where a watch's hits are announced; both optional (a watch may only record its hits). */
+export interface WatchNotify {
+  /** Absolute path of a JSON-lines file each hit is appended to. */
+  file?: string;
+  /** http(s) URL each hit is POSTed to as JSON. Often carries a secret: never logged or printed whole. */
+  webhook?: string;
+}
+
+/** A standing question: tell me when a behaviour with any of these pivot values is stored. */
+export interface Watch {
+  /** Unique; letters, digits, `.`, `_`, `-` (it names ids, metric labels and dead-letter batches). */
+  name: string;
+  /** Any one matching is a hit. Hash values are kept lower-case. */
+  conditions: WatchCondition[];
+  notify: WatchNotify;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/** One behaviour version that matched a watch; recorded once per (watch, behaviourId, lastModified). */
+export interface WatchHit {
+  watch: string;
+  behaviourId: string;
+  /** The matched version's last_modification_date (epoch seconds). */
+  lastModified: number;
+  sha256: string;
+  sandbox: string;
+  /** The watch's conditions this version matched. */
+  matched: WatchCondition[];
+  /** Epoch milliseconds when the hit was recorded. */
+  at: number;
+}
+
+export interface WatchHitQuery {
+  /** Only hits recorded at or after this epoch-millisecond time. */
+  since?: number;
+  limit?: number;
+  offset?: number;
+}
+
+/**
+ * Watchlists and their hits, kept by every backend of a Store. `recordHit` is the one place that
+ * decides "new": it answers true only the first time it sees (watch, behaviourId, lastModified),
+ * atomically in the backend (a primary key, a create-only document id), so replayed index jobs,
+ * several workers and a `--retro` run racing a live worker still notify each hit once.
+ */
+export interface WatchStore {
+  /** Stores a new watch (validated and normalized); an existing name throws WATCH_EXISTS. */
+  add(watch: Watch): Promise<Watch>;
+  /** Every watch, sorted by name. */
+  list(): Promise<Watch[]>;
+  get(name: string): Promise<Watch | null>;
+  /** Removes a watch and its hits; false when no watch had that name. */
+  remove(name: string): Promise<boolean>;
+  /** True the first time this (watch, behaviourId, lastModified) is recorded, false ever after. */
+  recordHit(hit: WatchHit): Promise<boolean>;
+  /** A watch's hits, newest first (`at`, then lastModified, then behaviour id). */
+  hits(name: string, q?: WatchHitQuery): Promise<WatchHit[]>;
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const HEX_LENGTH: Partial<Record<PivotKind, number>> = { sha256: 64, dropped_sha256: 64, ja3: 32, ja3s: 32 };
+
+/** The key a condition value is compared by, for both sides: pivot values compare lower-case, trimmed. */
+export function conditionKey(kind: PivotKind, value: string): string {
+  return `${kind}\u0000${pivotKey(value)}`;
+}
+
+/** The stored form of a condition value: hashes lower-case; sigma rule ids as given, trimmed. */
+function conditionValue(c: WatchCondition): string {
+  const v = typeof c.value === 'string' ? c.value.trim() : '';
+  if (v === '') throw new SandtrailError('USAGE', `watch condition ${c.kind}: empty value`);
+  if (v.length > 1024) throw new SandtrailError('USAGE', `watch condition ${c.kind}: value longer than 1024 characters`);
+  const hex = HEX_LENGTH[c.kind];
+  if (hex !== undefined && !new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(v)) {
+    throw new SandtrailError('USAGE', `watch condition ${c.kind}: "${v}" is not ${hex} hexadecimal digits`);
+  }
+  return c.kind === 'sigma_rule_id' ? v : v.toLowerCase();
+}
+
+/**
+ * Validates a watch and returns its stored form (conditions normalized and deduplicated, in the
+ * order given); throws USAGE for anything a backend must not store. Both backends call it, so a
+ * watch means the same in SQLite and Elasticsearch.
+ */
+export function normalizeWatch(w: Watch): Watch {
+  if (typeof w?.name !== 'string' || !NAME_RE.test(w.name)) {
+    throw new SandtrailError(
+      'USAGE',
+      `bad watch name "${String(w?.name)}": 1-100 letters, digits, ".", "_" or "-", not starting with a symbol`,
+    );
+  }
+  if (!Array.isArray(w.conditions) || w.conditions.length === 0) {
+    throw new SandtrailError('USAGE', `watch ${w.name}: at least one condition is needed`);
+  }
+  const seen = new Set<string>();
+  const conditions: WatchCondition[] = [];
+  for (const c of w.conditions) {
+    if (!PIVOT_KINDS.includes(c?.kind)) throw new SandtrailError('USAGE', `watch ${w.name}: unknown condition kind "${String(c?.kind)}"`);
+    const value = conditionValue(c);
+    const key = conditionKey(c.kind, value);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    conditions.push({ kind: c.kind, value });
+  }
+  const notify: WatchNotify = {};
+  if (w.notify?.file !== undefined) {
+    if (typeof w.notify.file !== 'string' || w.notify.file === '') throw new SandtrailError('USAGE', `watch ${w.name}: empty file path`);
+    notify.file = w.notify.file;
+  }
+  if (w.notify?.webhook !== undefined) {
+    let u: URL | undefined;
+    try {
+      u = new URL(w.notify.webhook);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+      throw new SandtrailError('USAGE', `watch ${w.name}: the webhook must be an http:// or https:// URL`);
+    }
+    if (u.username || u.password) {
+      // fetch refuses them, and they would be one more place for a secret: a token goes in the path or query
+      throw new SandtrailError(
+        'USAGE',
+        `watch ${w.name}: credentials in the webhook URL are not supported (put a token in its path or query)`,
+      );
+    }
+    notify.webhook = w.notify.webhook;
+  }
+  if (!Number.isSafeInteger(w.createdAt) || w.createdAt < 0) throw new SandtrailError('USAGE', `watch ${w.name}: bad createdAt`);
+  return { name: w.name, conditions, notify, createdAt: w.createdAt };
+}
+
+/** The one identity of a hit, as a string (the Elasticsearch document id). */
+export function watchHitKey(h: Pick<WatchHit, 'watch' | 'behaviourId' | 'lastModified'>): string {
+  return `${h.watch}|${h.behaviourId}|${h.lastModified}`;
+}

@@ -1,0 +1,115 @@
+import { isIP } from 'node:net';
+import type { BehaviourDoc } from '../normalize/index.js';
+import { compareText, type FileRollup, type SeenValue } from './HuntReader.js';
+import { hexDigest, pivotKey, verdictsOf } from './Sink.js';
+
+/** Host of a URL as hunters compare it (lower-case), also for scheme-less URLs; undefined when none. */
+export function hostOfUrl(url: unknown): string | undefined {
+  if (typeof url !== 'string' || url === '') return undefined;
+  try {
+    return new URL(url.includes('://') ? url : `http://${url}`).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function objects(list: unknown): Record<string, unknown>[] {
+  return Array.isArray(list)
+    ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x))
+    : [];
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+
+/** Values of one list of the rollup, each with the sandboxes that saw it. */
+class Seen {
+  private readonly by = new Map<string, Set<string>>();
+  add(value: string | undefined, sandbox: string): void {
+    if (value === undefined || value === '') return;
+    let s = this.by.get(value);
+    if (!s) this.by.set(value, (s = new Set()));
+    s.add(sandbox);
+  }
+  /** By value, each with its sandboxes sorted. */
+  list(): SeenValue[] {
+    return [...this.by.entries()]
+      .sort(([a], [b]) => compareText(a, b))
+      .map(([value, s]) => ({ value, sandboxes: [...s].sort(compareText) }));
+  }
+}
+
+/**
+ * Every report of one file merged into what a hunter reads first: the reports (by id), then each
+ * indicator with the sandboxes that saw it. Both backends build it here from the stored documents
+ * so their answers cannot drift apart. Pivot-like values take their lookup form (`pivotKey`:
+ * trimmed, lower-case) so they can be pasted into a pivot query; MITRE ids keep their case.
+ */
+export function rollupFile(sha256: string, docs: readonly BehaviourDoc[]): FileRollup {
+  const sorted = [...docs].sort((a, b) => compareText(a.id, b.id));
+  const sigma = new Seen();
+  const sigmaInfo = new Map<string, { level: string | null; title: string | null }>();
+  const ja3 = new Seen();
+  const ja3s = new Seen();
+  const dropped = new Seen();
+  const mitre = new Seen();
+  const hosts = new Seen();
+  const ips = new Seen();
+  let md5: string | null = null;
+  let sha1: string | null = null;
+  for (const d of sorted) {
+    const box = d.sandbox_name;
+    const a = (d.attributes ?? {}) as Record<string, unknown>;
+    const ctx = (d.context_attributes ?? {}) as Record<string, unknown>;
+    md5 ??= hexDigest(ctx.file_md5, 32);
+    sha1 ??= hexDigest(ctx.file_sha1, 40);
+    for (const r of objects(a.sigma_analysis_results)) {
+      const id = text(r.rule_id);
+      if (id === undefined) continue;
+      const key = pivotKey(id);
+      sigma.add(key, box);
+      // the first report that names the rule's level or title gives it (reports by id)
+      const info = sigmaInfo.get(key) ?? { level: null, title: null };
+      info.level ??= text(r.rule_level) ?? null;
+      info.title ??= text(r.rule_title) ?? null;
+      sigmaInfo.set(key, info);
+    }
+    const p = d.pivots;
+    for (const v of p?.ja3 ?? []) ja3.add(pivotKey(v), box);
+    for (const v of p?.ja3s ?? []) ja3s.add(pivotKey(v), box);
+    for (const v of p?.dropped_sha256 ?? []) dropped.add(pivotKey(v), box);
+    for (const t of objects(a.mitre_attack_techniques)) mitre.add(text(t.id), box);
+    for (const l of objects(a.dns_lookups)) hosts.add(text(l.hostname)?.toLowerCase(), box);
+    for (const h of objects(a.http_conversations)) hosts.add(hostOfUrl(h.url), box);
+    for (const t of objects(a.ip_traffic)) {
+      const ip = text(t.destination_ip);
+      if (ip !== undefined && isIP(ip) !== 0) ips.add(ip.toLowerCase(), box);
+    }
+  }
+  return {
+    sha256,
+    md5,
+    sha1,
+    reports: sorted.map((d) => ({
+      id: d.id,
+      sandbox_name: d.sandbox_name,
+      verdicts: verdictsOf(d.attributes),
+      behash: d.pivots?.behash ?? null,
+      analysis_date: d.analysis_date ?? null,
+    })),
+    sigma: sigma.list().map((s) => ({ ...s, ...(sigmaInfo.get(s.value) ?? { level: null, title: null }) })),
+    ja3: ja3.list(),
+    ja3s: ja3s.list(),
+    dropped_sha256: dropped.list(),
+    mitre_techniques: mitre.list(),
+    hosts: hosts.list(),
+    ips: ips.list(),
+  };
+}
+
+/** Which stored hash a file hash is, by its length; undefined when it is none of them. */
+export function fileHashKind(hash: string): { kind: 'sha256' | 'md5' | 'sha1'; value: string } | undefined {
+  const h = hash.trim();
+  const value = hexDigest(h, 64) ?? hexDigest(h, 40) ?? hexDigest(h, 32);
+  if (value === null) return undefined;
+  return { kind: value.length === 64 ? 'sha256' : value.length === 40 ? 'sha1' : 'md5', value };
+}

@@ -1,0 +1,61 @@
+import type { Logger } from '../log/index.js';
+import type { Store, Watch, WatchCondition } from '../store/index.js';
+import { eachLimited } from './eachLimited.js';
+import { HitRecorder } from './HitRecorder.js';
+import type { WebhookOptions } from './postWebhook.js';
+import type { WatchMatch } from './WatchMatcher.js';
+import { WatchNotifier } from './WatchNotifier.js';
+
+export interface RetroResult {
+  /** Stored behaviours matching at least one condition. */
+  behaviours: number;
+  /** Hits that were new (recorded and notified now). */
+  hits: number;
+}
+
+/** Documents read at once: bounds memory whatever a condition matches. */
+const PAGE = 200;
+
+/**
+ * `watch add --retro`: what the store already holds, as hits. Each condition's stored behaviours
+ * (Sink.query) are read back for their sha256, sandbox and version, then recorded and notified
+ * exactly like live hits, so a behaviour a live worker reports at the same time is notified
+ * once, and a second `--retro` adds nothing.
+ */
+export async function recordRetroHits(
+  store: Pick<Store, 'sink' | 'watches' | 'dlq'>,
+  watch: Watch,
+  log: Logger,
+  o: { webhook?: WebhookOptions; concurrency?: number } = {},
+): Promise<RetroResult> {
+  const byId = new Map<string, Set<WatchCondition>>();
+  for (const c of watch.conditions) {
+    for (const id of await store.sink.query(c.kind, c.value)) {
+      const set = byId.get(id) ?? new Set<WatchCondition>();
+      set.add(c);
+      byId.set(id, set);
+    }
+  }
+  const recorder = new HitRecorder(store.watches, new WatchNotifier(store.dlq, log.child({ stage: 'watch' }), o.webhook), o.concurrency);
+  const ids = [...byId.keys()].sort();
+  let hits = 0;
+  for (let k = 0; k < ids.length; k += PAGE) {
+    const matches: WatchMatch[] = [];
+    await eachLimited(ids.slice(k, k + PAGE), 8, async (id) => {
+      const doc = await store.sink.get(id);
+      // removed or replaced between the query and the read: nothing to report
+      if (!doc) return;
+      const conditions = byId.get(id) as Set<WatchCondition>;
+      const { sha256, sandbox_name, last_modification_date, pivots } = doc;
+      matches.push({
+        watch,
+        doc: { id, sha256, sandbox_name, last_modification_date, pivots },
+        matched: watch.conditions.filter((c) => conditions.has(c)),
+      });
+    });
+    // in id order, like the query: a retro run's hits are listed deterministically
+    matches.sort((a, b) => (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0));
+    hits += (await recorder.record(matches)).length;
+  }
+  return { behaviours: byId.size, hits };
+}

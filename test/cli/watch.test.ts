@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'vitest';
+import { openStore, type WatchHit } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
+import { cleanup, tempDir } from '../support/env.js';
+import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
+
+const SHA = (c: string): string => c.repeat(64);
+const JA3 = 'a0e9f5d64349fb13191bc781f81f42e1';
+
+test('watch add (--retro, --json), list, hits, remove through the CLI; errors and exit codes; the webhook secret is never printed', async () => {
+  const dir = tempDir();
+  const storeFile = join(dir, 'store.db');
+  // a store filled before any watch existed: two behaviours share the behash, a third the JA3, a fourth nothing
+  const store = openStore(`sqlite:${storeFile}`);
+  const docs = [
+    makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'b1' }),
+    makeDoc(SHA('b'), 'CAPE Sandbox', 2000, { behash: 'b1', tls: [{ ja3: JA3.toUpperCase() }] }),
+    makeDoc(SHA('c'), 'Zenbox', 3000, { tls: [{ ja3: JA3 }] }),
+    makeDoc(SHA('d'), 'Zenbox', 4000, { behash: 'b2' }),
+  ];
+  try {
+    await store.sink.upsert(sinkDocs(docs));
+  } finally {
+    await store.close();
+  }
+  const posts: unknown[] = [];
+  const server = createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8').on('data', (s: string) => (text += s));
+    req.on('end', () => (posts.push(JSON.parse(text)), res.writeHead(200).end()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const cli = (...args: string[]): ReturnType<typeof runCli> => runCli(['--store', `sqlite:${storeFile}`, 'watch', ...args]);
+  const file = join(dir, 'alerts', 'w.jsonl');
+  const ids = [docs[0]!.id, docs[1]!.id, docs[2]!.id].sort();
+
+  const add = await cli(
+    'add',
+    'cli-w',
+    '--behash',
+    'B1',
+    '--ja3',
+    JA3,
+    '--file',
+    file,
+    '--webhook',
+    `${host}/hook/s3cr3t`,
+    '--retro',
+    '--json',
+  );
+  assert.equal(add.code, 0, add.stderr);
+  const added = JSON.parse(add.stdout) as { watch: Record<string, unknown>; retro: unknown };
+  assert.deepEqual(added.retro, { behaviours: 3, hits: 3 });
+  assert.deepEqual(added.watch.conditions, [
+    { kind: 'behash', value: 'b1' },
+    { kind: 'ja3', value: JA3 },
+  ]);
+  assert.deepEqual(added.watch.notify, { file, webhook: `${host}/***` });
+  assert.deepEqual((posts as WatchHit[]).map((h) => h.behaviourId).sort(), ids);
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
+  assert.equal(lines.length, 3);
+
+  const again = await cli('add', 'cli-w', '--sha256', SHA('a'));
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /a watch named "cli-w" exists already/);
+  assert.equal((await cli('add', 'none', '--file', file)).code, 2, 'no condition');
+  assert.equal((await cli('add', 'bad', '--sha256', 'xyz')).code, 2, 'not a SHA-256');
+  const two = await cli('add', 'two', '--sha256', SHA('d'), '--sha256', SHA('D'), '--ja3s', 'A'.repeat(32));
+  assert.equal(two.code, 0, two.stderr);
+  assert.match(two.stdout, /^watch two added: ja3s=a{32}, sha256=d{64}; notify: record only\n$/);
+
+  const list = await cli('list', '--json');
+  assert.equal(list.code, 0, list.stderr);
+  const watches = JSON.parse(list.stdout) as { name: string; conditions: unknown[]; notify: unknown }[];
+  assert.deepEqual(
+    watches.map((w) => [w.name, w.notify]),
+    [
+      ['cli-w', { file, webhook: `${host}/***` }],
+      ['two', {}],
+    ],
+  );
+  // in the order of the flags in --help, duplicates (any case) once
+  assert.deepEqual(watches[1]!.conditions, [
+    { kind: 'ja3s', value: 'a'.repeat(32) },
+    { kind: 'sha256', value: SHA('d') },
+  ]);
+  const text = await cli('list');
+  assert.match(
+    text.stdout,
+    /^cli-w {2}behash=b1, ja3=a0e9f5d64349fb13191bc781f81f42e1 {2}\(file .*, webhook http:\/\/127\.0\.0\.1:\d+\/\*\*\*; since /m,
+  );
+
+  const hits = await cli('hits', 'cli-w', '--json');
+  assert.equal(hits.code, 0, hits.stderr);
+  const listed = JSON.parse(hits.stdout) as WatchHit[];
+  assert.deepEqual(listed.map((h) => h.behaviourId).sort(), ids);
+  assert.ok(
+    listed.every((h, k) => k === 0 || listed[k - 1]!.at >= h.at),
+    'newest first',
+  );
+  assert.deepEqual(listed.find((h) => h.behaviourId === docs[1]!.id)?.matched, [
+    { kind: 'behash', value: 'b1' },
+    { kind: 'ja3', value: JA3 },
+  ]);
+  assert.equal((JSON.parse((await cli('hits', 'cli-w', '--json', '--limit', '1')).stdout) as unknown[]).length, 1);
+  assert.equal((JSON.parse((await cli('hits', 'cli-w', '--json', '--since', '20000101')).stdout) as unknown[]).length, 3);
+  assert.deepEqual(JSON.parse((await cli('hits', 'cli-w', '--json', '--since', '2999-01-01')).stdout), []);
+  assert.equal((await cli('hits', 'cli-w', '--since', 'yesterday')).code, 2);
+  assert.match((await cli('hits', 'two')).stdout, /^no hits for two\n$/);
+
+  const removed = await cli('remove', 'cli-w', '--json');
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.deepEqual(JSON.parse(removed.stdout), { removed: 'cli-w' });
+  assert.equal((await cli('remove', 'cli-w')).code, 1);
+  assert.equal((await cli('hits', 'cli-w')).code, 1);
+
+  const help = await cli('add', '--help');
+  assert.equal(help.code, 0);
+  for (const flag of [
+    '--behash',
+    '--sigma-rule',
+    '--ja3',
+    '--ja3s',
+    '--dropped-sha256',
+    '--sha256',
+    '--file',
+    '--webhook',
+    '--retro',
+    '--json',
+  ]) {
+    assert.ok(help.stdout.includes(flag), flag);
+  }
+  for (const sub of ['list', 'remove', 'hits']) assert.equal((await cli(sub, '--help')).code, 0, sub);
+  for (const out of [add, again, list, text, hits, removed]) assert.ok(!`${out.stdout}${out.stderr}`.includes('s3cr3t'));
+});

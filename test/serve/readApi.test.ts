@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'vitest';
+import { runBackfillCommand } from '../../src/cli/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { lookupPrivateFiles } from '../../src/lookup/index.js';
+import { createRedis } from '../../src/queue/index.js';
+import { startReadApi } from '../../src/serve/index.js';
+import { openStore } from '../../src/store/index.js';
+import { writeFeed } from '../../src/synth/index.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
+
+async function setup(serve: Record<string, unknown> = {}) {
+  const dir = tempDir();
+  await writeFeed({ out: join(dir, 'feed'), seed: 31, start: '202611080000', minutes: 4, perMinute: 40, malformedRate: 0, bigRate: 0 });
+  const config = await testConfig(dir, { serve: { port: 0, ...serve } });
+  const ctx = { config, log: createLogger('silent') };
+  await runBackfillCommand({ source: `dir:${join(dir, 'feed')}` }, ctx);
+  const store = openStore(config.store, config);
+  cleanup(() => store.close());
+  return { dir, config, ctx, store };
+}
+
+test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours with limit and cursor paging, errors with the upstream codes", async () => {
+  const s = await setup();
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const v3 = `${api.url}/api/v3`;
+  // a file with several reports, one of them from a sandbox whose name has a space
+  const top = await s.store.sink.top('behash', 1);
+  const ids = await s.store.sink.query('behash', top[0]?.value as string);
+  const withSpace = (await Promise.all(ids.map((id) => s.store.sink.get(id)))).find((d) => d?.sandbox_name.includes(' '));
+  const doc = withSpace ?? (await s.store.sink.get(ids[0] as string));
+  assert.ok(doc);
+  const one = await fetch(`${v3}/file_behaviours/${encodeURIComponent(doc.id)}`);
+  assert.equal(one.status, 200);
+  const body = (await one.json()) as { data: { type: string; id: string; attributes: unknown; links: { self: string } } };
+  assert.equal(body.data.type, 'file_behaviour');
+  assert.equal(body.data.id, doc.id);
+  assert.deepEqual(body.data.attributes, doc.attributes, 'attributes in their canonical names, as stored');
+  assert.equal(body.data.links.self, `${v3}/file_behaviours/${encodeURIComponent(doc.id)}`);
+
+  // every report of the file, one per page, following links.next as a client does
+  const expected = await s.store.sink.query('sha256', doc.sha256);
+  const seen: string[] = [];
+  let next: string | undefined = `${v3}/files/${doc.sha256.toUpperCase()}/behaviours?limit=1`;
+  while (next) {
+    const page = (await (await fetch(next)).json()) as {
+      data: { id: string }[];
+      meta: { count: number; cursor?: string };
+      links: { next?: string };
+    };
+    assert.equal(page.meta.count, expected.length);
+    seen.push(...page.data.map((d) => d.id));
+    next = page.links.next;
+    if (next) assert.equal(new URL(next).searchParams.get('cursor'), page.meta.cursor);
+  }
+  assert.deepEqual(seen, expected);
+
+  const err = async (path: string, status: number, code: string): Promise<void> => {
+    const r = await fetch(`${v3}${path}`);
+    assert.equal(r.status, status, path);
+    const e = (await r.json()) as { error: { code: string; message: string } };
+    assert.equal(e.error.code, code, path);
+    assert.ok(e.error.message.length > 0);
+  };
+  await err(`/files/${doc.sha256}/behaviours?limit=41`, 400, 'InvalidArgumentError');
+  await err(`/files/${doc.sha256}/behaviours?cursor=nonsense`, 400, 'InvalidArgumentError');
+  await err(`/files/${'0'.repeat(64)}/behaviours`, 404, 'NotFoundError');
+  await err(`/file_behaviours/${'0'.repeat(64)}_Zenbox`, 404, 'NotFoundError');
+  await err('/files/xyz/behaviours', 400, 'InvalidArgumentError');
+  await err('/private/files/abc', 400, 'InvalidArgumentError');
+  await err('/no/such/route', 404, 'NotFoundError');
+
+  // sandtrail's own searches in the same envelope, equal to the store's answers
+  const stats = (await (await fetch(`${v3}/sandtrail/pivots/behash/${encodeURIComponent(top[0]?.value as string)}?limit=5`)).json()) as {
+    data: { type: string; attributes: { behaviours: number; newest: unknown[] } };
+    meta: { cursor?: string };
+  };
+  const direct = await s.store.hunt.pivotStats('behash', top[0]?.value as string, { limit: 5 });
+  assert.equal(stats.data.type, 'sandtrail_pivot');
+  assert.deepEqual(stats.data.attributes, JSON.parse(JSON.stringify(direct)));
+  const related = (await (await fetch(`${v3}/sandtrail/related/${encodeURIComponent(doc.id)}`)).json()) as {
+    data: { attributes: unknown };
+  };
+  assert.deepEqual(related.data.attributes, JSON.parse(JSON.stringify(await s.store.hunt.related(doc.id))));
+  const file = (await (await fetch(`${v3}/sandtrail/files/${doc.sha256}`)).json()) as { data: { attributes: unknown } };
+  assert.deepEqual(file.data.attributes, JSON.parse(JSON.stringify(await s.store.hunt.fileRollup(doc.sha256))));
+  const topApi = (await (await fetch(`${v3}/sandtrail/top/behash?limit=3`)).json()) as { data: { attributes: { value: string } }[] };
+  assert.deepEqual(
+    topApi.data.map((d) => d.attributes.value),
+    (await s.store.hunt.top('behash', { limit: 3 })).map((t) => t.value),
+  );
+});
+
+test('private file reports through /private/files/{sha256}; x-apikey checked against the configured keys; beyond loopback only with keys', async () => {
+  const s = await setup({ apiKeys: 'key-one-0001, key-two-0002' });
+  const f = makeFakeFile('serve-private', { withPrivate: true });
+  const fake = await startFakeGti({ apiKey: 'gti', files: [f] });
+  cleanup(() => fake.close());
+  const redis = createRedis(s.config.redisUrl as string);
+  cleanup(() => redis.disconnect());
+  const config = { ...s.config, gti: { ...s.config.gti, apiKey: 'gti', baseUrl: fake.baseUrl } };
+  await lookupPrivateFiles({ config, redis, store: s.store, hashes: [f.sha256], run: 'p' });
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const v3 = `${api.url}/api/v3`;
+  const missing = await fetch(`${v3}/private/files/${f.sha256}`);
+  assert.equal(missing.status, 401);
+  assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'AuthenticationRequiredError');
+  const wrong = await fetch(`${v3}/private/files/${f.sha256}`, { headers: { 'x-apikey': 'nope' } });
+  assert.equal(((await wrong.json()) as { error: { code: string } }).error.code, 'WrongCredentialsError');
+  const ok = await fetch(`${v3}/private/files/${f.sha256}`, { headers: { 'x-apikey': 'key-two-0002' } });
+  assert.equal(ok.status, 200);
+  const body = (await ok.json()) as { data: { type: string; id: string; attributes: Record<string, unknown> } };
+  assert.equal(body.data.type, 'private_file');
+  assert.equal(body.data.id, f.sha256);
+  assert.equal(body.data.attributes.md5, f.md5);
+  assert.deepEqual(body.data.attributes.gti_assessment, f.gtiAssessment);
+  // the page itself holds no data and needs no key
+  assert.equal((await fetch(`${api.url}/`)).status, 200);
+
+  await assert.rejects(
+    startReadApi({
+      config: { ...s.config, serve: { ...s.config.serve, host: '0.0.0.0', apiKeys: undefined } },
+      store: s.store,
+      log: createLogger('silent'),
+    }),
+    /serve\.host 0\.0\.0\.0 is reachable beyond this machine: set serve\.apiKeys/,
+  );
+});

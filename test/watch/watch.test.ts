@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, test } from 'vitest';
+import { errorCode } from '../../src/errors/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { openStore, type Watch } from '../../src/store/index.js';
+import { createWatchHook, postWebhook, redactWebhook, WatchMatcher, WatchNotifier } from '../../src/watch/index.js';
+import { cleanup, tempDir } from '../support/env.js';
+import { freePort } from '../support/redisServer.js';
+import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
+
+const log = createLogger('silent');
+const SHA = (c: string): string => c.repeat(64);
+
+/** A loopback receiver answering each request with the next status of `statuses` (the last one repeats). */
+async function receiver(statuses: number[], delayMs = 0): Promise<{ url: string; hits: () => number }> {
+  let n = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = statuses[Math.min(n++, statuses.length - 1)] as number;
+      setTimeout(() => res.writeHead(status).end(), delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => n };
+}
+
+function watch(name: string, conditions: Watch['conditions'], notify: Watch['notify'] = {}): Watch {
+  return { name, conditions, notify, createdAt: 1 };
+}
+
+describe('WatchMatcher', () => {
+  const docs = [
+    makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'H1', sigma_analysis_results: [{ rule_id: 'Sig-1' }], tls: [{ ja3: 'A'.repeat(32) }] }),
+    makeDoc(SHA('b'), 'CAPE Sandbox', 2000, { files_dropped: [{ path: 'x', sha256: SHA('D') }] }),
+  ];
+  const metas = sinkDocs(docs).map((d) => d.meta);
+
+  test('matches by every pivot and the sha256, case-insensitively; matched conditions in the watch order; watches by name', async () => {
+    const store = {
+      list: async (): Promise<Watch[]> => [
+        watch('z-last', [{ kind: 'ja3', value: 'a'.repeat(32) }]),
+        watch('a-first', [
+          { kind: 'sha256', value: SHA('b') },
+          { kind: 'sigma_rule_id', value: 'SIG-1' },
+          { kind: 'behash', value: 'h1' },
+          { kind: 'dropped_sha256', value: SHA('d') },
+        ]),
+        watch('none', [{ kind: 'ja3s', value: 'f'.repeat(32) }]),
+      ],
+    };
+    const m = await new WatchMatcher(store).match(metas);
+    assert.deepEqual(
+      m.map((x) => [x.doc.id, x.watch.name, x.matched.map((c) => c.kind)]),
+      [
+        [docs[0]!.id, 'a-first', ['sigma_rule_id', 'behash']],
+        [docs[0]!.id, 'z-last', ['ja3']],
+        [docs[1]!.id, 'a-first', ['sha256', 'dropped_sha256']],
+      ],
+    );
+  });
+
+  test('watches are read at most every refreshMs: an added watch is matched once the cache is older (no restart)', async () => {
+    let watches: Watch[] = [];
+    let reads = 0;
+    const store = { list: async (): Promise<Watch[]> => (reads++, watches) };
+    const matcher = new WatchMatcher(store, { refreshMs: 80 });
+    assert.deepEqual(await matcher.match(metas), []);
+    watches = [watch('late', [{ kind: 'behash', value: 'h1' }])];
+    assert.deepEqual(await matcher.match(metas), [], 'still the cached (empty) list');
+    assert.equal(reads, 1);
+    await sleep(100);
+    assert.deepEqual(
+      (await matcher.match(metas)).map((x) => x.watch.name),
+      ['late'],
+    );
+    assert.equal(reads, 2);
+  });
+});
+
+describe('webhook delivery', () => {
+  test('5xx is retried with backoff until a 2xx; a 4xx fails at once; a timeout fails; messages name the host only', async () => {
+    const flaky = await receiver([503, 500, 204]);
+    assert.equal(await postWebhook(`${flaky.url}/T/s3cr3t`, '{}', { backoffMs: 10 }), 3);
+    assert.equal(flaky.hits(), 3);
+
+    const gone = await receiver([404]);
+    const err = await postWebhook(`${gone.url}/T/s3cr3t`, '{}', { backoffMs: 10 }).catch((e: unknown) => e);
+    assert.equal(errorCode(err), 'WEBHOOK_FAILED');
+    assert.equal((err as Error).message, `webhook ${gone.url}/*** answered 404 (1 try)`);
+    assert.equal(gone.hits(), 1);
+
+    const slow = await receiver([200], 500);
+    const late = await postWebhook(`${slow.url}/x?token=s3cr3t`, '{}', { attempts: 2, backoffMs: 10, timeoutMs: 100 }).catch(
+      (e: unknown) => e,
+    );
+    assert.equal((late as Error).message, `webhook ${slow.url}/*** timed out after 100 ms (2 tries)`);
+
+    const closed = await freePort();
+    const refused = await postWebhook(`http://127.0.0.1:${closed}/s3cr3t`, '{}', { attempts: 1 }).catch((e: unknown) => e);
+    assert.equal((refused as Error).message, `webhook http://127.0.0.1:${closed}/*** unreachable (ECONNREFUSED) (1 try)`);
+  });
+
+  test('redactWebhook keeps scheme and host only', () => {
+    assert.equal(redactWebhook('https://hooks.slack.com/services/T0/B0/XYZ'), 'https://hooks.slack.com/***');
+    assert.equal(redactWebhook('http://10.0.0.1:8080/'), 'http://10.0.0.1:8080/');
+    assert.equal(redactWebhook('http://10.0.0.1:8080/?k=v'), 'http://10.0.0.1:8080/***');
+    assert.equal(redactWebhook('not a url'), '***');
+  });
+
+  test('an unwritable file is dead-lettered WATCH_FILE_FAILED (stage watch) and does not fail the caller', async () => {
+    const dir = tempDir();
+    const store = openStore(`sqlite:${join(dir, 's.db')}`);
+    try {
+      // a regular file where the directory should be
+      writeFileSync(join(dir, 'blocker'), '');
+      const w = watch('w', [{ kind: 'behash', value: 'h' }], { file: join(dir, 'blocker', 'hits.jsonl') });
+      const hit = {
+        watch: 'w',
+        behaviourId: `${SHA('a')}_Zenbox`,
+        lastModified: 5,
+        sha256: SHA('a'),
+        sandbox: 'Zenbox',
+        matched: w.conditions,
+        at: 9,
+      };
+      await new WatchNotifier(store.dlq, log).notify(w, hit);
+      const [dead] = await store.dlq.list({ stage: 'watch' });
+      assert.equal(dead?.code, 'WATCH_FILE_FAILED');
+      assert.equal(dead?.id, `watch:watch-w:${SHA('a')}_Zenbox@5:file`);
+      assert.deepEqual(JSON.parse((await store.dlq.get(dead.id))!.raw), hit);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+test('the index-stage hook on an in-process store: new documents become hits once, with their file line; stale replays add none', async () => {
+  const dir = tempDir();
+  const store = openStore(`sqlite:${join(dir, 's.db')}`);
+  try {
+    const file = join(dir, 'out', 'hits.jsonl');
+    await store.watches.add(watch('w', [{ kind: 'behash', value: 'H1' }], { file }));
+    const hook = createWatchHook(store, log);
+    const docs = sinkDocs([makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'h1' }), makeDoc(SHA('b'), 'Zenbox', 1000, { behash: 'h2' })]);
+    await hook(docs);
+    await hook(docs);
+    const hits = await store.watches.hits('w');
+    assert.deepEqual(
+      hits.map((h) => [h.behaviourId, h.lastModified]),
+      [[`${SHA('a')}_Zenbox`, 1000]],
+    );
+    assert.deepEqual(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+      hits,
+    );
+  } finally {
+    await store.close();
+  }
+});
