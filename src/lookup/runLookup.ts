@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../log/index.js';
-import type { ArtefactChoice } from '../queue/index.js';
+import { indexJobId, type ArtefactChoice } from '../queue/index.js';
 import type { BatchLogEntry, Store } from '../store/index.js';
 import type { HashInput } from './hashes.js';
 import { lookupBatch, lookupJobId, type LookupJobData, type LookupJobResult, type LookupOutcome } from './names.js';
@@ -42,6 +42,8 @@ export interface LookupProgress {
 
 export interface RunLookupOptions {
   queue: Queue<LookupJobData, LookupJobResult>;
+  /** The index queue: a hash whose reports were fetched but not all stored is only waited for while its chunks are queued. */
+  indexQueue?: Queue;
   store: Store;
   hashes: readonly HashInput[];
   /** The run's id: its shared budget counter and the jobs' tag. */
@@ -74,13 +76,30 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
   const before = new Map((await o.store.batches.get(valid.map((h) => lookupBatch(h.hash)))).map((e) => [e.batch, e]));
   const skipped = new Set<string>();
   const todo: string[] = [];
+  const waiting = new Set<string>();
   for (const h of valid) {
     const e = before.get(lookupBatch(h.hash));
     if (!o.refresh && e && DONE.has(e.status)) skipped.add(h.hash);
-    else todo.push(h.hash);
+    else {
+      todo.push(h.hash);
+      // fetched by an interrupted run, its chunks still queued: wait for them instead of paying again
+      if (!o.refresh && e?.status === 'pending' && (await chunksInFlight(o, e))) waiting.add(h.hash);
+    }
   }
-  for (const hash of todo) await enqueue(o, hash);
+  for (const hash of todo) if (!waiting.has(hash)) await enqueue(o, hash);
   const requeues = new Map<string, number>();
+  /** Enqueues a hash again, a bounded number of times; false once it is given up (recorded failed). */
+  const requeue = async (hash: string, why: string, reason?: string): Promise<boolean> => {
+    const n = (requeues.get(hash) ?? 0) + 1;
+    requeues.set(hash, n);
+    if (n > MAX_REQUEUES) {
+      await o.store.batches.record(lostEntry(hash, reason ?? why));
+      return false;
+    }
+    o.log.warn({ hash }, `${why}: enqueued again`);
+    await enqueue(o, hash);
+    return true;
+  };
   let entries = new Map<string, BatchLogEntry>();
   let interrupted = false;
   const finished = (e: BatchLogEntry | undefined): boolean => e !== undefined && (DONE.has(e.status) || e.status === 'failed');
@@ -104,19 +123,16 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
       break;
     }
     for (const hash of open) {
-      if (fresh(hash)) continue; // recorded, chunks still being stored
+      const e = fresh(hash);
+      // recorded, chunks still being stored; unless the queue lost them (Redis restarted empty)
+      if (e && (e.status !== 'pending' || (await chunksInFlight(o, e)))) continue;
       const job = await o.queue.getJob(lookupJobId(hash));
       const state = job ? await job.getState() : 'unknown';
       if (state === 'unknown' || state === 'completed' || state === 'failed') {
-        // the job ended without an entry, or vanished: enqueue it again, a bounded number of times
-        const n = (requeues.get(hash) ?? 0) + 1;
-        requeues.set(hash, n);
-        if (n > MAX_REQUEUES) {
-          await o.store.batches.record(lostEntry(hash, job?.failedReason));
-          continue;
-        }
-        o.log.warn({ hash, state }, 'lookup job ended without an outcome: enqueued again');
-        await enqueue(o, hash);
+        const why = e
+          ? 'its reports were fetched but their chunks are gone from the queue'
+          : `the lookup job ended without an outcome (${state})`;
+        await requeue(hash, why, job?.failedReason);
       }
     }
     await sleep(o.pollMs ?? 250, undefined, { signal: o.signal }).catch(() => undefined);
@@ -137,6 +153,21 @@ async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
   if (o.maxApiUnits !== undefined) data.maxApiUnits = o.maxApiUnits;
   if (o.artefacts?.kinds.length) data.artefacts = o.artefacts;
   await o.queue.add('lookup', data, { jobId: id });
+}
+
+/**
+ * Whether a recorded lookup's unstored chunks are still in the index queue (waiting, active,
+ * delayed or failed-and-retrying). A chunk stored between the two reads is not mistaken for lost.
+ */
+async function chunksInFlight(o: RunLookupOptions, e: BatchLogEntry): Promise<boolean> {
+  if (!o.indexQueue) return true;
+  const unstored = async (): Promise<number[]> => {
+    const stored = new Set(await o.store.batches.storedChunks(e.batch, e.chunks));
+    return Array.from({ length: e.chunks }, (_, n) => n).filter((n) => !stored.has(n));
+  };
+  const missing = await unstored();
+  for (const n of missing) if (await o.indexQueue.getJob(indexJobId(e.batch, n))) return true;
+  return missing.length > 0 && (await unstored()).length === 0;
 }
 
 function lostEntry(hash: string, reason: string | undefined): BatchLogEntry {

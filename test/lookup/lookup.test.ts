@@ -4,8 +4,8 @@ import { test } from 'vitest';
 import { runLookupCommand } from '../../src/cli/index.js';
 import type { ConfigInput } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { lookupBatch } from '../../src/lookup/index.js';
-import { createRedis } from '../../src/queue/index.js';
+import { createLookupQueue, lookupBatch, lookupJobId, LookupWorker } from '../../src/lookup/index.js';
+import { createQueues, createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore } from '../../src/store/index.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
@@ -189,4 +189,48 @@ test('a lookup whose estimate exceeds what is left of the daily allowance is ref
   const ops = await s.calls();
   assert.deepEqual(ops['GET /users/analyst/overall_quotas'], { calls: 1, units: {} });
   assert.deepEqual(ops['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
+});
+
+test('a lookup interrupted after fetching is finished by the next run from the queued chunks, at no cost; chunks lost from Redis are fetched again', async () => {
+  const a = makeFakeFile('interrupted-a', { behaviours: 3 });
+  const b = makeFakeFile('interrupted-b', { behaviours: 3 });
+  const s = await setup([a, b]);
+  const log = createLogger('silent');
+  // a lookup worker alone: the reports are fetched and queued, nothing stores them
+  const fetchOnly = async (hash: string): Promise<void> => {
+    const store = openStore(s.config.store, s.config);
+    const queues = createQueues(s.config.redisUrl as string, s.config);
+    const worker = new LookupWorker({ redisUrl: s.config.redisUrl as string, config: s.config, store, queues, log });
+    worker.start();
+    const q = createLookupQueue(queues, s.config);
+    await q.add('lookup', { hash, run: 'interrupted' }, { jobId: lookupJobId(hash) });
+    for (let i = 0; i < 200; i++) {
+      const [e] = await store.batches.get([lookupBatch(hash)]);
+      if (e?.status === 'pending') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await worker.stop();
+    await q.close();
+    if (hash === b.sha256) await queues.index.obliterate({ force: true }); // Redis lost the chunks
+    await queues.close();
+    await store.close();
+  };
+  const pages = (f: FakeFile): number => s.fake.requests.filter((r) => r.path.includes(f.sha256)).length;
+
+  await fetchOnly(a.sha256);
+  assert.equal(pages(a), 2);
+  const resumed = await runLookupCommand([a.sha256], { force: true }, s.ctx);
+  assert.deepEqual(resumed?.counts, { ok: 1 });
+  assert.equal(resumed?.api_units, 0);
+  assert.equal(pages(a), 2, 'nothing fetched again');
+
+  await fetchOnly(b.sha256);
+  const refetched = await runLookupCommand([b.sha256], { force: true }, s.ctx);
+  assert.deepEqual(refetched?.counts, { ok: 1 });
+  assert.equal(pages(b), 4, 'fetched again once its chunks were gone');
+
+  const store = openStore(s.config.store, s.config);
+  cleanup(() => store.close());
+  assert.deepEqual(await store.sink.query('sha256', a.sha256), idsOf(a));
+  assert.deepEqual(await store.sink.query('sha256', b.sha256), idsOf(b));
 });

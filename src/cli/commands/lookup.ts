@@ -117,6 +117,7 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
       task: async (signal) => {
         const summary = await runLookup({
           queue,
+          indexQueue: queues.index,
           store,
           hashes,
           run,
