@@ -66,7 +66,8 @@ verification failed (the reason on stderr), 2 usage error.
 /** Thrown for bad flags; the caller prints it with the help hint and exits 2. */
 export class UsageError extends Error {}
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+/** `--name`'s value as a positive integer, or `fallback` when absent; UsageError otherwise. */
+export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
   if (raw.trim() === '' || !Number.isInteger(n) || n < 1)

@@ -1,6 +1,6 @@
 /** Command-line flags of `npm run bench:hunt`. */
 import { parseArgs } from 'node:util';
-import { UsageError } from './args.js';
+import { positiveInt, UsageError } from './args.js';
 
 /** Options of one hunting-reads benchmark run, after validation. */
 export interface HuntBenchOptions {
@@ -38,14 +38,6 @@ by SHA-256, MD5 and SHA-1; the median and p95 are printed in ms.
 Exit codes: 0 every read answered (times are reported, never asserted), 1 a read failed or
 answered nothing for a value the store holds, 2 usage error.
 `;
-
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(n) || n < 1)
-    throw new UsageError(`--${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 /** Parses argv (without node and script); throws UsageError on unknown or malformed flags. */
 export function parseHuntArgs(argv: string[]): HuntBenchOptions {

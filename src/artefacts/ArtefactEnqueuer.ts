@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import type { ArtefactChoice, Queues } from '../queue/index.js';
 import { parseArtefactFilter, type FilterableDoc } from './artefactFilter.js';
-import { CONTEXT_KEY, HAS_FLAG, parseArtefactKinds, type ArtefactKind } from './kinds.js';
+import { CONTEXT_KEY, HAS_FLAG, isArtefactKind, type ArtefactKind } from './kinds.js';
 import { ARTEFACT_QUEUE, artefactJobId, type ArtefactJobData, type ArtefactJobResult } from './names.js';
 
 /** The artefact queue on the pipeline's connection; finished jobs stay a week so a re-read report adds nothing. */
@@ -39,7 +39,8 @@ export class ArtefactEnqueuer {
     source: 'feed_link' | 'endpoint',
     budget?: { run: string; maxApiUnits?: number },
   ): Promise<number> {
-    const kinds = parseArtefactKinds(choice.kinds.join(','));
+    // validated when the command parsed them; a job from elsewhere keeps only the kinds there are
+    const kinds = choice.kinds.filter(isArtefactKind);
     if (kinds.length === 0) return 0;
     const attrs = doc.attributes as unknown as Record<string, unknown>;
     if (!this.filterOf(choice.filter)({ sandbox_name: doc.sandbox_name, attributes: attrs })) return 0;

@@ -18,6 +18,11 @@ export const CONTEXT_KEY: Readonly<Record<ArtefactKind, string>> = { pcap: 'pcap
 /** File name extension of a stored artefact. */
 export const EXTENSION: Readonly<Record<ArtefactKind, string>> = { pcap: 'pcap', evtx: 'evtx', memdump: 'dmp', html: 'html' };
 
+/** Whether a string names an artefact kind (job data is checked, not trusted). */
+export function isArtefactKind(k: string): k is ArtefactKind {
+  return (ARTEFACT_KINDS as readonly string[]).includes(k);
+}
+
 /** Parses `--artefacts pcap,evtx,...` (also `all`); unknown kinds are a usage error. */
 export function parseArtefactKinds(spec: string | undefined): ArtefactKind[] {
   if (spec === undefined || spec.trim() === '') return [];
@@ -26,7 +31,7 @@ export function parseArtefactKinds(spec: string | undefined): ArtefactKind[] {
     const k = raw.trim().toLowerCase();
     if (k === '') continue;
     if (k === 'all') ARTEFACT_KINDS.forEach((a) => out.add(a));
-    else if ((ARTEFACT_KINDS as readonly string[]).includes(k)) out.add(k as ArtefactKind);
+    else if (isArtefactKind(k)) out.add(k);
     else throw new SandtrailError('USAGE', `--artefacts: unknown kind "${raw.trim()}" (expected ${ARTEFACT_KINDS.join(', ')} or all)`);
   }
   return [...out];

@@ -1,8 +1,15 @@
 import { errorCode, SandtrailError } from '../errors/index.js';
-import { chargeOf, emptyPolicyState, BudgetGuard, estimate, formatEstimate, type EstimateLine } from '../quota/index.js';
-import { GtiClient } from '../gti/index.js';
 import { createRedis } from '../queue/index.js';
-import { QuotaLedger } from '../quota/index.js';
+import {
+  BudgetGuard,
+  chargeOf,
+  emptyPolicyState,
+  estimate,
+  formatEstimate,
+  ledgerClient,
+  QuotaLedger,
+  type EstimateLine,
+} from '../quota/index.js';
 import { writeOut, type CliContext } from './context.js';
 
 /** Flags of every command that calls the GTI API. */
@@ -12,11 +19,7 @@ export interface BudgetFlags {
   force?: boolean;
 }
 
-/** API units one request costs by the policy (for a user with no rule-6 grants). */
-export function apiUnitsOf(method: string, path: string): number {
-  const { charge } = chargeOf({ op: 'api', method, path, user: 'estimate', at: new Date() }, emptyPolicyState());
-  return charge.units.api_requests ?? 0;
-}
+export { apiUnitsOf } from '../quota/index.js';
 
 /** An estimate line for `count` requests like `method path`, priced and cited by the policy. */
 export function estimateLine(what: string, count: number, method: string, path: string): EstimateLine {
@@ -60,15 +63,7 @@ export async function remainingDailyUnits(ctx: CliContext): Promise<number | nul
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
   const user = gti.user;
   try {
-    const client = new GtiClient({
-      baseUrl: gti.baseUrl,
-      apiKey: gti.apiKey,
-      xTool: gti.xTool,
-      timeoutMs: gti.timeoutMs,
-      onCall: async (c) => {
-        await ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
-      },
-    });
+    const client = ledgerClient(gti, { ledger });
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as {
       data?: { api_requests_daily?: { user?: { allowed?: unknown; used?: unknown } } };
     };

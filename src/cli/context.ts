@@ -1,6 +1,7 @@
 import { loadConfig, type Config, type ConfigInput } from '../config/index.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
+import { openStore, type Store } from '../store/index.js';
 
 /** Options every command accepts (declared once on the root program). */
 export interface GlobalOptions {
@@ -42,4 +43,17 @@ export interface ProgramKit {
   ctxOf(cmd: Command, defaults?: Partial<GlobalOptions>): CliContext;
   action<A extends unknown[]>(fn: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
   asLogged(log: CliContext['log'], fn: () => Promise<number>): Promise<number>;
+}
+
+/** commander's parser for a repeatable option: every value, in order. */
+export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+/** Runs `fn` on the configured store, closed afterwards whatever happens. */
+export async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
+  const store = openStore(ctx.config.store, ctx.config);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
 }

@@ -15,7 +15,6 @@ import { createContext, writeOut, type CliContext, type GlobalOptions } from './
 import { artefactChoiceOf, type ArtefactFlags } from './artefactFlags.js';
 import { registerAdminCommands } from './registerAdmin.js';
 import { registerHunting } from './registerHunting.js';
-import { registerPivotCommands } from './registerPivots.js';
 import { registerContractCommands, withArtefactOptions } from './registerContract.js';
 import { feedWorkerExtras } from '../artefacts/index.js';
 
@@ -226,7 +225,6 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--json', 'compact JSON on one line')
     .action(action((id: string, o: { json?: boolean }, cmd: Command) => getCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
 
-  registerPivotCommands(program, { ctxOf, action, asLogged });
   registerHunting(program, { ctxOf, action, asLogged });
   registerAdminCommands(program, { ctxOf, action, asLogged });
 

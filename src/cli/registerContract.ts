@@ -6,9 +6,7 @@ import { fetchCommand } from './commands/fetch.js';
 import { lookupCommand } from './commands/lookup.js';
 import { privateLookupCommand } from './commands/private.js';
 import { artefactsListCommand } from './commands/query.js';
-import type { ProgramKit } from './context.js';
-
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+import { collect, type ProgramKit } from './context.js';
 
 /** Adds the artefact flags to a command. */
 export function withArtefactOptions(cmd: Command): Command {

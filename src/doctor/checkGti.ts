@@ -1,8 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
-import { GtiClient } from '../gti/index.js';
-import { QuotaLedger } from '../quota/index.js';
+import { ledgerClient, QuotaLedger } from '../quota/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 
 export interface CheckGtiOptions {
@@ -55,15 +54,7 @@ export async function checkGti(gti: Config['gti'], o: CheckGtiOptions): Promise<
   const close = (): void => redis?.disconnect();
   o.signal.addEventListener('abort', close, { once: true });
   try {
-    const client = new GtiClient({
-      baseUrl: gti.baseUrl,
-      apiKey: gti.apiKey,
-      xTool: gti.xTool,
-      timeoutMs: Math.min(gti.timeoutMs, o.timeoutMs),
-      onCall: async (call) => {
-        await ledger?.record({ op: 'api', method: call.method, path: call.path, user, group: gti.group });
-      },
-    });
+    const client = ledgerClient(gti, { ledger, user, timeoutMs: Math.min(gti.timeoutMs, o.timeoutMs) });
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as QuotaDoc;
     return c.pass(`the key is accepted for user ${user}${allowance(doc)}`);
   } catch (err) {

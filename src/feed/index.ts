@@ -8,7 +8,7 @@ export { decodeStream, resolveBzip2Decoder, compressionOf, findExecutable } from
 export type { Bzip2Decoder, Compression, DecoderChoice, ExecutableLookup } from './decoders.js';
 export { readLines } from './readLines.js';
 export type { FeedLine, ReadLinesOptions } from './readLines.js';
-export { processBatch, normalizeAndSerialize, rejectedTextLetter } from './processBatch.js';
+export { processBatch, normalizeAndSerialize, normalizeValueAndSerialize, rejectedTextLetter } from './processBatch.js';
 export type { ProcessBatchOptions, BatchOutcome, SerializedDoc } from './processBatch.js';
 export { mirrorBatches, mirrorFileName } from './mirrorBatches.js';
 export type { MirrorOptions, MirrorOutcome, MirrorSummary } from './mirrorBatches.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
+import { describeError, normalizeLine, normalizeRecord, type BehaviourDoc, type NormalizeResult } from '../normalize/index.js';
 import type { FeedSource } from './FeedSource.js';
 import type { MinuteId } from '../minute/index.js';
 import { readLines, type FeedLine } from './readLines.js';
@@ -153,20 +153,24 @@ interface LineRejection {
 
 /** One record through the normalizer and serializer; whatever goes wrong is that record's rejection. */
 export function normalizeAndSerialize(text: string, maxDepth?: number): SerializedDoc | LineRejection {
+  return serialized(() => normalizeLine(text, { maxDepth }));
+}
+
+/**
+ * The same for a record already parsed (an item of an API page): the normalizer's value entry, so
+ * the record is not serialized and parsed again on its way to the same canonical document.
+ */
+export function normalizeValueAndSerialize(value: unknown, maxDepth?: number): SerializedDoc | LineRejection {
+  return serialized(() => normalizeRecord(value, { maxDepth }));
+}
+
+function serialized(normalize: () => NormalizeResult): SerializedDoc | LineRejection {
   try {
-    const r = normalizeLine(text, { maxDepth });
+    const r = normalize();
     if (!r.ok) return r.rejection;
     return { doc: r.doc, json: JSON.stringify(r.doc), depth: r.depth };
   } catch (err) {
-    return { code: 'unserializable', path: '$', message: `record could not be processed: ${safeMessage(err)}` };
-  }
-}
-
-function safeMessage(err: unknown): string {
-  try {
-    return err instanceof Error ? err.message : String(err);
-  } catch {
-    return 'unknown error';
+    return { code: 'unserializable', path: '$', message: `record could not be processed: ${describeError(err)}` };
   }
 }
 

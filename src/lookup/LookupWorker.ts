@@ -1,6 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
-import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
+import { normalizeValueAndSerialize, rejectedTextLetter } from '../feed/index.js';
 import { callWithRetry, readCollection, type PageInfo } from '../gti/index.js';
 import { record } from '../metrics/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
@@ -92,10 +92,9 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
               const next = await items.next();
               if (next.done) return { ...next.value, dead, accepted };
               line += 1;
-              const text = JSON.stringify(next.value) ?? 'null';
-              const n = normalizeAndSerialize(text, config.feed.maxDepth);
+              const n = normalizeValueAndSerialize(next.value, config.feed.maxDepth);
               if ('code' in n) {
-                dead.push(rejectedTextLetter(batch, line, text, n, config.feed.dlqPrefixBytes));
+                dead.push(rejectedTextLetter(batch, line, reportText(next.value), n, config.feed.dlqPrefixBytes));
                 continue;
               }
               accepted += 1;
@@ -153,5 +152,14 @@ async function* countBytes(body: AsyncIterable<Buffer>, add: (n: number) => void
   for await (const chunk of body) {
     add(chunk.length);
     yield chunk;
+  }
+}
+
+/** A refused report as its dead letter keeps it: its JSON (a value too deep or hostile to serialize says so). */
+function reportText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch (err) {
+    return `(report could not be serialized: ${(err as Error).message})`;
   }
 }

@@ -5,7 +5,7 @@ export type { LookupJobData, LookupJobResult, LookupOutcome } from './names.js';
 export { LookupWorker } from './LookupWorker.js';
 export type { OnLookupDoc } from './LookupWorker.js';
 export { RunBudget } from './RunBudget.js';
-export { meteredClient, unitsOf } from './meteredClient.js';
+export { meteredClient } from './meteredClient.js';
 export type { MeteredClient } from './meteredClient.js';
 export { runLookup, outcomeOf } from './runLookup.js';
 export type { HashReport, LookupSummary, LookupProgress, RunLookupOptions } from './runLookup.js';

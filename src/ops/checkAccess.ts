@@ -26,22 +26,23 @@ export function assertSafeBinding(host: string, c: OpsCredentials): void {
   );
 }
 
-const same = (a: string, b: string): boolean => {
+/** Compares a secret in constant time (for equal lengths), so a wrong guess says nothing of the right one. */
+export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-};
+}
 
 /** Whether an Authorization header carries the configured credentials (always true when none are configured). */
 export function authorized(header: string | undefined, c: OpsCredentials): boolean {
   if (!c.token && !(c.username && c.password)) return true;
   if (!header) return false;
   const [scheme, value = ''] = header.split(/\s+/, 2);
-  if (c.token && scheme?.toLowerCase() === 'bearer') return same(value, c.token);
+  if (c.token && scheme?.toLowerCase() === 'bearer') return sameSecret(value, c.token);
   if (c.username && c.password && scheme?.toLowerCase() === 'basic') {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    return colon > 0 && same(decoded.slice(0, colon), c.username) && same(decoded.slice(colon + 1), c.password);
+    return colon > 0 && sameSecret(decoded.slice(0, colon), c.username) && sameSecret(decoded.slice(colon + 1), c.password);
   }
   return false;
 }

@@ -1,71 +1,28 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { Config } from '../config/index.js';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
-import { GtiClient } from '../gti/index.js';
-import { QuotaLedger } from '../quota/index.js';
+import { ledgerClient, QuotaLedger } from '../quota/index.js';
 import { createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import type { DeadLetterInput, SinkDoc, Store } from '../store/index.js';
+import type { DeadLetterInput, SinkDoc } from '../store/index.js';
 import { record } from '../metrics/index.js';
 import { ChunkEmitter } from './ChunkEmitter.js';
-import { StageRunner } from './StageRunner.js';
-import type { Queues } from './createQueues.js';
+import { QueueWorker } from './QueueWorker.js';
+import type { StageWorkerOptions } from './StageWorker.js';
 import { FEED_QUEUE, type FeedJobData, type FeedJobResult } from './names.js';
 import { addMinutes } from '../minute/index.js';
-
-export interface StageWorkerOptions {
-  redisUrl: string;
-  config: Config;
-  store: Store;
-  queues: Queues;
-  log: Logger;
-  /** Called once when the upstream refuses the credentials: the process must stop, not retry. */
-  onFatal?: (err: Error) => void;
-  /**
-   * Told about each document a feed job accepts, when the job asks for artefacts (its data's
-   * `artefacts`): the artefact capability queues the downloads from here.
-   */
-  onFeedDoc?: (doc: BehaviourDoc, job: FeedJobData) => Promise<void>;
-  /**
-   * Told, after each write of an index job, about the documents written as new state (`ok`, not
-   * stale): the watch capability matches them. Throwing fails the job (it is retried).
-   */
-  onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
-}
 
 /**
  * The feed stage behind BullMQ: one job per batch. Chunks become index jobs with deterministic
  * ids; the worker waits while the index queue is above its high-water mark (backpressure).
  */
-export class FeedWorker {
+export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   private readonly sources = new Map<string, FeedSource>();
-
-  private readonly runner: StageRunner<FeedJobData, FeedJobResult>;
   private readonly emitter: ChunkEmitter;
 
-  constructor(private readonly o: StageWorkerOptions) {
+  constructor(o: StageWorkerOptions) {
+    super(o, FEED_QUEUE, 'feed', o.config.feed.concurrency);
     this.emitter = new ChunkEmitter(o.queues, o.config, o.log.child({ stage: 'feed' }));
-    this.runner = new StageRunner<FeedJobData, FeedJobResult>({
-      queue: FEED_QUEUE,
-      stage: 'feed',
-      concurrency: o.config.feed.concurrency,
-      redisUrl: o.redisUrl,
-      config: o.config,
-      log: o.log,
-      processor: (job, token, signal) => this.process(job, token, signal),
-      onFatal: o.onFatal,
-    });
-  }
-
-  /** Starts consuming; calling it again is a no-op. */
-  start(): void {
-    this.runner.start();
-  }
-
-  /** Drains (waits for active jobs) or, with force, abandons them to be picked up again; safe to call twice. */
-  stop(force = false): Promise<void> {
-    return this.runner.stop(force);
   }
 
   private sourceFor(spec: string): FeedSource {
@@ -74,13 +31,8 @@ export class FeedWorker {
       const { feed, gti, queuePrefix } = this.o.config;
       let api;
       if (spec === 'api' && gti.apiKey) {
-        const ledger = new QuotaLedger(this.o.queues.connection, queuePrefix);
-        const user = gti.user ?? 'default';
         // every request is on record: feed reads at 0 API units (rule 3)
-        const onCall = async (c: { method: string; path: string }): Promise<void> => {
-          await ledger.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
-        };
-        const client = new GtiClient({ baseUrl: gti.baseUrl, apiKey: gti.apiKey, xTool: gti.xTool, timeoutMs: gti.timeoutMs, onCall });
+        const client = ledgerClient(gti, { ledger: new QuotaLedger(this.o.queues.connection, queuePrefix) });
         api = { client, pathSpelling: feed.pathSpelling };
       }
       s = createSource(spec, { decoder: feed.decoder, decoderThreads: feed.decoderThreads, api });
@@ -89,7 +41,7 @@ export class FeedWorker {
     return s;
   }
 
-  private async process(job: Job<FeedJobData, FeedJobResult>, token?: string, signal?: AbortSignal): Promise<FeedJobResult> {
+  protected async process(job: Job<FeedJobData, FeedJobResult>, token?: string, signal?: AbortSignal): Promise<FeedJobResult> {
     const { batch, source: spec } = job.data;
     const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });

@@ -5,7 +5,7 @@ import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import { decodeChunk } from './chunkCodec.js';
 import { record } from '../metrics/index.js';
 import { QueueWorker } from './QueueWorker.js';
-import type { StageWorkerOptions } from './FeedWorker.js';
+import type { StageWorkerOptions } from './StageWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
 import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 

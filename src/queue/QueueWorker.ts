@@ -1,7 +1,6 @@
 import type { Job } from 'bullmq';
-import type { StageWorkerOptions } from './FeedWorker.js';
 import { StageRunner } from './StageRunner.js';
-import type { StageWorker } from './StageWorker.js';
+import type { StageWorker, StageWorkerOptions } from './StageWorker.js';
 
 /**
  * A stage worker on one BullMQ queue with the shared lifecycle (StageRunner): start once, stop

@@ -1,5 +1,33 @@
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import type { BehaviourDoc } from '../normalize/index.js';
+import type { SinkDoc, Store } from '../store/index.js';
+import type { Queues } from './createQueues.js';
+import type { FeedJobData } from './names.js';
+
 /** A worker with the shared lifecycle: start once, stop (drain, or force) safely twice. */
 export interface StageWorker {
   start(): void;
   stop(force?: boolean): Promise<void>;
+}
+
+/** What every stage worker of a process is built with. */
+export interface StageWorkerOptions {
+  redisUrl: string;
+  config: Config;
+  store: Store;
+  queues: Queues;
+  log: Logger;
+  /** Called once when the upstream refuses the credentials: the process must stop, not retry. */
+  onFatal?: (err: Error) => void;
+  /**
+   * Told about each document a feed job accepts, when the job asks for artefacts (its data's
+   * `artefacts`): the artefact capability queues the downloads from here.
+   */
+  onFeedDoc?: (doc: BehaviourDoc, job: FeedJobData) => Promise<void>;
+  /**
+   * Told, after each write of an index job, about the documents written as new state (`ok`, not
+   * stale): the watch capability matches them. Throwing fails the job (it is retried).
+   */
+  onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
 }

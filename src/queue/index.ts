@@ -5,7 +5,7 @@ export { createRedis, checkRedis, redactUrl } from './connection.js';
 export { createQueues } from './createQueues.js';
 export type { Queues } from './createQueues.js';
 export { FeedWorker } from './FeedWorker.js';
-export type { StageWorkerOptions } from './FeedWorker.js';
+export type { StageWorkerOptions } from './StageWorker.js';
 export { IndexWorker } from './IndexWorker.js';
 export { runBackfill, summarize } from './runBackfill.js';
 export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';

@@ -1,4 +1,5 @@
 import { SandtrailError } from '../errors/index.js';
+import { chargeOf, emptyPolicyState } from './policy/index.js';
 
 /** One line of an estimate: what will be called, how often, and what it costs by which rule. */
 export interface EstimateLine {
@@ -70,4 +71,10 @@ export class BudgetGuard {
   get spentApiUnits(): number {
     return this.spent;
   }
+}
+
+/** API units one request costs by the quota policy (for a user with no rule-6 grants): 1 by rule 1, 0 by rules 2 and 3. */
+export function apiUnitsOf(method: string, path: string): number {
+  const { charge } = chargeOf({ op: 'api', method, path, user: 'estimate', at: new Date() }, emptyPolicyState());
+  return charge.units.api_requests ?? 0;
 }

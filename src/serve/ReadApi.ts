@@ -1,9 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { isLoopback } from '../ops/index.js';
+import { isLoopback, sameSecret } from '../ops/index.js';
 import { PIVOT_KINDS, type PivotKind, type Store } from '../store/index.js';
 import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
@@ -52,7 +51,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     if (!req.url.startsWith('/api/') || keys.length === 0) return;
     const given = req.headers['x-apikey'];
     if (typeof given !== 'string' || given === '') return fail(reply, 'AuthenticationRequiredError', 'X-Apikey header is missing');
-    if (!keys.some((k) => sameKey(k, given))) return fail(reply, 'WrongCredentialsError', 'Wrong API key');
+    if (!keys.some((k) => sameSecret(k, given))) return fail(reply, 'WrongCredentialsError', 'Wrong API key');
   });
   app.setNotFoundHandler((req, reply) => fail(reply, 'NotFoundError', `Resource not found: ${req.url.split('?')[0]}`));
 
@@ -210,10 +209,4 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
 /** A file known to the store only by its private report still exists for the API. */
 async function knownFile(store: Store, hash: string): Promise<boolean> {
   return hash.length === 64 && (await store.privateFiles.get(hash)) !== null;
-}
-
-function sameKey(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -1,16 +1,7 @@
 import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
-import { openStore, type Store, type DeadLetterStage } from '../../store/index.js';
-import { writeOut, type CliContext } from '../context.js';
-
-async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = openStore(ctx.config.store, ctx.config);
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
+import type { DeadLetterStage } from '../../store/index.js';
+import { withStore, writeOut, type CliContext } from '../context.js';
 
 export async function dlqList(
   opts: { json?: boolean; limit?: string; offset?: string; stage?: string; batch?: string },

@@ -1,15 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
-import {
-  openStore,
-  type BehaviourLine,
-  type FileRollup,
-  type PivotKind,
-  type PivotStats,
-  type PivotSummary,
-  type RelatedBehaviours,
-  type Store,
-} from '../../store/index.js';
-import { writeOut, type CliContext } from '../context.js';
+import type { BehaviourLine, FileRollup, PivotKind, PivotStats, PivotSummary, RelatedBehaviours } from '../../store/index.js';
+import { withStore, writeOut, type CliContext } from '../context.js';
 import { PIVOT_FLAGS } from './query.js';
 
 /** Pivot kinds as `top` takes them: the flag spelling or the stored name. */
@@ -22,15 +13,6 @@ const KIND_NAMES: Readonly<Record<string, Exclude<PivotKind, 'sha256'>>> = {
   'dropped-sha256': 'dropped_sha256',
   dropped_sha256: 'dropped_sha256',
 };
-
-async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = openStore(ctx.config.store, ctx.config);
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
 
 function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000): number {
   if (raw === undefined) return fallback;

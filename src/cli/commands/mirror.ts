@@ -1,8 +1,7 @@
 import { SandtrailError } from '../../errors/index.js';
 import { mirrorBatches } from '../../feed/index.js';
-import { GtiClient } from '../../gti/index.js';
 import { createRedis } from '../../queue/index.js';
-import { QuotaLedger } from '../../quota/index.js';
+import { ledgerClient, QuotaLedger } from '../../quota/index.js';
 import { apiUnitsOf, estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
 import { isMinuteId, minuteRange } from '../../minute/index.js';
@@ -28,16 +27,7 @@ export async function mirrorCommand(
   const redis = redisUrl ? createRedis(redisUrl) : undefined;
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
   try {
-    const client = new GtiClient({
-      baseUrl: gti.baseUrl,
-      apiKey: gti.apiKey,
-      xTool: gti.xTool,
-      timeoutMs: gti.timeoutMs,
-      beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)),
-      onCall: async (c) => {
-        await ledger?.record({ op: 'api', method: c.method, path: c.path, user: gti.user ?? 'default', group: gti.group });
-      },
-    });
+    const client = ledgerClient(gti, { ledger, beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)) });
     const summary = await mirrorBatches({
       client,
       minutes,

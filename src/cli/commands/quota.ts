@@ -2,9 +2,8 @@ import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SandtrailError } from '../../errors/index.js';
-import { GtiClient } from '../../gti/index.js';
 import { createRedis } from '../../queue/index.js';
-import { QuotaLedger, replayOperations, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
+import { ledgerClient, QuotaLedger, replayOperations, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
 /** `sandtrail quota replay FILE`: the policy applied to a file of operations. Exit 3 if any line was malformed. */
@@ -111,15 +110,7 @@ export async function quotaCheckCommand(opts: { user?: string; json?: boolean },
   return withLedger(
     ctx,
     async (ledger) => {
-      const client = new GtiClient({
-        baseUrl: gti.baseUrl,
-        apiKey: gti.apiKey as string,
-        xTool: gti.xTool,
-        timeoutMs: gti.timeoutMs,
-        onCall: async (c) => {
-          await ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
-        },
-      });
+      const client = ledgerClient(gti, { ledger, user });
       const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as { data?: Record<string, unknown> };
       const rows: QuotaRow[] = [];
       const usage = new Map<string, UsageRow>();

@@ -15,7 +15,7 @@ import {
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, verdictsOf, type PivotKind } from '../Sink.js';
 import { isIndexNotFound, readFailure } from './classify.js';
-import { PIVOT_FIELDS } from './mapping.js';
+import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
 import { ECS_ROOTS, stripProjection } from './project.js';
 
@@ -162,13 +162,7 @@ export class ElasticsearchHuntReader implements HuntReader {
       query: since === undefined ? { match_all: {} } : { range: { analysis_date: { gte: since } } },
       aggs: {
         top: {
-          terms: {
-            field: PIVOT_FIELDS[kind],
-            size: limit,
-            // exact on one shard; with more, a larger shard_size keeps the top list accurate
-            shard_size: Math.max(limit * 5, 100),
-            order: [{ _count: 'desc' }, { _key: 'asc' }],
-          },
+          terms: topValuesTerms(kind, limit),
           aggs: SUMMARY_AGGS,
         },
       },

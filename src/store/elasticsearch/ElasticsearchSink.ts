@@ -14,7 +14,7 @@ import {
 } from '../Sink.js';
 import { classifyRequestError, isIndexNotFound, isNotFound, readFailure } from './classify.js';
 import { bulkSender, type BulkOutcome, type PreparedItem } from './bulkSender.js';
-import { PIVOT_FIELDS } from './mapping.js';
+import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
 import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
 
@@ -293,15 +293,7 @@ export class ElasticsearchSink implements Sink {
         size: 0,
         track_total_hits: false,
         aggs: {
-          top: {
-            terms: {
-              field: PIVOT_FIELDS[kind],
-              size: limit,
-              // exact on one shard; with more, a larger shard_size keeps the top list accurate
-              shard_size: Math.max(limit * 5, 100),
-              order: [{ _count: 'desc' }, { _key: 'asc' }],
-            },
-          },
+          top: { terms: topValuesTerms(kind, limit) },
         },
       });
       const agg = r.aggregations?.top as estypes.AggregationsStringTermsAggregate | undefined;

@@ -63,6 +63,17 @@ export const PIVOT_FIELDS: Readonly<Record<PivotKind, string>> = Object.freeze({
   sha256: 'file.hash.sha256',
 });
 
+/** The terms aggregation of a pivot's most frequent values, most frequent first, ties by value. */
+export function topValuesTerms(kind: PivotKind, size: number): Record<string, unknown> {
+  return {
+    field: PIVOT_FIELDS[kind],
+    size,
+    // exact on one shard; with more, a larger shard_size keeps the top list accurate
+    shard_size: Math.max(size * 5, 100),
+    order: [{ _count: 'desc' }, { _key: 'asc' }],
+  };
+}
+
 export interface BehaviourIndexSettings {
   shards?: number;
   replicas?: number;

@@ -1,0 +1,36 @@
+import type { Config } from '../config/index.js';
+import { SandtrailError } from '../errors/index.js';
+import { GtiClient, type GtiClientOptions } from '../gti/index.js';
+import type { QuotaLedger } from './ledger/QuotaLedger.js';
+
+export interface LedgerClientOptions {
+  /** Where every call is recorded; none: a command without a shared Redis, whose ledger would vanish with it. */
+  ledger?: QuotaLedger;
+  /** The ledger's user (default gti.user, else `default`). */
+  user?: string;
+  /** Shorter than gti.timeoutMs (a health check). */
+  timeoutMs?: number;
+  beforeCall?: GtiClientOptions['beforeCall'];
+  /** Told about each call once it is recorded (to count what a run spent). */
+  afterCall?: (call: { method: string; path: string; status: number }) => void;
+}
+
+/**
+ * The GTI client every command and worker uses: the configured key, base, x-tool and timeout, and
+ * every request that reached the service recorded on the quota ledger (rule-priced there).
+ */
+export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): GtiClient {
+  if (!gti.apiKey) throw new SandtrailError('USAGE', 'set GTI_APIKEY (or SANDTRAIL_GTI_API_KEY) to call the GTI API');
+  const user = o.user ?? gti.user ?? 'default';
+  return new GtiClient({
+    baseUrl: gti.baseUrl,
+    apiKey: gti.apiKey,
+    xTool: gti.xTool,
+    timeoutMs: o.timeoutMs ?? gti.timeoutMs,
+    beforeCall: o.beforeCall,
+    onCall: async (c) => {
+      await o.ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
+      o.afterCall?.(c);
+    },
+  });
+}
