@@ -121,14 +121,18 @@ test('a store created by the previous schema gains the hunting columns at open, 
     assert.deepEqual(db.prepare('SELECT verdicts, md5, sha1 FROM behaviours').all(), [
       { verdicts: '["MALWARE","TROJAN"]', md5: 'cd'.repeat(16), sha1: null },
     ]);
+    // the pivot rows carry their behaviour's hunting columns
+    assert.deepEqual(db.prepare('SELECT kind, value, analysis_date, sandbox_name, verdicts FROM pivots ORDER BY kind').all(), [
+      { kind: 'behash', value: 'b1', analysis_date: doc.analysis_date, sandbox_name: 'Zenbox', verdicts: '["MALWARE","TROJAN"]' },
+      { kind: 'sigma_rule_id', value: 'sig-1', analysis_date: doc.analysis_date, sandbox_name: 'Zenbox', verdicts: '["MALWARE","TROJAN"]' },
+    ]);
     const indexes = (
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'behaviours'").all() as { name: string }[]
     )
       .map((r) => r.name)
       .sort();
     assert.deepEqual(indexes, [
-      'behaviours_analysis_date',
-      'behaviours_hunt',
+      'behaviours_by_date',
       'behaviours_md5',
       'behaviours_sha1',
       'behaviours_sha256',
@@ -170,6 +174,125 @@ test('a frequent value and a rare one page their newest behaviours alike (date w
           s.newest.map((l) => l.id),
           all.slice(offset, offset + limit),
           `${value} ${limit}@${offset}`,
+        );
+      }
+    }
+  } finally {
+    await store.close();
+  }
+});
+
+test("a store of the previous hunting schema gets pivot rows with their behaviours' columns, and loses the indexes it no longer needs", async () => {
+  const file = join(dir, `prev${n++}.db`);
+  const docs = [0, 1, 2].map((i) => {
+    const d = makeDoc(String(i).repeat(64), i === 2 ? 'CAPE Sandbox' : 'Zenbox', 1000 + i, {
+      behash: 'B',
+      verdicts: i === 0 ? ['MALWARE'] : [],
+    });
+    d.analysis_date = i === 1 ? null : 500 + i;
+    return d;
+  });
+  // the previous schema: pivot rows without copies, the covering index of the hunting columns
+  const old = new BetterSqlite3(file);
+  old.exec(`
+    CREATE TABLE behaviours (
+      id TEXT PRIMARY KEY NOT NULL, sha256 TEXT NOT NULL, sandbox_name TEXT NOT NULL, analysis_date INTEGER,
+      last_modification_date INTEGER NOT NULL, doc TEXT NOT NULL, indexed_at INTEGER NOT NULL,
+      verdicts TEXT NOT NULL DEFAULT '[]', md5 TEXT, sha1 TEXT);
+    CREATE TABLE pivots (kind TEXT NOT NULL, value TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (kind, value, id)) WITHOUT ROWID;
+    CREATE INDEX behaviours_analysis_date ON behaviours(analysis_date DESC, id);
+    CREATE INDEX behaviours_hunt ON behaviours(id, analysis_date, sandbox_name, verdicts);
+    CREATE INDEX pivots_by_id ON pivots(id);`);
+  for (const d of docs) {
+    old
+      .prepare('INSERT INTO behaviours VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)')
+      .run(
+        d.id,
+        d.sha256,
+        d.sandbox_name,
+        d.analysis_date,
+        d.last_modification_date,
+        JSON.stringify(d),
+        1,
+        JSON.stringify(d.attributes.verdicts),
+      );
+    old.prepare('INSERT INTO pivots VALUES (?, ?, ?)').run('behash', 'b', d.id);
+  }
+  old.close();
+  const store = openStore(`sqlite:${file}`);
+  try {
+    const s = await store.hunt.pivotStats('behash', 'B');
+    assert.deepEqual(
+      [s.behaviours, s.files, s.sandboxes, s.verdicts, s.firstSeen, s.lastSeen, s.newest.map((l) => l.id)],
+      [3, 3, [{ name: 'Zenbox', count: 2 }, { name: 'CAPE Sandbox', count: 1 }], [{ name: 'MALWARE', count: 1 }], 500, 502, [docs[2]?.id, docs[0]?.id, docs[1]?.id]],
+    ); // prettier-ignore
+  } finally {
+    await store.close();
+  }
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    assert.deepEqual(db.prepare('SELECT id, analysis_date, sandbox_name, verdicts FROM pivots ORDER BY id').all(), [
+      { id: docs[0]?.id, analysis_date: 500, sandbox_name: 'Zenbox', verdicts: '["MALWARE"]' },
+      { id: docs[1]?.id, analysis_date: null, sandbox_name: 'Zenbox', verdicts: '[]' },
+      { id: docs[2]?.id, analysis_date: 502, sandbox_name: 'CAPE Sandbox', verdicts: '[]' },
+    ]);
+    const names = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all() as string[]).filter((x) =>
+      /^(behaviours|pivots)_/.test(x),
+    );
+    assert.deepEqual(names, [
+      'behaviours_by_date',
+      'behaviours_md5',
+      'behaviours_sha1',
+      'behaviours_sha256',
+      'pivots_by_id',
+      'pivots_groups',
+    ]);
+  } finally {
+    db.close();
+  }
+});
+
+test('related ranks alike whether a value is frequent enough to be split from the grouping or not', { timeout: 120_000 }, async () => {
+  const store = openStore(`sqlite:${join(dir, `split${n++}.db`)}`);
+  try {
+    // 12,000 behaviours carry behash "hot" (more than the split threshold); some also carry the
+    // target's sigma rules or JA3, a few carry those without "hot"; dates with ties and gaps
+    const docs = Array.from({ length: 12_100 }, (_, i) => {
+      const hot = i < 12_000;
+      const sigma = i % 97 === 0 ? ['s1', 's2'] : i % 89 === 0 ? ['s1'] : [];
+      const d = makeDoc(i.toString(16).padStart(64, '0'), i % 2 ? 'Zenbox' : 'CAPE Sandbox', 5000, {
+        behash: hot ? 'hot' : `cold-${i}`,
+        sigma_analysis_results: sigma.map((rule_id) => ({ rule_id })),
+        tls: i % 211 === 0 ? [{ ja3: 'a'.repeat(32) }] : [],
+      });
+      d.analysis_date = i % 13 === 0 ? null : 1000 + (i % 50);
+      return d;
+    });
+    for (let i = 0; i < docs.length; i += 2000) await store.sink.upsert(docs.slice(i, i + 2000).map((d) => sinkDocOf(d)));
+    const valuesOf = (d: (typeof docs)[number]): Set<string> =>
+      new Set([`behash:${d.pivots.behash}`, ...d.pivots.sigma_rule_ids.map((v) => `sigma:${v}`), ...d.pivots.ja3.map((v) => `ja3:${v}`)]);
+    const rankBrute = (target: (typeof docs)[number], limit: number): [string, number][] => {
+      const mine = valuesOf(target);
+      return docs
+        .filter((d) => d.id !== target.id)
+        .map((d) => ({ d, shared: [...valuesOf(d)].filter((v) => mine.has(v)).length }))
+        .filter((x) => x.shared > 0)
+        .sort(
+          (a, b) =>
+            b.shared - a.shared || (b.d.analysis_date ?? -Infinity) - (a.d.analysis_date ?? -Infinity) || (a.d.id < b.d.id ? -1 : 1),
+        )
+        .slice(0, limit)
+        .map((x) => [x.d.id, x.shared]);
+    };
+    // the hot value with two rare ones; with one rare one; alone; and a behaviour without the hot value
+    for (const i of [0, 89 * 3, 211 * 4, 1, 97 * 124]) {
+      const target = docs[i] as (typeof docs)[number];
+      for (const limit of [5, 20, 300]) {
+        const r = await store.hunt.related(target.id, { limit });
+        assert.deepEqual(
+          r?.related.map((l) => [l.id, l.shared.length]),
+          rankBrute(target, limit),
+          `${target.id.slice(60)} limit ${limit}`,
         );
       }
     }

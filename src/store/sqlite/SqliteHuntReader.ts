@@ -20,20 +20,11 @@ import { pivotKey, type PivotKind } from '../Sink.js';
 type ValueKind = Exclude<PivotKind, 'sha256'>;
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
 
-// The covering index of the hunting columns, by id: the planner would rather take the unique id
-// index and read every row's page of the table, documents included (15x slower on a frequent value).
-const HUNT = 'behaviours b INDEXED BY behaviours_hunt';
 const IN_VALUES = 'IN (SELECT value FROM json_each(@values))';
-
-/**
- * The behaviours carrying one of a set of values of a kind, as `(value, id)` rows: a range of the
- * pivots primary key per value (or of the sha256 index). `@values` is a JSON array of lookup keys.
- */
-function matched(kind: PivotKind): string {
-  return kind === 'sha256'
-    ? `SELECT sha256 AS value, id FROM behaviours WHERE sha256 ${IN_VALUES}`
-    : `SELECT value, id FROM pivots WHERE kind = @kind AND value ${IN_VALUES}`;
-}
+// The pivots table's own key (kind, value, id): a WITHOUT ROWID table's primary key index.
+const PIVOTS_KEY = 'sqlite_autoindex_pivots_1';
+// Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
+const BY_DATE = 'behaviours d INDEXED BY behaviours_by_date';
 
 /** Behaviours of a value with one sandbox and one verdict list (as stored), and their dates. */
 interface Group {
@@ -45,8 +36,7 @@ interface Group {
   last: number | null;
 }
 
-const GROUP_COLUMNS = `b.sandbox_name AS name, b.verdicts AS verdicts, count(*) AS n,
-  min(b.analysis_date) AS first, max(b.analysis_date) AS last`;
+const GROUP_COLUMNS = `sandbox_name AS name, verdicts, count(*) AS n, min(analysis_date) AS first, max(analysis_date) AS last`;
 
 /** One summary per value (zeros when nothing matches), in `values` order, from its groups and distinct files. */
 function summarize(
@@ -83,30 +73,57 @@ function summarize(
   });
 }
 
+/** A behaviour sharing values with another, ranked by how many, then newest first, then by id. */
+interface Candidate {
+  id: string;
+  shared: number;
+  date: number | null;
+}
+
+function byRank(a: Candidate, b: Candidate): number {
+  if (a.shared !== b.shared) return b.shared - a.shared;
+  // SQLite's `ORDER BY date DESC`: NULL (no analysis date) last
+  if (a.date !== b.date) return a.date === null ? 1 : b.date === null ? -1 : b.date - a.date;
+  return compareText(a.id, b.id);
+}
+
 /**
- * The hunting reads of the embedded store, answered by SQL over the pivots table and the hunting
- * columns of `behaviours` (see SqliteSink's indexes). Each summary is two passes over a value's
- * rows: one grouped by sandbox and verdict list through the covering `behaviours_hunt` index,
- * one counting distinct files on the pivot rows alone (a canonical id starts with its file's
- * SHA-256). Only `fileRollup` reads documents: the few reports of one file.
+ * A value held by more behaviours than this is not grouped by `related`: the behaviours sharing
+ * it and nothing else are found newest first instead (they can only rank last, with one value).
+ */
+const RELATED_SPLIT_ROWS = 10_000;
+
+/**
+ * The hunting reads of the embedded store, answered by SQL over the pivots table, whose rows
+ * carry copies of their behaviour's date, sandbox and verdict list (see SqliteSink). A value's
+ * summary is one range of the pivots key grouped by sandbox and verdict list, and its distinct
+ * files counted on the same range (a canonical id starts with its file's SHA-256): no join. Only
+ * `fileRollup` reads documents: the few reports of one file.
  */
 export class SqliteHuntReader implements HuntReader {
   constructor(private readonly db: Database) {}
 
-  /**
-   * One summary per value, in `values` order: the values' rows grouped by sandbox and verdict
-   * list through the covering index (a few dozen lists, split into verdicts by `summarize`), and
-   * their distinct files counted on the pivot rows alone.
-   */
+  /** One summary per value, in `values` order. */
   private summaries(kind: PivotKind, values: readonly string[]): PivotSummary[] {
     const args = { kind, values: JSON.stringify(values) };
-    const cte = `WITH m AS (${matched(kind)})`;
+    if (kind === 'sha256') {
+      // a file's few reports, through the sha256 index
+      const groups = this.db
+        .prepare(
+          `SELECT sha256 AS value, ${GROUP_COLUMNS} FROM behaviours WHERE sha256 ${IN_VALUES} GROUP BY sha256, sandbox_name, verdicts`,
+        )
+        .all(args) as Group[];
+      return summarize(kind, values, groups, new Map(groups.map((g) => [g.value, 1])));
+    }
+    const range = `WHERE kind = @kind AND value ${IN_VALUES}`;
     const groups = this.db
-      .prepare(
-        `${cte} SELECT m.value AS value, ${GROUP_COLUMNS} FROM m JOIN ${HUNT} ON b.id = m.id GROUP BY m.value, b.sandbox_name, b.verdicts`,
-      )
+      .prepare(`SELECT value, ${GROUP_COLUMNS} FROM pivots INDEXED BY pivots_groups ${range} GROUP BY value, sandbox_name, verdicts`)
       .all(args) as Group[];
-    const files = this.db.prepare(`${cte} SELECT value, count(DISTINCT substr(id, 1, 64)) AS n FROM m GROUP BY value`).all(args) as {
+    // in key order a value's ids (and so their files) come sorted: the distinct count is 3x
+    // cheaper than over the groups index, where they do not
+    const files = this.db
+      .prepare(`SELECT value, count(DISTINCT substr(id, 1, 64)) AS n FROM pivots INDEXED BY ${PIVOTS_KEY} ${range} GROUP BY value`)
+      .all(args) as {
       value: string;
       n: number;
     }[];
@@ -123,36 +140,34 @@ export class SqliteHuntReader implements HuntReader {
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
+  /**
+   * Ids of the behaviours carrying a value that `n` behaviours carry, newest first (then by id),
+   * `limit` from `offset`. A frequent value's page is found sooner by walking all behaviours
+   * newest first and keeping those carrying it (about (offset + limit) * total / n of them) than
+   * by sorting its n rows; a rare value's rows are few, so they are sorted. max(rowid) bounds
+   * the total without counting (behaviours are never deleted).
+   */
+  private newestIds(kind: PivotKind, value: string, n: number, limit: number, offset: number): string[] {
+    const total = (this.db.prepare('SELECT max(rowid) AS n FROM behaviours').get() as { n: number | null }).n ?? 0;
+    const byDate = kind !== 'sha256' && ((offset + limit) * total) / n < n / 4;
+    const args = { kind, value, limit, offset };
+    const order = 'ORDER BY analysis_date DESC, id LIMIT @limit OFFSET @offset';
+    const sql = byDate
+      ? `SELECT d.id AS id FROM ${BY_DATE}
+         WHERE EXISTS (SELECT 1 FROM pivots p WHERE p.kind = @kind AND p.value = @value AND p.id = d.id) ${order}`
+      : kind === 'sha256'
+        ? `SELECT id FROM behaviours WHERE sha256 = @value ${order}`
+        : `SELECT id FROM pivots WHERE kind = @kind AND value = @value ${order}`;
+    return this.db.prepare(sql).pluck().all(args) as string[];
+  }
+
   async pivotStats(kind: PivotKind, value: string, page?: { limit?: number; offset?: number }): Promise<PivotStats> {
     const key = pivotKey(value);
     const { limit, offset } = pageOf(page);
     const [summary] = this.summaries(kind, [key]) as [PivotSummary];
     const n = summary.behaviours;
     if (n === 0 || limit === 0 || offset >= n) return { ...summary, newest: [], offset, limit };
-    // A frequent value's newest page is found sooner by walking all behaviours newest first and
-    // keeping those carrying it (about (offset + limit) * total / n of them) than by sorting its
-    // n rows; a rare value's rows are few, so they are sorted. max(rowid) bounds the total
-    // without counting (behaviours are never deleted).
-    const total = (this.db.prepare('SELECT max(rowid) AS n FROM behaviours').get() as { n: number | null }).n ?? 0;
-    const byDate = kind !== 'sha256' && ((offset + limit) * total) / n < n / 4;
-    const args = { kind, value: key, values: JSON.stringify([key]), limit, offset };
-    const ids = (
-      byDate
-        ? this.db
-            .prepare(
-              `SELECT d.id AS id FROM behaviours d INDEXED BY behaviours_analysis_date
-               WHERE EXISTS (SELECT 1 FROM pivots p WHERE p.kind = @kind AND p.value = @value AND p.id = d.id)
-               ORDER BY d.analysis_date DESC, d.id LIMIT @limit OFFSET @offset`,
-            )
-            .all(args)
-        : this.db
-            .prepare(
-              `WITH m AS (${matched(kind)}) SELECT b.id AS id FROM m JOIN ${HUNT} ON b.id = m.id
-               ORDER BY b.analysis_date DESC, b.id LIMIT @limit OFFSET @offset`,
-            )
-            .all(args)
-    ) as { id: string }[];
-    return { ...summary, newest: this.lines(ids.map((r) => r.id)), offset, limit };
+    return { ...summary, newest: this.lines(this.newestIds(kind, key, n, limit, offset)), offset, limit };
   }
 
   async top(kind: ValueKind, opts: { since?: number; limit?: number } = {}): Promise<PivotSummary[]> {
@@ -163,22 +178,21 @@ export class SqliteHuntReader implements HuntReader {
       // the kind's range of the pivots key alone, then the summaries of the values it ranks first
       const ranked = this.db
         .prepare('SELECT value FROM pivots WHERE kind = ? GROUP BY value ORDER BY count(*) DESC, value LIMIT ?')
-        .all(kind, limit) as { value: string }[];
-      return this.summaries(
-        kind,
-        ranked.map((r) => r.value),
-      );
+        .pluck()
+        .all(kind, limit) as string[];
+      return this.summaries(kind, ranked);
     }
-    // Since a date: the behaviours analysed since then (their index, newest first), each joined
-    // once to its hunting columns and to its pivot rows of the kind (pivots_by_id), grouped for
-    // every value at once: the ranking and the summaries come from that one pass; the distinct
-    // files of the values ranked take a second.
-    const window = 'behaviours d INDEXED BY behaviours_analysis_date';
+    // Since a date: the behaviours analysed since then (newest first, from the covering date
+    // index), each joined once to its pivot rows of the kind (pivots_by_id), grouped for every
+    // value at once: the ranking and the summaries come from that one pass; the distinct files of
+    // the values ranked take a second.
     const groups = this.db
       .prepare(
-        `SELECT p.value AS value, ${GROUP_COLUMNS} FROM ${window} CROSS JOIN ${HUNT} CROSS JOIN pivots p
-         WHERE d.analysis_date >= @since AND b.id = d.id AND p.id = d.id AND p.kind = @kind
-         GROUP BY p.value, b.sandbox_name, b.verdicts`,
+        `SELECT p.value AS value, d.sandbox_name AS name, d.verdicts AS verdicts, count(*) AS n,
+           min(d.analysis_date) AS first, max(d.analysis_date) AS last
+         FROM ${BY_DATE} CROSS JOIN pivots p
+         WHERE d.analysis_date >= @since AND p.id = d.id AND p.kind = @kind
+         GROUP BY p.value, d.sandbox_name, d.verdicts`,
       )
       .all({ since, kind }) as Group[];
     const totals = new Map<string, number>();
@@ -191,7 +205,7 @@ export class SqliteHuntReader implements HuntReader {
     // `+p.value`: probe pivots_by_id once per behaviour and filter the values, not once per value
     const files = this.db
       .prepare(
-        `SELECT p.value AS value, count(DISTINCT substr(p.id, 1, 64)) AS n FROM ${window} CROSS JOIN pivots p
+        `SELECT p.value AS value, count(DISTINCT substr(p.id, 1, 64)) AS n FROM ${BY_DATE} CROSS JOIN pivots p
          WHERE d.analysis_date >= @since AND p.id = d.id AND p.kind = @kind AND +p.value ${IN_VALUES} GROUP BY p.value`,
       )
       .all({ since, kind, values: JSON.stringify(values) }) as { value: string; n: number }[];
@@ -204,24 +218,10 @@ export class SqliteHuntReader implements HuntReader {
     const own = (this.db.prepare('SELECT kind, value FROM pivots WHERE id = ?').all(id) as { kind: ValueKind; value: string }[]).sort(
       byKindThenValue,
     );
-    const count = this.db.prepare('SELECT count(*) AS n FROM pivots WHERE kind = ? AND value = ?');
-    const values = own.map((v) => ({ ...v, others: (count.get(v.kind, v.value) as { n: number }).n - 1 }));
+    const count = this.db.prepare('SELECT count(*) AS n FROM pivots WHERE kind = ? AND value = ?').pluck();
+    const values = own.map((v) => ({ ...v, others: (count.get(v.kind, v.value) as number) - 1 }));
     if (own.length === 0 || limit === 0) return { id, values, related: [] };
-    // One GROUP BY id over the pivot rows of the behaviour's values gives how many each other
-    // behaviour shares. Only those sharing at least as many as the limit-th one can rank, so
-    // only they are joined for their dates (the tie-break), not every behaviour sharing one value.
-    const ranges = own.map((_, i) => `SELECT id FROM pivots WHERE kind = @k${i} AND value = @v${i}`).join(' UNION ALL ');
-    const args: Record<string, unknown> = { id, limit };
-    own.forEach((v, i) => Object.assign(args, { [`k${i}`]: v.kind, [`v${i}`]: v.value }));
-    const ranked = this.db
-      .prepare(
-        `WITH s AS MATERIALIZED (SELECT id, count(*) AS shared FROM (${ranges}) WHERE id <> @id GROUP BY id),
-           k AS (SELECT shared FROM s ORDER BY shared DESC LIMIT 1 OFFSET @limit - 1)
-         SELECT s.id AS id FROM s JOIN ${HUNT} ON b.id = s.id
-         WHERE s.shared >= coalesce((SELECT shared FROM k), 0)
-         ORDER BY s.shared DESC, b.analysis_date DESC, b.id LIMIT @limit`,
-      )
-      .all(args) as { id: string }[];
+    const ranked = this.rankShared(id, values, limit);
     const mine = new Set(own.map((v) => `${v.kind}\u0000${v.value}`));
     const theirs = new Map<string, { kind: ValueKind; value: string }[]>();
     const pivotsOf = this.db.prepare('SELECT id, kind, value FROM pivots WHERE id IN (SELECT value FROM json_each(?))');
@@ -233,6 +233,44 @@ export class SqliteHuntReader implements HuntReader {
     }
     const related = this.lines(ranked.map((r) => r.id)).map((l) => ({ ...l, shared: (theirs.get(l.id) ?? []).sort(byKindThenValue) }));
     return { id, values, related };
+  }
+
+  /**
+   * The `limit` other behaviours sharing most of `values` with `id`, ranked (byRank). The pivot
+   * rows of the values are grouped by id, except those of a value held by very many behaviours
+   * (RELATED_SPLIT_ROWS) when others exist: a behaviour carrying it gets one more shared value by
+   * a probe of its key, and those carrying it alone (which can only rank last, sharing one)
+   * come from its newest behaviours. Same answer as grouping every row, at the cost of the
+   * rarer values' rows.
+   */
+  private rankShared(id: string, values: readonly { kind: ValueKind; value: string; others: number }[], limit: number): Candidate[] {
+    const hot = values.reduce((a, b) => (b.others > a.others ? b : a));
+    const split = values.length > 1 && hot.others + 1 > RELATED_SPLIT_ROWS;
+    const grouped = split ? values.filter((v) => v !== hot) : values;
+    const args: Record<string, unknown> = { id, limit, hk: hot.kind, hv: hot.value };
+    grouped.forEach((v, i) => Object.assign(args, { [`k${i}`]: v.kind, [`v${i}`]: v.value }));
+    const ranges = grouped.map((_, i) => `SELECT id, analysis_date FROM pivots WHERE kind = @k${i} AND value = @v${i}`).join(' UNION ALL ');
+    const bonus = split ? '+ EXISTS (SELECT 1 FROM pivots h WHERE h.kind = @hk AND h.value = @hv AND h.id = s.id)' : '';
+    const ranked = this.db
+      .prepare(
+        `WITH s AS (SELECT id, count(*) AS shared, max(analysis_date) AS date FROM (${ranges}) WHERE id <> @id GROUP BY id)
+         SELECT id, shared ${bonus} AS shared, date FROM s ORDER BY 2 DESC, date DESC, id LIMIT @limit`,
+      )
+      .all(args) as Candidate[];
+    if (!split || (ranked.length === limit && (ranked[limit - 1] as Candidate).shared > 1)) return ranked;
+    // Not enough behaviours share two values or more: the rest share one. Those carrying the hot
+    // value and nothing else of this behaviour compete with the grouped ones sharing one.
+    const onlyHot = this.db.prepare(
+      `SELECT count(*) FROM pivots WHERE id = ? AND (kind, value) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))`,
+    );
+    const mineJson = JSON.stringify(values.map((v) => [v.kind, v.value]));
+    const seen = new Set(ranked.map((r) => r.id));
+    const newest = this.newestIds(hot.kind, hot.value, hot.others + 1, limit + 1, 0).filter(
+      (other) => other !== id && !seen.has(other) && (onlyHot.pluck().get(other, mineJson) as number) === 1,
+    );
+    const dates = this.db.prepare('SELECT analysis_date FROM behaviours WHERE id = ?').pluck();
+    const fill = newest.map((other) => ({ id: other, shared: 1, date: dates.get(other) as number | null }));
+    return [...ranked, ...fill].sort(byRank).slice(0, limit);
   }
 
   async fileRollup(hash: string): Promise<FileRollup | null> {

@@ -11,6 +11,23 @@ import {
   type SinkDoc,
 } from '../Sink.js';
 
+/**
+ * One row per (pivot kind, value, behaviour), carrying copies of the behaviour's analysis date,
+ * sandbox and verdict list: a value's statistics are then one range scan of this table, with no
+ * join to the behaviours. The copies are rewritten with the pivot rows on every stored version
+ * of a behaviour (writeOne), so they always equal the stored document's: exact under replays.
+ */
+const PIVOTS_TABLE = (name: string): string => `
+CREATE TABLE IF NOT EXISTS ${name} (
+  kind TEXT NOT NULL,
+  value TEXT NOT NULL,
+  id TEXT NOT NULL,
+  analysis_date INTEGER,
+  sandbox_name TEXT NOT NULL DEFAULT '',
+  verdicts TEXT NOT NULL DEFAULT '[]',
+  PRIMARY KEY (kind, value, id)
+) WITHOUT ROWID;`;
+
 // verdicts (a JSON array), md5 and sha1 are what the hunting reads group and look up by
 // (SqliteHuntReader); a store created before them gains them once, at open (migrateHuntColumns).
 const TABLES = `
@@ -26,27 +43,23 @@ CREATE TABLE IF NOT EXISTS behaviours (
   md5 TEXT,
   sha1 TEXT
 );
-CREATE TABLE IF NOT EXISTS pivots (
-  kind TEXT NOT NULL,
-  value TEXT NOT NULL,
-  id TEXT NOT NULL,
-  PRIMARY KEY (kind, value, id)
-) WITHOUT ROWID;
+${PIVOTS_TABLE('pivots')}
 `;
 
-// Created after the migration: some name its columns.
-// - behaviours_hunt covers the columns a hunting aggregate reads (not the document), keyed by
-//   id: a pivot value's rows (id order) join it with nearly sequential reads instead of reading
-//   each row's page of the table (15x faster on a value of 25,000 behaviours).
-// - behaviours_analysis_date, newest first with id as the tie-break (the order of the hunting
-//   lists), drives `top` with `since` and the newest page of a frequent value.
+// Created after the migrations: some name their columns.
+// - behaviours_by_date, newest first with id as the tie-break (the order of the hunting lists),
+//   covering the sandbox and verdicts: it drives `top` with `since` and the newest page of a
+//   frequent value without reading the table.
+// - pivots_by_id: a behaviour's own pivot rows (rewritten on each version, read by `related`).
+// - pivots_groups: a value's rows in (sandbox, verdict list) order with their dates, so its
+//   statistics are grouped as they are read instead of sorted (3x faster on 250,000 rows).
 const INDEXES = `
 CREATE INDEX IF NOT EXISTS behaviours_sha256 ON behaviours(sha256);
 CREATE INDEX IF NOT EXISTS behaviours_md5 ON behaviours(md5);
 CREATE INDEX IF NOT EXISTS behaviours_sha1 ON behaviours(sha1);
-CREATE INDEX IF NOT EXISTS behaviours_analysis_date ON behaviours(analysis_date DESC, id);
-CREATE INDEX IF NOT EXISTS behaviours_hunt ON behaviours(id, analysis_date, sandbox_name, verdicts);
+CREATE INDEX IF NOT EXISTS behaviours_by_date ON behaviours(analysis_date DESC, id, sandbox_name, verdicts);
 CREATE INDEX IF NOT EXISTS pivots_by_id ON pivots(id);
+CREATE INDEX IF NOT EXISTS pivots_groups ON pivots(kind, value, sandbox_name, verdicts, analysis_date);
 `;
 
 /** A lower-case hex digest of `n` digits at `path` of the stored document, else NULL (as metaOf's hexDigest). */
@@ -85,6 +98,29 @@ function migrateHuntColumns(db: Database): void {
   }).immediate();
 }
 
+/**
+ * Gives the pivot rows of a store created before them their copies of the behaviours' hunting
+ * columns: the table is rebuilt in key order from a join with the behaviours (faster than updating
+ * each row in place), and the indexes the previous reads needed are dropped. One immediate
+ * transaction, like migrateHuntColumns; a no-op on a current store.
+ */
+function migratePivotColumns(db: Database): void {
+  const current = (): boolean =>
+    (db.prepare('PRAGMA table_info(pivots)').all() as { name: string }[]).some((c) => c.name === 'analysis_date');
+  if (current()) return;
+  db.transaction(() => {
+    if (current()) return;
+    db.exec(`${PIVOTS_TABLE('pivots_next')}
+      INSERT INTO pivots_next (kind, value, id, analysis_date, sandbox_name, verdicts)
+        SELECT p.kind, p.value, p.id, b.analysis_date, b.sandbox_name, b.verdicts FROM pivots p JOIN behaviours b ON b.id = p.id
+        ORDER BY p.kind, p.value, p.id;
+      DROP TABLE pivots;
+      ALTER TABLE pivots_next RENAME TO pivots;
+      DROP INDEX IF EXISTS behaviours_hunt;
+      DROP INDEX IF EXISTS behaviours_analysis_date;`);
+  }).immediate();
+}
+
 /** SQLite errors that clear up by themselves: another writer holds the lock, the disk is full. */
 const TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR']);
 
@@ -98,6 +134,7 @@ export class SqliteSink implements Sink {
   private readonly deletePivots: Statement;
   private readonly insertPivot: Statement;
   private readonly huntFromDoc: Statement;
+  private readonly verdictsOf: Statement;
 
   /** @param maxDepth documents nested deeper are rejected `too_deep` (feed.maxDepth). */
   constructor(
@@ -106,6 +143,7 @@ export class SqliteSink implements Sink {
   ) {
     db.exec(TABLES);
     migrateHuntColumns(db);
+    migratePivotColumns(db);
     db.exec(INDEXES);
     // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
     // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
@@ -118,8 +156,11 @@ export class SqliteSink implements Sink {
         verdicts = excluded.verdicts, md5 = excluded.md5, sha1 = excluded.sha1
       WHERE excluded.last_modification_date >= behaviours.last_modification_date`);
     this.huntFromDoc = db.prepare(`UPDATE behaviours SET ${HUNT_FROM_DOC} WHERE id = ?`);
+    this.verdictsOf = db.prepare('SELECT verdicts FROM behaviours WHERE id = ?').pluck();
     this.deletePivots = db.prepare('DELETE FROM pivots WHERE id = ?');
-    this.insertPivot = db.prepare('INSERT OR IGNORE INTO pivots (kind, value, id) VALUES (?, ?, ?)');
+    this.insertPivot = db.prepare(
+      'INSERT OR IGNORE INTO pivots (kind, value, id, analysis_date, sandbox_name, verdicts) VALUES (?, ?, ?, ?, ?, ?)',
+    );
   }
 
   async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
@@ -147,6 +188,7 @@ export class SqliteSink implements Sink {
     if (deep) return { id: doc.id, status: 'rejected', ...deep };
     const json = item.json;
     const hunt = hasHuntFields(doc);
+    const verdicts = hunt ? JSON.stringify(doc.verdicts) : '[]';
     try {
       const changed = this.upsertDoc.run({
         id: doc.id,
@@ -156,20 +198,27 @@ export class SqliteSink implements Sink {
         last_modification_date: doc.last_modification_date,
         doc: json,
         indexed_at: now,
-        verdicts: hunt ? JSON.stringify(doc.verdicts) : '[]',
+        verdicts,
         md5: hunt ? doc.md5 : null,
         sha1: hunt ? doc.sha1 : null,
       }).changes;
       if (changed === 0) return { id: doc.id, status: 'ok', stale: true };
       // a meta from a chunk older than the hunting fields: derive them from the document, as the migration does
-      if (!hunt) this.huntFromDoc.run(doc.id);
+      let listed = verdicts;
+      if (!hunt) {
+        this.huntFromDoc.run(doc.id);
+        listed = this.verdictsOf.get(doc.id) as string;
+      }
       this.deletePivots.run(doc.id);
       const p = doc.pivots;
-      if (p.behash) this.insertPivot.run('behash', pivotKey(p.behash), doc.id);
-      for (const v of p.sigma_rule_ids) this.insertPivot.run('sigma_rule_id', pivotKey(v), doc.id);
-      for (const v of p.ja3) this.insertPivot.run('ja3', pivotKey(v), doc.id);
-      for (const v of p.ja3s) this.insertPivot.run('ja3s', pivotKey(v), doc.id);
-      for (const v of p.dropped_sha256) this.insertPivot.run('dropped_sha256', pivotKey(v), doc.id);
+      const put = (kind: string, value: string): void => {
+        this.insertPivot.run(kind, pivotKey(value), doc.id, doc.analysis_date, doc.sandbox_name, listed);
+      };
+      if (p.behash) put('behash', p.behash);
+      for (const v of p.sigma_rule_ids) put('sigma_rule_id', v);
+      for (const v of p.ja3) put('ja3', v);
+      for (const v of p.ja3s) put('ja3s', v);
+      for (const v of p.dropped_sha256) put('dropped_sha256', v);
       return { id: doc.id, status: 'ok' };
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
