@@ -300,3 +300,21 @@ test('related ranks alike whether a value is frequent enough to be split from th
     await store.close();
   }
 });
+
+test('a store connection writes with a 64 MiB page cache and checkpoints every 256 MiB of WAL, cut back to 64 MiB', async () => {
+  const file = join(dir, `pragmas${n++}.db`);
+  const store = openStore(`sqlite:${file}`);
+  await store.close();
+  // the settings are per connection: read them through a connection opened the same way
+  const again = openStore(`sqlite:${file}`);
+  try {
+    const db = (again.sink as unknown as { db: BetterSqlite3.Database }).db;
+    const read = (p: string): unknown => db.pragma(p, { simple: true });
+    assert.deepEqual(
+      [read('page_size'), read('cache_size'), read('wal_autocheckpoint'), read('journal_size_limit'), read('journal_mode')],
+      [32768, -65536, 8192, 64 * 1024 * 1024, 'wal'],
+    );
+  } finally {
+    await again.close();
+  }
+});

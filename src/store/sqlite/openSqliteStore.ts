@@ -11,6 +11,13 @@ import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
 
+/** Page cache of each connection, KiB. */
+const CACHE_KIB = 64 * 1024;
+/** WAL bytes between automatic checkpoints. */
+const CHECKPOINT_BYTES = 256 * 1024 ** 2;
+/** WAL bytes kept on disk after a checkpoint. */
+const WAL_KEPT_BYTES = 64 * 1024 ** 2;
+
 export interface SqliteStoreOptions {
   /** Documents nested deeper are rejected `too_deep`. */
   maxDepth?: number;
@@ -39,6 +46,16 @@ export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 15000');
+  // Every chunk rewrites pages of the random-key indexes (ids, hashes, pivot rows). SQLite's
+  // defaults (a 2 MB page cache, a checkpoint, fsync included, per 1,000 WAL pages: 32 MB here)
+  // made the index stage re-read and re-sync the same pages all along: a 64 MiB cache and a
+  // checkpoint per 256 MiB of WAL store the 200 MB benchmark feed 1.8x faster (5.2 → 2.9 s,
+  // close included), for up to 64 MiB more memory per process and a larger WAL file (cut back to
+  // 64 MiB after each checkpoint).
+  db.pragma(`cache_size = -${CACHE_KIB}`);
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  db.pragma(`wal_autocheckpoint = ${Math.ceil(CHECKPOINT_BYTES / pageSize)}`);
+  db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
   let closed = false;
   // the sink first: it creates (or migrates) the tables the hunting reads query
   const sink = new SqliteSink(db, o.maxDepth);
