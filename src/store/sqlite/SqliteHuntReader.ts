@@ -238,25 +238,28 @@ export class SqliteHuntReader implements HuntReader {
   /**
    * The `limit` other behaviours sharing most of `values` with `id`, ranked (byRank). The pivot
    * rows of the values are grouped by id, except those of a value held by very many behaviours
-   * (RELATED_SPLIT_ROWS) when others exist: a behaviour carrying it gets one more shared value by
-   * a probe of its key, and those carrying it alone (which can only rank last, sharing one)
-   * come from its newest behaviours. Same answer as grouping every row, at the cost of the
-   * rarer values' rows.
+   * (RELATED_SPLIT_ROWS): a behaviour carrying it gets one more shared value by a probe of its
+   * key, and those carrying it alone (which can only rank last, sharing one) come from its newest
+   * behaviours. Same answer as grouping every row, at the cost of the rarer values' rows (none
+   * when it is the behaviour's only value).
    */
   private rankShared(id: string, values: readonly { kind: ValueKind; value: string; others: number }[], limit: number): Candidate[] {
     const hot = values.reduce((a, b) => (b.others > a.others ? b : a));
-    const split = values.length > 1 && hot.others + 1 > RELATED_SPLIT_ROWS;
+    const split = hot.others + 1 > RELATED_SPLIT_ROWS;
     const grouped = split ? values.filter((v) => v !== hot) : values;
     const args: Record<string, unknown> = { id, limit, hk: hot.kind, hv: hot.value };
     grouped.forEach((v, i) => Object.assign(args, { [`k${i}`]: v.kind, [`v${i}`]: v.value }));
     const ranges = grouped.map((_, i) => `SELECT id, analysis_date FROM pivots WHERE kind = @k${i} AND value = @v${i}`).join(' UNION ALL ');
     const bonus = split ? '+ EXISTS (SELECT 1 FROM pivots h WHERE h.kind = @hk AND h.value = @hv AND h.id = s.id)' : '';
-    const ranked = this.db
-      .prepare(
-        `WITH s AS (SELECT id, count(*) AS shared, max(analysis_date) AS date FROM (${ranges}) WHERE id <> @id GROUP BY id)
-         SELECT id, shared ${bonus} AS shared, date FROM s ORDER BY 2 DESC, date DESC, id LIMIT @limit`,
-      )
-      .all(args) as Candidate[];
+    const ranked =
+      grouped.length === 0
+        ? []
+        : (this.db
+            .prepare(
+              `WITH s AS (SELECT id, count(*) AS shared, max(analysis_date) AS date FROM (${ranges}) WHERE id <> @id GROUP BY id)
+               SELECT id, shared ${bonus} AS shared, date FROM s ORDER BY 2 DESC, date DESC, id LIMIT @limit`,
+            )
+            .all(args) as Candidate[]);
     if (!split || (ranked.length === limit && (ranked[limit - 1] as Candidate).shared > 1)) return ranked;
     // Not enough behaviours share two values or more: the rest share one. Those carrying the hot
     // value and nothing else of this behaviour compete with the grouped ones sharing one.
