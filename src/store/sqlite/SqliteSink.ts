@@ -121,6 +121,24 @@ function migratePivotColumns(db: Database): void {
   }).immediate();
 }
 
+/**
+ * Runs the migrations with a long lock wait: a process opening the store while another migrates
+ * it (a minute or more on millions of behaviours) waits for it to finish, then finds the store
+ * current, instead of failing after the usual busy timeout.
+ */
+function migrating(db: Database, migrate: () => void): void {
+  const usual = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma(`busy_timeout = ${MIGRATION_WAIT_MS}`);
+  try {
+    migrate();
+  } finally {
+    db.pragma(`busy_timeout = ${usual}`);
+  }
+}
+
+/** How long opening a store waits for another process's migration of it. */
+const MIGRATION_WAIT_MS = 30 * 60 * 1000;
+
 /** SQLite errors that clear up by themselves: another writer holds the lock, the disk is full. */
 const TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR']);
 
@@ -142,8 +160,10 @@ export class SqliteSink implements Sink {
     private readonly maxDepth = DEFAULT_MAX_DEPTH,
   ) {
     db.exec(TABLES);
-    migrateHuntColumns(db);
-    migratePivotColumns(db);
+    migrating(db, () => {
+      migrateHuntColumns(db);
+      migratePivotColumns(db);
+    });
     db.exec(INDEXES);
     // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
     // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
