@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
+import { writePreviousLayout } from '../store/previousLayout.js';
 import { makeDoc } from '../store/sinkConformance.js';
 
 test(
@@ -15,17 +16,7 @@ test(
     // a store of the previous hunting layout (pivot rows without copies), in WAL mode like every store
     const db = new BetterSqlite3(file);
     db.pragma('journal_mode = WAL');
-    db.exec(`
-    CREATE TABLE behaviours (
-      id TEXT PRIMARY KEY NOT NULL, sha256 TEXT NOT NULL, sandbox_name TEXT NOT NULL, analysis_date INTEGER,
-      last_modification_date INTEGER NOT NULL, doc TEXT NOT NULL, indexed_at INTEGER NOT NULL,
-      verdicts TEXT NOT NULL DEFAULT '[]', md5 TEXT, sha1 TEXT);
-    CREATE TABLE pivots (kind TEXT NOT NULL, value TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (kind, value, id)) WITHOUT ROWID;
-    CREATE INDEX pivots_by_id ON pivots(id);`);
-    db.prepare('INSERT INTO behaviours VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)').run(
-    doc.id, doc.sha256, doc.sandbox_name, doc.analysis_date, doc.last_modification_date, JSON.stringify(doc), 1, '["MALWARE"]',
-  ); // prettier-ignore
-    db.prepare('INSERT INTO pivots VALUES (?, ?, ?)').run('behash', 'b', doc.id);
+    writePreviousLayout(db, [doc]);
     // hold the write lock for longer than the busy timeout of an ordinary open
     db.exec('BEGIN IMMEDIATE');
     const started = Date.now();

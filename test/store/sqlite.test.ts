@@ -7,6 +7,7 @@ import { tempDir } from '../support/env.js';
 import { artefactLogConformance } from './artefactLogConformance.js';
 import { huntConformance } from './huntConformance.js';
 import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
+import { writePreviousLayout } from './previousLayout.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { watchConformance } from './watchConformance.js';
 
@@ -194,30 +195,7 @@ test("a store of the previous hunting schema gets pivot rows with their behaviou
   });
   // the previous schema: pivot rows without copies, the covering index of the hunting columns
   const old = new BetterSqlite3(file);
-  old.exec(`
-    CREATE TABLE behaviours (
-      id TEXT PRIMARY KEY NOT NULL, sha256 TEXT NOT NULL, sandbox_name TEXT NOT NULL, analysis_date INTEGER,
-      last_modification_date INTEGER NOT NULL, doc TEXT NOT NULL, indexed_at INTEGER NOT NULL,
-      verdicts TEXT NOT NULL DEFAULT '[]', md5 TEXT, sha1 TEXT);
-    CREATE TABLE pivots (kind TEXT NOT NULL, value TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (kind, value, id)) WITHOUT ROWID;
-    CREATE INDEX behaviours_analysis_date ON behaviours(analysis_date DESC, id);
-    CREATE INDEX behaviours_hunt ON behaviours(id, analysis_date, sandbox_name, verdicts);
-    CREATE INDEX pivots_by_id ON pivots(id);`);
-  for (const d of docs) {
-    old
-      .prepare('INSERT INTO behaviours VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)')
-      .run(
-        d.id,
-        d.sha256,
-        d.sandbox_name,
-        d.analysis_date,
-        d.last_modification_date,
-        JSON.stringify(d),
-        1,
-        JSON.stringify(d.attributes.verdicts),
-      );
-    old.prepare('INSERT INTO pivots VALUES (?, ?, ?)').run('behash', 'b', d.id);
-  }
+  writePreviousLayout(old, docs);
   old.close();
   const store = openStore(`sqlite:${file}`);
   try {
