@@ -1,5 +1,5 @@
 /** Command-line flags of `npm run bench`. */
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** Options of one benchmark run, after validation. */
 export interface BenchOptions {
@@ -75,48 +75,60 @@ export function positiveInt(name: string, raw: string | undefined, fallback: num
   return n;
 }
 
-/** Parses argv (without node and script); throws UsageError on unknown or malformed flags. */
-export function parseBenchArgs(argv: string[]): BenchOptions {
-  let values;
+/** Strict flags, no positionals: parseArgs's values, or a UsageError naming the bad flag. */
+export function parseFlags<const O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
   try {
-    ({ values } = parseArgs({
+    return parseArgs<{ args: string[]; strict: true; allowPositionals: false; options: O }>({
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: {
-        mb: { type: 'string' },
-        seed: { type: 'string' },
-        'per-minute': { type: 'string' },
-        'feed-concurrency': { type: 'string' },
-        'index-concurrency': { type: 'string' },
-        'feed-workers': { type: 'string' },
-        'index-workers': { type: 'string' },
-        keep: { type: 'boolean', default: false },
-        out: { type: 'string' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
+      options,
+    }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out must name a directory');
+}
+
+/** `--out` as given (undefined: the default directory); a blank one is a usage error. */
+export function outOption(raw: string | undefined): string | undefined {
+  if (raw !== undefined && raw.trim() === '') throw new UsageError('--out must name a directory');
+  return raw;
+}
+
+/** `--seed` (default 1): integers stay numbers, so manifests record the seed `gen:feed --seed` would. */
+export function seedOption(raw: string | undefined): number | string {
+  const seed = raw ?? '1';
+  return /^-?\d+$/.test(seed) ? Number(seed) : seed;
+}
+
+/** Parses argv (without node and script); throws UsageError on unknown or malformed flags. */
+export function parseBenchArgs(argv: string[]): BenchOptions {
+  const values = parseFlags(argv, {
+    mb: { type: 'string' },
+    seed: { type: 'string' },
+    'per-minute': { type: 'string' },
+    'feed-concurrency': { type: 'string' },
+    'index-concurrency': { type: 'string' },
+    'feed-workers': { type: 'string' },
+    'index-workers': { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
   const mb = values.mb === undefined ? 200 : Number(values.mb);
   if (!(Number.isFinite(mb) && mb > 0)) throw new UsageError(`--mb must be a positive number, got ${JSON.stringify(values.mb)}`);
-  const seedRaw = values.seed ?? '1';
-  // Integers stay numbers so the manifest records the same seed `gen:feed --seed` would.
-  const seed = /^-?\d+$/.test(seedRaw) ? Number(seedRaw) : seedRaw;
   return {
     mb,
-    seed,
+    seed: seedOption(values.seed),
     perMinute: positiveInt('per-minute', values['per-minute'], 400),
     feedConcurrency: positiveInt('feed-concurrency', values['feed-concurrency'], 1),
     indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], 1),
     feedWorkers: positiveInt('feed-workers', values['feed-workers'], 1),
     indexWorkers: positiveInt('index-workers', values['index-workers'], 1),
     keep: values.keep ?? false,
-    out: values.out,
+    out: outOption(values.out),
     timeoutSeconds: positiveInt('timeout', values.timeout, 1800),
     json: values.json ?? false,
     help: values.help ?? false,

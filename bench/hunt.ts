@@ -203,11 +203,7 @@ async function main(): Promise<void> {
     say(`built in ${store.build.seconds} s: ${store.build.perSecond} behaviours/s (sink alone ${store.build.sinkPerSecond}/s)`);
   say('picking the values to read (most and least frequent of each kind)...');
   const reads = plan(store.file);
-  // opening migrates a store built by an earlier schema (once): timed, so that cost is known
-  const opened = performance.now();
   const s = openSqliteStore(store.file);
-  const openSeconds = round((performance.now() - opened) / 1000, 2);
-  if (openSeconds >= 1) say(`store opened in ${openSeconds} s (its schema was migrated)`);
   let results: ReadResult[];
   try {
     say(`timing ${reads.length} reads, ${o.runs} runs each...`);
@@ -224,7 +220,6 @@ async function main(): Promise<void> {
       loadAtEnd: round(loadavg()[0] ?? 0, 2),
     },
     store,
-    openSeconds,
     runs: o.runs,
     targetMs: TARGET_MS,
     reads: results,

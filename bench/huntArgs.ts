@@ -1,6 +1,5 @@
 /** Command-line flags of `npm run bench:hunt`. */
-import { parseArgs } from 'node:util';
-import { positiveInt, UsageError } from './args.js';
+import { outOption, parseFlags, positiveInt, seedOption } from './args.js';
 
 /** Options of one hunting-reads benchmark run, after validation. */
 export interface HuntBenchOptions {
@@ -41,31 +40,19 @@ answered nothing for a value the store holds, 2 usage error.
 
 /** Parses argv (without node and script); throws UsageError on unknown or malformed flags. */
 export function parseHuntArgs(argv: string[]): HuntBenchOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        behaviours: { type: 'string' },
-        seed: { type: 'string' },
-        runs: { type: 'string' },
-        out: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out must name a directory');
-  const seedRaw = values.seed ?? '1';
+  const values = parseFlags(argv, {
+    behaviours: { type: 'string' },
+    seed: { type: 'string' },
+    runs: { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
   return {
     behaviours: positiveInt('behaviours', values.behaviours, 1_000_000),
-    seed: /^-?\d+$/.test(seedRaw) ? Number(seedRaw) : seedRaw,
+    seed: seedOption(values.seed),
     runs: positiveInt('runs', values.runs, 7),
-    out: values.out,
+    out: outOption(values.out),
     json: values.json ?? false,
     help: values.help ?? false,
   };

@@ -20,6 +20,8 @@ export interface HuntStoreInfo {
   behaviours: number;
   files: number;
   reused: boolean;
+  /** Seconds to open a reused store: opening migrates a store built by an earlier layout (once). */
+  openSeconds: number | null;
   /**
    * Build figures of the run that built the store (from its manifest when reused): wall time of
    * the whole build (generation and normalization included) and of the sink's upserts alone.
@@ -92,12 +94,15 @@ export async function prepareHuntStore(
   const manifestPath = join(dir, 'hunt-manifest.json');
   const m = readManifest(manifestPath);
   if (m && m.format === FORMAT && m.behaviours === o.behaviours && m.seed === o.seed && existsSync(file)) {
+    const opened = performance.now();
     const store = openSqliteStore(file);
+    const openSeconds = round((performance.now() - opened) / 1000, 2);
+    if (openSeconds >= 1) say(`store opened in ${openSeconds} s (its layout was migrated)`);
     const count = await store.sink.count();
     await store.close();
     if (count === o.behaviours) {
       say(`reusing ${file} (${count} behaviours, its manifest matches)`);
-      return { file, behaviours: count, files: m.files, reused: true, build: m.build };
+      return { file, behaviours: count, files: m.files, reused: true, openSeconds, build: m.build };
     }
   }
   for (const f of [file, `${file}-wal`, `${file}-shm`, manifestPath]) rmSync(f, { force: true });
@@ -166,7 +171,7 @@ export async function prepareHuntStore(
     manifestPath,
     `${JSON.stringify({ format: FORMAT, behaviours: written, seed: o.seed, files, build } satisfies Manifest, null, 2)}\n`,
   );
-  return { file, behaviours: written, files, reused: false, build };
+  return { file, behaviours: written, files, reused: false, openSeconds: null, build };
 }
 
 /** `x` rounded to `digits` decimals. */

@@ -263,16 +263,19 @@ export class SqliteHuntReader implements HuntReader {
     if (!split || (ranked.length === limit && (ranked[limit - 1] as Candidate).shared > 1)) return ranked;
     // Not enough behaviours share two values or more: the rest share one. Those carrying the hot
     // value and nothing else of this behaviour compete with the grouped ones sharing one.
-    const onlyHot = this.db.prepare(
-      `SELECT count(*) FROM pivots WHERE id = ? AND (kind, value) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))`,
-    );
-    const mineJson = JSON.stringify(values.map((v) => [v.kind, v.value]));
     const seen = new Set(ranked.map((r) => r.id));
-    const newest = this.newestIds(hot.kind, hot.value, hot.others + 1, limit + 1, 0).filter(
-      (other) => other !== id && !seen.has(other) && (onlyHot.pluck().get(other, mineJson) as number) === 1,
-    );
-    const dates = this.db.prepare('SELECT analysis_date FROM behaviours WHERE id = ?').pluck();
-    const fill = newest.map((other) => ({ id: other, shared: 1, date: dates.get(other) as number | null }));
+    const newest = this.newestIds(hot.kind, hot.value, hot.others + 1, limit + 1, 0).filter((other) => other !== id && !seen.has(other));
+    // how many of this behaviour's values each carries (the hot one at least), with its date
+    const fill = (
+      this.db
+        .prepare(
+          `SELECT id, count(*) AS shared, max(analysis_date) AS date FROM pivots
+           WHERE id IN (SELECT value FROM json_each(@ids))
+             AND (kind, value) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@mine))
+           GROUP BY id`,
+        )
+        .all({ ids: JSON.stringify(newest), mine: JSON.stringify(values.map((v) => [v.kind, v.value])) }) as Candidate[]
+    ).filter((c) => c.shared === 1);
     return [...ranked, ...fill].sort(byRank).slice(0, limit);
   }
 
