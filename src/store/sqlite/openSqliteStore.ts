@@ -18,6 +18,29 @@ const CHECKPOINT_BYTES = 256 * 1024 ** 2;
 /** WAL bytes kept on disk after a checkpoint. */
 const WAL_KEPT_BYTES = 64 * 1024 ** 2;
 
+/** How long a statement waits for another process's lock on the store. */
+const BUSY_TIMEOUT_MS = 15_000;
+
+/**
+ * Switches the file to WAL. SQLite answers SQLITE_BUSY at once, without its busy handler, while
+ * another connection holds a lock on a file not yet in WAL mode: workers started together on a
+ * fresh store would fail with "database is locked", so the switch waits as a statement would.
+ */
+function useWal(db: BetterSqlite3.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waitMs = 5; ; waitMs = Math.min(waitMs * 2, 200)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      // opening is synchronous everywhere else too: a blocking pause, not a timer
+      Atomics.wait(pause, 0, 0, waitMs);
+    }
+  }
+}
+
 export interface SqliteStoreOptions {
   /** Documents nested deeper are rejected `too_deep`. */
   maxDepth?: number;
@@ -40,12 +63,12 @@ export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store
   }
   // Documents average ~15 KB: 32 KB pages keep most of one on one page instead of an overflow
   // chain of 4 KB pages (writes 1.5x faster on the benchmark feed: 108 → 161 MB/s). Takes effect
-  // only while the file is empty, so it comes before anything else; an existing store keeps its size.
+  // only while the file is empty, so it comes before any table; an existing store keeps its size.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('page_size = 32768');
   // WAL lets lookups run while a worker writes; several local workers share the file.
-  db.pragma('journal_mode = WAL');
+  useWal(db);
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 15000');
   // Every chunk rewrites pages of the random-key indexes (ids, hashes, pivot rows). SQLite's
   // defaults (a 2 MB page cache, a checkpoint, fsync included, per 1,000 WAL pages: 32 MB here)
   // made the index stage re-read and re-sync the same pages all along: a 64 MiB cache and a
