@@ -72,7 +72,15 @@ const feedSchema = z
 /** Index stage settings: chunking, backpressure and sink retries. */
 const indexSchema = z
   .object({
-    concurrency: positiveInt.default(1).describe('Chunks one index worker writes at once.'),
+    concurrency: positiveInt
+      .default(4)
+      .describe('Chunks one index worker holds at once; those ready together are written in one store call (one SQLite transaction).'),
+    commitWaitMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(250)
+      .describe("How long a chunk ready to write waits for the worker's other chunks in flight to share its store call."),
     chunkMaxDocs: positiveInt.default(500).describe('Documents per index job.'),
     chunkMaxBytes: positiveInt.default(8 * 1024 * 1024).describe('Uncompressed bytes per index job.'),
     highWaterChunks: positiveInt.default(20).describe('Feed workers pause while this many chunks wait (bounds Redis memory).'),

@@ -7,6 +7,7 @@ import { record } from '../metrics/index.js';
 import { QueueWorker } from './QueueWorker.js';
 import type { StageWorkerOptions } from './StageWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
+import { UpsertGroup } from './UpsertGroup.js';
 import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 
 /**
@@ -15,8 +16,12 @@ import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../s
  * is still failing instead of dropping it.
  */
 export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
+  /** The chunks this worker holds at once share one sink call (one SQLite transaction). */
+  private readonly group: UpsertGroup;
+
   constructor(o: StageWorkerOptions) {
     super(o, INDEX_QUEUE, 'index', o.config.index.concurrency);
+    this.group = new UpsertGroup(o.store.sink, o.config.index.commitWaitMs, o.config.index.concurrency);
   }
 
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
@@ -45,7 +50,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     for (let attempt = 0; pending.length > 0; attempt++) {
       // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
       const started = performance.now();
-      const results = await store.sink.upsert(pending);
+      const results = await this.group.upsert(pending);
       record({ m: 'storeWrite', backend: store.sink.kind, seconds: (performance.now() - started) / 1000 });
       const retry: SinkDoc[] = [];
       results.forEach((r, i) => {

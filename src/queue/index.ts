@@ -7,6 +7,7 @@ export type { Queues } from './createQueues.js';
 export { FeedWorker } from './FeedWorker.js';
 export type { StageWorkerOptions } from './StageWorker.js';
 export { IndexWorker } from './IndexWorker.js';
+export { UpsertGroup } from './UpsertGroup.js';
 export { runBackfill, summarize } from './runBackfill.js';
 export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';
 export { runWorkerProcess } from './runWorkerProcess.js';

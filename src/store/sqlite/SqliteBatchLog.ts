@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { writeWhenFree } from './writeWhenFree.js';
 import type { BatchLog, BatchLogEntry } from '../BatchLog.js';
 import type { MinuteId } from '../../minute/index.js';
 
@@ -35,30 +36,26 @@ export class SqliteBatchLog implements BatchLog {
 
   async record(e: BatchLogEntry): Promise<void> {
     // one transaction with chunkStored's, so the last of the two to run settles `ok` exactly
-    this.db
-      .transaction(() => {
-        const status = e.status === 'ok' && e.chunks > 0 && this.countStored(e.batch, e.chunks) < e.chunks ? 'pending' : e.status;
-        this.db
-          .prepare(
-            `INSERT OR REPLACE INTO batches (batch, source, status, lines, accepted, rejected, chunks, bytes_decoded, error, started_at, finished_at)
+    await writeWhenFree(this.db, () => {
+      const status = e.status === 'ok' && e.chunks > 0 && this.countStored(e.batch, e.chunks) < e.chunks ? 'pending' : e.status;
+      this.db
+        .prepare(
+          `INSERT OR REPLACE INTO batches (batch, source, status, lines, accepted, rejected, chunks, bytes_decoded, error, started_at, finished_at)
              VALUES (@batch, @source, @status, @lines, @accepted, @rejected, @chunks, @bytesDecoded, @error, @startedAt, @finishedAt)`,
-          )
-          .run({ ...e, status });
-      })
-      .immediate();
+        )
+        .run({ ...e, status });
+    });
   }
 
   async chunkStored(batch: MinuteId, n: number): Promise<void> {
-    this.db
-      .transaction(() => {
-        this.db.prepare('INSERT OR IGNORE INTO batch_chunks (batch, n) VALUES (?, ?)').run(batch, n);
-        const row = this.db.prepare("SELECT chunks FROM batches WHERE batch = ? AND status = 'pending'").get(batch) as
-          { chunks: number } | undefined;
-        if (row && this.countStored(batch, row.chunks) >= row.chunks) {
-          this.db.prepare("UPDATE batches SET status = 'ok' WHERE batch = ? AND status = 'pending'").run(batch);
-        }
-      })
-      .immediate();
+    await writeWhenFree(this.db, () => {
+      this.db.prepare('INSERT OR IGNORE INTO batch_chunks (batch, n) VALUES (?, ?)').run(batch, n);
+      const row = this.db.prepare("SELECT chunks FROM batches WHERE batch = ? AND status = 'pending'").get(batch) as
+        { chunks: number } | undefined;
+      if (row && this.countStored(batch, row.chunks) >= row.chunks) {
+        this.db.prepare("UPDATE batches SET status = 'ok' WHERE batch = ? AND status = 'pending'").run(batch);
+      }
+    });
   }
 
   async storedChunks(batch: MinuteId, below: number): Promise<number[]> {

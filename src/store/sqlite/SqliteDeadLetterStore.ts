@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { writeWhenFree } from './writeWhenFree.js';
 import type {
   DeadLetter,
   DeadLetterFilter,
@@ -56,11 +57,9 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
       ON CONFLICT(id) DO UPDATE SET code = excluded.code, path = excluded.path, message = excluded.message,
         raw = excluded.raw, raw_encoding = excluded.raw_encoding, raw_size = excluded.raw_size,
         raw_sha256 = excluded.raw_sha256, raw_truncated = excluded.raw_truncated, updated_at = excluded.updated_at`);
-    this.db
-      .transaction(() => {
-        for (const e of entries) stmt.run({ ...e, rawSha256: e.rawSha256 ?? null, rawTruncated: e.rawTruncated ? 1 : 0, now });
-      })
-      .immediate();
+    await writeWhenFree(this.db, () => {
+      for (const e of entries) stmt.run({ ...e, rawSha256: e.rawSha256 ?? null, rawTruncated: e.rawTruncated ? 1 : 0, now });
+    });
   }
 
   async get(id: string): Promise<DeadLetter | null> {

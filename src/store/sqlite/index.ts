@@ -8,3 +8,4 @@ export { SqliteBatchLog } from './SqliteBatchLog.js';
 export { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 export { SqliteArtefactLog } from './SqliteArtefactLog.js';
 export { SqliteWatchStore } from './SqliteWatchStore.js';
+export { writeWhenFree } from './writeWhenFree.js';

@@ -1,0 +1,57 @@
+import type { ItemResult, Sink, SinkDoc } from '../store/index.js';
+
+interface Part {
+  docs: readonly SinkDoc[];
+  resolve(results: ItemResult[]): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Lets the chunks an index worker holds at once share one sink call, so SQLite commits them in one
+ * transaction. Every commit rewrites each page it dirtied, and a chunk's pivot rows dirty pages all
+ * over three random-key indexes: storing the 200 MB benchmark feed writes 1.8 GB for a 288 MB store
+ * in transactions of 400 documents, 1.0 GB in transactions of 1,200 (sys time 1.8 → 0.6 s). A chunk
+ * ready to write waits until `maxParts` chunks are (the worker's concurrency), or `waitMs` after the
+ * first one: a worker that falls behind holds full groups and writes at once; one that keeps up
+ * waits a moment for the next chunk of a backfill.
+ */
+export class UpsertGroup {
+  private parts: Part[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly sink: Sink,
+    private readonly waitMs: number,
+    private readonly maxParts: number,
+  ) {}
+
+  /** Writes `docs` with the other chunks ready at about the same time; per-item results, in order. */
+  upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
+    return new Promise<ItemResult[]>((resolve, reject) => {
+      this.parts.push({ docs, resolve, reject });
+      if (this.parts.length >= this.maxParts) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.waitMs);
+    });
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const parts = this.parts;
+    this.parts = [];
+    if (parts.length === 0) return;
+    const docs = parts.length === 1 ? (parts[0] as Part).docs : parts.flatMap((p) => p.docs);
+    this.sink.upsert(docs).then(
+      (results) => {
+        let at = 0;
+        for (const p of parts) {
+          p.resolve(results.slice(at, at + p.docs.length));
+          at += p.docs.length;
+        }
+      },
+      (err: unknown) => {
+        for (const p of parts) p.reject(err);
+      },
+    );
+  }
+}

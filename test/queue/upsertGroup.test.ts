@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'vitest';
+import { UpsertGroup } from '../../src/queue/index.js';
+import { openStore, type ItemResult, type Sink, type SinkDoc, type Store } from '../../src/store/index.js';
+import { tempDir } from '../support/env.js';
+import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
+
+const dir = tempDir();
+let n = 0;
+const SHA = (c: string): string => c.repeat(64);
+
+/** A real SQLite sink that also records the size of every call it gets. */
+function countingStore(): { store: Store; sink: Sink; calls: number[] } {
+  const store = openStore(`sqlite:${join(dir, `g${n++}.db`)}`);
+  const calls: number[] = [];
+  const sink: Sink = Object.assign(Object.create(store.sink) as Sink, {
+    upsert: (docs: readonly SinkDoc[]): Promise<ItemResult[]> => {
+      calls.push(docs.length);
+      return store.sink.upsert(docs);
+    },
+  });
+  return { store, sink, calls };
+}
+
+test('chunks ready together share one sink call, and each gets its own items results, in order', async () => {
+  const { store, sink, calls } = countingStore();
+  try {
+    // an older version of c is stored first: in the group it comes back stale
+    await store.sink.upsert(sinkDocs(makeDoc(SHA('c'), 'Zenbox', 2000, { behash: 'B' })));
+    const group = new UpsertGroup(sink, 60_000, 3);
+    const broken = { meta: { ...sinkDocs(makeDoc(SHA('d'), 'Zenbox', 1000, {}))[0]!.meta, id: '' }, json: '{}' } as SinkDoc;
+    const first = sinkDocs([makeDoc(SHA('a'), 'Zenbox', 1000, { behash: 'B' }), makeDoc(SHA('b'), 'Zenbox', 1000, {})]);
+    const second = [...sinkDocs(makeDoc(SHA('c'), 'Zenbox', 1000, { behash: 'B' })), broken];
+    const third = sinkDocs(makeDoc(SHA('e'), 'CAPE Sandbox', 1000, { behash: 'B' }));
+    const results = await Promise.all([group.upsert(first), group.upsert(second), group.upsert(third)]);
+    assert.deepEqual(calls, [5], 'the three chunks went to the sink in one call (a full group is written at once)');
+    assert.deepEqual(
+      results.map((r) => r.map((i) => [i.id, i.status, i.status === 'ok' ? (i.stale ?? false) : i.code])),
+      [
+        [
+          [`${SHA('a')}_Zenbox`, 'ok', false],
+          [`${SHA('b')}_Zenbox`, 'ok', false],
+        ],
+        [
+          [`${SHA('c')}_Zenbox`, 'ok', true],
+          ['', 'rejected', 'invalid_document'],
+        ],
+        [[`${SHA('e')}_CAPE Sandbox`, 'ok', false]],
+      ],
+    );
+    assert.deepEqual(await store.sink.query('behash', 'b'), [`${SHA('a')}_Zenbox`, `${SHA('c')}_Zenbox`, `${SHA('e')}_CAPE Sandbox`]);
+    assert.equal(await store.sink.count(), 4);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a group short of full is written when the wait is over, in one call', async () => {
+  const { store, sink, calls } = countingStore();
+  try {
+    const group = new UpsertGroup(sink, 300, 4);
+    const started = Date.now();
+    let early = 0;
+    const tick = setInterval(() => early++, 20);
+    const first = group.upsert(sinkDocs(makeDoc(SHA('a'), 'Zenbox', 1000, {})));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(calls, [], 'nothing written before the wait is over');
+    const second = group.upsert(sinkDocs(makeDoc(SHA('b'), 'Zenbox', 1000, {})));
+    const results = await Promise.all([first, second]);
+    clearInterval(tick);
+    assert.ok(Date.now() - started >= 290, `written after ${Date.now() - started} ms`);
+    assert.ok(early >= 5, 'the event loop ran meanwhile');
+    assert.deepEqual(calls, [2]);
+    assert.deepEqual(
+      results.map((r) => r.map((i) => i.status)),
+      [['ok'], ['ok']],
+    );
+    // the next chunk starts a new group
+    await group.upsert(sinkDocs(makeDoc(SHA('c'), 'Zenbox', 1000, {})));
+    assert.deepEqual(calls, [2, 1]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a sink call that throws fails every chunk of its group', async () => {
+  const boom = new Error('store gone');
+  const sink = { upsert: () => Promise.reject(boom) } as unknown as Sink;
+  const group = new UpsertGroup(sink, 10, 2);
+  const docs = sinkDocs(makeDoc(SHA('a'), 'Zenbox', 1000, {}));
+  const outcomes = await Promise.allSettled([group.upsert(docs), group.upsert(docs)]);
+  assert.deepEqual(
+    outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : 'fulfilled')),
+    ['store gone', 'store gone'],
+  );
+});
