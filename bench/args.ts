@@ -48,7 +48,7 @@ raw and official, then checks that both SQLite stores hold exactly the feed's ex
   --seed S                  generator seed, integer or string (default 1)
   --per-minute N            lines per minute file (default 400)
   --feed-concurrency N      SANDTRAIL_FEED_CONCURRENCY of the feed worker (default 1)
-  --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default 4, as the setting)
+  --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default 8, as the setting)
   --feed-workers N          feed worker processes in the e2e phase (default 1)
   --index-workers N         index worker processes in the e2e phase (default 1)
   --keep                    keep <out>/e2e.db and <out>/backfill.db (deleted by default)
@@ -124,7 +124,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     seed: seedOption(values.seed),
     perMinute: positiveInt('per-minute', values['per-minute'], 400),
     feedConcurrency: positiveInt('feed-concurrency', values['feed-concurrency'], 1),
-    indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], 4),
+    indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], 8),
     feedWorkers: positiveInt('feed-workers', values['feed-workers'], 1),
     indexWorkers: positiveInt('index-workers', values['index-workers'], 1),
     keep: values.keep ?? false,

@@ -73,7 +73,7 @@ const feedSchema = z
 const indexSchema = z
   .object({
     concurrency: positiveInt
-      .default(4)
+      .default(8)
       .describe('Chunks one index worker holds at once; those ready together are written in one store call (one SQLite transaction).'),
     commitWaitMs: z
       .number()
@@ -82,7 +82,7 @@ const indexSchema = z
       .default(250)
       .describe("How long a chunk ready to write waits for the worker's other chunks in flight to share its store call."),
     chunkMaxDocs: positiveInt.default(500).describe('Documents per index job.'),
-    chunkMaxBytes: positiveInt.default(8 * 1024 * 1024).describe('Uncompressed bytes per index job.'),
+    chunkMaxBytes: positiveInt.default(4 * 1024 * 1024).describe('Uncompressed bytes per index job.'),
     highWaterChunks: positiveInt.default(20).describe('Feed workers pause while this many chunks wait (bounds Redis memory).'),
     attempts: positiveInt.default(8).describe('Tries of an index job; on the last one, still-failing items are dead-lettered.'),
     backoffMs: positiveInt.default(1000).describe('Retry delay base for index jobs and retryable items (exponential, jittered).'),
