@@ -49,9 +49,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
       // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
-      const started = performance.now();
       const results = await this.group.upsert(pending);
-      record({ m: 'storeWrite', backend: store.sink.kind, seconds: (performance.now() - started) / 1000 });
       const retry: SinkDoc[] = [];
       results.forEach((r, i) => {
         const doc = pending[i] as SinkDoc;

@@ -1,3 +1,4 @@
+import { record } from '../metrics/index.js';
 import type { ItemResult, Sink, SinkDoc } from '../store/index.js';
 
 interface Part {
@@ -41,8 +42,10 @@ export class UpsertGroup {
     this.parts = [];
     if (parts.length === 0) return;
     const docs = parts.length === 1 ? (parts[0] as Part).docs : parts.flatMap((p) => p.docs);
+    const started = performance.now();
     this.sink.upsert(docs).then(
       (results) => {
+        record({ m: 'storeWrite', backend: this.sink.kind, seconds: (performance.now() - started) / 1000 });
         let at = 0;
         for (const p of parts) {
           p.resolve(results.slice(at, at + p.docs.length));
