@@ -43,7 +43,14 @@ export class UpsertGroup {
     if (parts.length === 0) return;
     const docs = parts.length === 1 ? (parts[0] as Part).docs : parts.flatMap((p) => p.docs);
     const started = performance.now();
-    this.sink.upsert(docs).then(
+    let call: Promise<ItemResult[]>;
+    try {
+      call = this.sink.upsert(docs);
+    } catch (err) {
+      // a sink that throws instead of rejecting must not throw out of a timer
+      call = Promise.reject(err);
+    }
+    call.then(
       (results) => {
         record({ m: 'storeWrite', backend: this.sink.kind, seconds: (performance.now() - started) / 1000 });
         let at = 0;

@@ -84,14 +84,21 @@ test('a group short of full is written when the wait is over, in one call', asyn
   }
 });
 
-test('a sink call that throws fails every chunk of its group', async () => {
+test('a sink call that fails, by rejecting or by throwing, fails every chunk of its group', async () => {
   const boom = new Error('store gone');
-  const sink = { upsert: () => Promise.reject(boom) } as unknown as Sink;
-  const group = new UpsertGroup(sink, 10, 2);
   const docs = sinkDocs(makeDoc(SHA('a'), 'Zenbox', 1000, {}));
-  const outcomes = await Promise.allSettled([group.upsert(docs), group.upsert(docs)]);
-  assert.deepEqual(
-    outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : 'fulfilled')),
-    ['store gone', 'store gone'],
-  );
+  for (const upsert of [
+    () => Promise.reject(boom),
+    () => {
+      throw boom;
+    },
+  ]) {
+    const group = new UpsertGroup({ upsert } as unknown as Sink, 10, 3);
+    // two of three: written by the timer, where a throw would otherwise escape
+    const outcomes = await Promise.allSettled([group.upsert(docs), group.upsert(docs)]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : 'fulfilled')),
+      ['store gone', 'store gone'],
+    );
+  }
 });
