@@ -176,10 +176,12 @@ const elasticsearchSchema = z
     flushBytes: positiveInt
       .default(5 * 1024 * 1024)
       .describe('Upper bound of one bulk request body (a single larger document goes alone).'),
-    /** Bulk requests in flight at once per index job. */
+    /** Bulk requests in flight at once per store call (one call per group of chunks written together). */
     bulkConcurrency: positiveInt
       .default(2)
-      .describe('Bulk requests in flight per index job (× index.concurrency × index workers = cluster load).'),
+      .describe(
+        'Bulk requests in flight per store call (one call per group of chunks written together; at most index.concurrency calls at once per index worker).',
+      ),
     requestTimeoutMs: positiveInt.default(60_000).describe('Timeout of one request.'),
     /** Client-level retries of connection errors and 502/503/504 before the sink classifies them. */
     maxRetries: z
