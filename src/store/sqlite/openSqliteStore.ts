@@ -10,6 +10,7 @@ import { SqliteHuntReader } from './SqliteHuntReader.js';
 import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
+import { isBusy } from './writeWhenFree.js';
 
 /** Page cache of each connection, KiB. */
 const CACHE_KIB = 64 * 1024;
@@ -34,7 +35,7 @@ function useWal(db: BetterSqlite3.Database): void {
       db.pragma('journal_mode = WAL');
       return;
     } catch (err) {
-      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
       // opening is synchronous everywhere else too: a blocking pause, not a timer
       Atomics.wait(pause, 0, 0, waitMs);
     }

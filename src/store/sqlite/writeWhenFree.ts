@@ -37,9 +37,15 @@ function tryBegin(db: Database, timeoutMs: number, last: boolean): boolean {
     db.exec('BEGIN IMMEDIATE');
     return true;
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_BUSY' && !last) return false;
+    if (isBusy(err) && !last) return false;
     throw err;
   } finally {
     db.pragma(`busy_timeout = ${timeoutMs}`);
   }
+}
+
+/** SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY while another connection recovers the WAL, ...). */
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
