@@ -1,5 +1,9 @@
 /** Command-line flags of `npm run bench`. */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig } from '../src/config/index.js';
+
+/** The settings' own defaults: the workers get them unless a flag says otherwise. */
+const SETTINGS = loadConfig({ env: {} });
 
 /** Options of one benchmark run, after validation. */
 export interface BenchOptions {
@@ -47,8 +51,8 @@ raw and official, then checks that both SQLite stores hold exactly the feed's ex
   --mb N                    uncompressed feed size in MB (default 200)
   --seed S                  generator seed, integer or string (default 1)
   --per-minute N            lines per minute file (default 400)
-  --feed-concurrency N      SANDTRAIL_FEED_CONCURRENCY of the feed worker (default 1)
-  --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default 8, as the setting)
+  --feed-concurrency N      SANDTRAIL_FEED_CONCURRENCY of the feed worker (default ${SETTINGS.feed.concurrency}, the setting's)
+  --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default ${SETTINGS.index.concurrency}, the setting's)
   --feed-workers N          feed worker processes in the e2e phase (default 1)
   --index-workers N         index worker processes in the e2e phase (default 1)
   --keep                    keep <out>/e2e.db and <out>/backfill.db (deleted by default)
@@ -123,8 +127,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     mb,
     seed: seedOption(values.seed),
     perMinute: positiveInt('per-minute', values['per-minute'], 400),
-    feedConcurrency: positiveInt('feed-concurrency', values['feed-concurrency'], 1),
-    indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], 8),
+    feedConcurrency: positiveInt('feed-concurrency', values['feed-concurrency'], SETTINGS.feed.concurrency),
+    indexConcurrency: positiveInt('index-concurrency', values['index-concurrency'], SETTINGS.index.concurrency),
     feedWorkers: positiveInt('feed-workers', values['feed-workers'], 1),
     indexWorkers: positiveInt('index-workers', values['index-workers'], 1),
     keep: values.keep ?? false,

@@ -15,13 +15,11 @@ const MAX_PAUSE_MS = 50;
 export async function writeWhenFree<T>(db: Database, write: () => T): Promise<T> {
   const timeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
   const deadline = Date.now() + timeoutMs;
-  // better-sqlite3 turns the inner transaction into a savepoint of the one begun here
-  const body = db.transaction(write);
   for (let pauseMs = 1; !tryBegin(db, timeoutMs, Date.now() >= deadline); pauseMs = Math.min(pauseMs * 2, MAX_PAUSE_MS)) {
     await sleep(pauseMs);
   }
   try {
-    const result = body();
+    const result = write();
     db.exec('COMMIT');
     return result;
   } catch (err) {
