@@ -9,6 +9,7 @@ import {
   type PrivateFileStore,
 } from '../PrivateFileStore.js';
 import type { ItemResult } from '../Sink.js';
+import { isTransientSqlite } from './sqliteErrors.js';
 
 // A table of its own (never the behaviours table), so private scanning data can be exported,
 // purged or access-controlled apart from public data. Lookup columns are indexed.
@@ -30,9 +31,6 @@ CREATE INDEX IF NOT EXISTS private_files_vhash ON private_files(vhash);
 
 /** Column of each lookup key: a fixed table, so no caller string ever reaches the SQL text. */
 const COLUMNS: Readonly<Record<PrivateFileKey, string>> = Object.freeze({ sha256: 'sha256', sha1: 'sha1', md5: 'md5', vhash: 'vhash' });
-
-/** SQLite errors that clear up by themselves: another writer holds the lock, the disk is full. */
-const TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR']);
 
 /** Private file reports in the embedded SQLite file, keyed by sha256; the newest fetched_at wins. */
 export class SqlitePrivateFileStore implements PrivateFileStore {
@@ -62,7 +60,7 @@ export class SqlitePrivateFileStore implements PrivateFileStore {
       // the transaction itself failed (lock timeout, I/O): every item may be retried
       const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
       const reason = (err as Error).message;
-      const status = TRANSIENT.has(code) ? ('retryable' as const) : ('rejected' as const);
+      const status = isTransientSqlite(err) ? ('retryable' as const) : ('rejected' as const);
       return docs.map((d) => ({ id: resultId(d), status, code, reason }));
     }
   }
@@ -83,7 +81,7 @@ export class SqlitePrivateFileStore implements PrivateFileStore {
       return changed === 0 ? { id: doc.id, status: 'ok', stale: true } : { id: doc.id, status: 'ok' };
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
-      if (TRANSIENT.has(code)) throw err; // abort the transaction: the whole call is retried
+      if (isTransientSqlite(err)) throw err; // abort the transaction: the whole call is retried
       return { id: doc.id, status: 'rejected', code, reason: (err as Error).message };
     }
   }

@@ -10,6 +10,7 @@ import {
   type Sink,
   type SinkDoc,
 } from '../Sink.js';
+import { isTransientSqlite } from './sqliteErrors.js';
 
 /**
  * One row per (pivot kind, value, behaviour), carrying copies of the behaviour's analysis date,
@@ -139,9 +140,6 @@ function migrating(db: Database, migrate: () => void): void {
 /** How long opening a store waits for another process's migration of it. */
 const MIGRATION_WAIT_MS = 30 * 60 * 1000;
 
-/** SQLite errors that clear up by themselves: another writer holds the lock, the disk is full. */
-const TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR']);
-
 /**
  * The embedded sink: one SQLite file, behaviours keyed by id, one row per (pivot kind, value,
  * id) so every pivot lookup is an index range scan.
@@ -193,7 +191,7 @@ export class SqliteSink implements Sink {
       const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
       const reason = (err as Error).message;
       return docs.map((d) =>
-        TRANSIENT.has(code)
+        isTransientSqlite(err)
           ? { id: d.meta.id, status: 'retryable' as const, code, reason }
           : { id: d.meta.id, status: 'rejected' as const, code, reason },
       );
@@ -242,7 +240,7 @@ export class SqliteSink implements Sink {
       return { id: doc.id, status: 'ok' };
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
-      if (TRANSIENT.has(code)) throw err; // abort the transaction: the whole chunk is retried
+      if (isTransientSqlite(err)) throw err; // abort the transaction: the whole chunk is retried
       return { id: doc.id, status: 'rejected', code, reason: (err as Error).message };
     }
   }

@@ -10,7 +10,7 @@ import { SqliteHuntReader } from './SqliteHuntReader.js';
 import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
-import { isBusy } from './writeWhenFree.js';
+import { isBusy } from './sqliteErrors.js';
 
 /** Page cache of each connection, KiB. */
 const CACHE_KIB = 64 * 1024;

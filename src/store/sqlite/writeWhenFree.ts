@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isBusy } from './sqliteErrors.js';
 
 /** Longest pause between two tries for the write lock. */
 const MAX_PAUSE_MS = 50;
@@ -40,10 +41,4 @@ function tryBegin(db: Database, timeoutMs: number, last: boolean): boolean {
   } finally {
     db.pragma(`busy_timeout = ${timeoutMs}`);
   }
-}
-
-/** SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY while another connection recovers the WAL, ...). */
-export function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
