@@ -114,6 +114,28 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       }
     });
 
+    test('versions of one behaviour in one call: the newest wins, and only its pivots stay', async () => {
+      const f = await open();
+      try {
+        const v1 = makeDoc(SHA('7'), 'Zenbox', 1000, { behash: 'v1-hash', ja3_digests: [JA3_A] });
+        const v2 = makeDoc(SHA('7'), 'Zenbox', 2000, { behash: 'v2-hash' });
+        const v0 = makeDoc(SHA('7'), 'Zenbox', 500, { behash: 'v0-hash' });
+        const other = makeDoc(SHA('8'), 'Zenbox', 1000, { behash: 'v1-hash' });
+        const res = await f.sink.upsert(sinkDocs([v1, other, v2, v0]));
+        assert.deepEqual(
+          res.map((r) => r.status === 'ok' && (r.stale ?? false)),
+          [false, false, false, true],
+        );
+        assert.deepEqual(await f.sink.get(v2.id), v2);
+        assert.deepEqual(await f.sink.query('behash', 'v1-hash'), [other.id]);
+        assert.deepEqual(await f.sink.query('behash', 'v2-hash'), [v2.id]);
+        assert.deepEqual(await f.sink.query('behash', 'v0-hash'), []);
+        assert.deepEqual(await f.sink.query('ja3', JA3_A), []);
+      } finally {
+        await f.close();
+      }
+    });
+
     test('replaying the same writes converges to the same store', async () => {
       const f = await open();
       try {
