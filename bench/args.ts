@@ -31,7 +31,7 @@ export const HELP = `Usage: npm run bench -- [options]
 
 Measures, in one run, on a synthetic feed under <out>/feed (generated, or reused when its
 manifest matches the options):
-  raw         bzip2 decode (the pipeline's decoder) + line split + JSON.parse, in process
+  raw         bzip2 decode (the pipeline's decoder on every core) + line split + JSON.parse, in process
   normalize   the same with normalizeLine instead of JSON.parse, in process
   official    the official GTI Python client's read loop: per minute file, bz2.decompress of
               the whole file, then json.loads of each line (bench/official_read_loop.py, run

@@ -49,7 +49,10 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
   throwIfAborted(signal, 'build');
   // Defaults only, as the workers get: an operator's SANDTRAIL_* must not skew one side.
   const config = loadConfig({ env: {} });
-  const dec = resolveBzip2Decoder(config.feed.decoder, config.feed.decoderThreads);
+  // The in-process references decode with every core: the raw limit is the machine's, not the pipeline's setting.
+  const reference = { ...config, feed: { ...config.feed, decoderThreads: 0 } };
+  const dec = resolveBzip2Decoder(reference.feed.decoder, reference.feed.decoderThreads);
+  const pipelineDec = resolveBzip2Decoder(config.feed.decoder, config.feed.decoderThreads);
   const { manifest, reused, generateSeconds } = await prepareFeed(
     { dir: FEED, seed: o.seed, perMinute: o.perMinute, targetBytes: Math.round(o.mb * 1e6) },
     say,
@@ -62,13 +65,13 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
   const phaseLoad = (name: string): void => void (loadAtPhase[name] = Math.round((loadavg()[0] ?? 0) * 100) / 100);
   phaseLoad('raw');
   say('phase raw: decode + split + JSON.parse...');
-  const raw = await measureInProcess('raw', FEED, manifest, config, signal);
+  const raw = await measureInProcess('raw', FEED, manifest, reference, signal);
   // The raw pass is the reference: if it did not see the whole feed, no ratio means anything.
   checkWholeFeed(raw, manifest.bytesUncompressed, lines);
   say(`  ${raw.seconds.toFixed(2)} s`);
   phaseLoad('normalize');
   say('phase normalize: decode + split + normalizeLine...');
-  const { accepted, ...normalize } = await measureInProcess('normalize', FEED, manifest, config, signal);
+  const { accepted, ...normalize } = await measureInProcess('normalize', FEED, manifest, reference, signal);
   checkWholeFeed(normalize, manifest.bytesUncompressed, lines);
   say(`  ${normalize.seconds.toFixed(2)} s`);
   phaseLoad('official');
@@ -117,6 +120,7 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       cpus: availableParallelism(),
       node: process.versions.node,
       decoder: [dec.name, ...dec.args].join(' '),
+      pipelineDecoder: [pipelineDec.name, ...pipelineDec.args].join(' '),
       loadAtStart: Math.round(loadAtStart * 100) / 100,
       loadAtEnd: Math.round((loadavg()[0] ?? 0) * 100) / 100,
       loadAtPhase,

@@ -9,7 +9,10 @@ export interface BenchReport {
   machine: {
     cpus: number;
     node: string;
+    /** The decoder of the raw and normalize phases (every core). */
     decoder: string;
+    /** The decoder the workers and the CLI spawn (feed.decoderThreads). */
+    pipelineDecoder: string;
     python: string | null;
     loadAtStart: number;
     loadAtEnd: number;

@@ -79,7 +79,7 @@ export function toText(report: BenchReport): string {
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
   return [
-    `sandtrail bench: ${m.cpus} cores, Node ${m.node}, bzip2 decoder ${m.decoder}, ${m.python ?? 'no python3'}`,
+    `sandtrail bench: ${m.cpus} cores, Node ${m.node}, bzip2 decoder ${m.decoder} (raw, normalize) / ${m.pipelineDecoder} (e2e, backfill), ${m.python ?? 'no python3'}`,
     `load average (1 min): ${m.loadAtStart} at start; at each phase's start: ${loads}; ${m.loadAtEnd} at end`,
     `feed: ${f.files} files, ${int(f.lines)} lines (${int(f.records)} records, ${int(f.expectedIds)} unique ids), ` +
       `${mb(f.bytesUncompressed)} MB uncompressed / ${mb(f.bytesCompressed)} MB bz2` +

@@ -40,7 +40,14 @@ const feedSchema = z
       .enum(['auto', 'lbzip2', 'pbzip2', 'bzip2'])
       .default('auto')
       .describe('bzip2 decoder: auto (lbzip2, else pbzip2, else bzip2), or one of them.'),
-    decoderThreads: z.number().int().min(0).default(0).describe('Threads for lbzip2/pbzip2; 0 = all cores.'),
+    decoderThreads: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe(
+        'Threads per lbzip2/pbzip2 process; 0 = all cores. One costs the least CPU: it decodes faster than the stage reads, and more threads contend with the pipeline for the same cores.',
+      ),
     attempts: positiveInt.default(5).describe('Tries of a feed job (read or decode errors) before the batch is failed.'),
     backoffMs: positiveInt.default(2000).describe('First retry delay of a feed job (exponential).'),
     /** API source: a 404 minute is asked again this many times, this far apart, before it counts as missing. */
