@@ -131,6 +131,13 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
         assert.deepEqual(await f.sink.query('behash', 'v2-hash'), [v2.id]);
         assert.deepEqual(await f.sink.query('behash', 'v0-hash'), []);
         assert.deepEqual(await f.sink.query('ja3', JA3_A), []);
+
+        // the version written last has no pivots at all: the earlier one's are gone too
+        const w1 = makeDoc(SHA('6'), 'Zenbox', 1000, { behash: 'w1-hash' });
+        const w2 = makeDoc(SHA('6'), 'Zenbox', 2000, {});
+        await f.sink.upsert(sinkDocs([w1, w2]));
+        assert.deepEqual(await f.sink.get(w2.id), w2);
+        assert.deepEqual(await f.sink.query('behash', 'w1-hash'), []);
       } finally {
         await f.close();
       }

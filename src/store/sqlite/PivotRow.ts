@@ -19,3 +19,10 @@ export function byPivotKey(a: PivotRow, b: PivotRow): number {
   if (a.value !== b.value) return a.value < b.value ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
+
+/** The pivot rows of one sink call, and which document last replaced each behaviour's rows. */
+export interface PendingPivots {
+  rows: PivotRow[];
+  /** Behaviour id → position of the version written last in the call: only its rows are kept. */
+  latest: Map<string, number>;
+}
