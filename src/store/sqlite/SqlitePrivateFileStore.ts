@@ -9,7 +9,7 @@ import {
   type PrivateFileStore,
 } from '../PrivateFileStore.js';
 import type { ItemResult } from '../Sink.js';
-import { isTransientSqlite } from './sqliteErrors.js';
+import { callFailed, rejectUnlessTransient } from './sqliteErrors.js';
 
 // A table of its own (never the behaviours table), so private scanning data can be exported,
 // purged or access-controlled apart from public data. Lookup columns are indexed.
@@ -57,11 +57,7 @@ export class SqlitePrivateFileStore implements PrivateFileStore {
     try {
       return write.immediate(docs);
     } catch (err) {
-      // the transaction itself failed (lock timeout, I/O): every item may be retried
-      const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
-      const reason = (err as Error).message;
-      const status = isTransientSqlite(err) ? ('retryable' as const) : ('rejected' as const);
-      return docs.map((d) => ({ id: resultId(d), status, code, reason }));
+      return docs.map((d) => callFailed(err, resultId(d)));
     }
   }
 
@@ -80,9 +76,7 @@ export class SqlitePrivateFileStore implements PrivateFileStore {
       }).changes;
       return changed === 0 ? { id: doc.id, status: 'ok', stale: true } : { id: doc.id, status: 'ok' };
     } catch (err) {
-      const code = (err as { code?: string }).code ?? 'SQLITE_ERROR';
-      if (isTransientSqlite(err)) throw err; // abort the transaction: the whole call is retried
-      return { id: doc.id, status: 'rejected', code, reason: (err as Error).message };
+      return rejectUnlessTransient(err, doc.id);
     }
   }
 
