@@ -55,6 +55,11 @@ test('gzip files decode, and a corrupt one fails with BATCH_CORRUPT', async () =
   const bad = join(dir, 'bad.gz');
   writeFileSync(bad, gzipSync('hello world\n').subarray(0, 12));
   await assert.rejects(decodeAll(bad, 'auto', 'gz'), (e: { code?: string }) => e.code === 'BATCH_CORRUPT');
+  // larger than many output buffers of the decoder: every byte, in order
+  const text = Array.from({ length: 40_000 }, (_, i) => `{"line":${i},"pad":"${'x'.repeat(i % 97)}"}\n`).join('');
+  const big = join(dir, 'big.gz');
+  writeFileSync(big, gzipSync(text));
+  assert.equal(await decodeAll(big, 'auto', 'gz'), text);
 });
 
 test('a decoder that is not installed is a clear DECODER_UNAVAILABLE error naming the fix', () => {

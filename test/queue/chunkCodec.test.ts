@@ -28,6 +28,21 @@ test('a chunk round-trips, compressed: each document keeps its meta and its JSON
   assert.deepEqual(await decodeChunk(await encodeChunk([])), []);
 });
 
+test('a chunk larger than one zlib output buffer both ways (1 MiB) round-trips byte for byte', async () => {
+  const { randomBytes } = await import('node:crypto');
+  // random text compresses little, so the payload itself also spans several buffers
+  const docs = Array.from({ length: 24 }, (_, i) =>
+    sinkDocOf(makeDoc(i.toString(16).padStart(2, '0').repeat(32), 'Zenbox', 100 + i, { noise: randomBytes(150_000).toString('base64') })),
+  );
+  const payload = await encodeChunk(docs);
+  assert.ok(payload.length > 3 * 1024 * 1024, `payload of ${payload.length} bytes spans several output buffers`);
+  const back = await decodeChunk(payload);
+  assert.deepEqual(
+    back.map((d) => ({ meta: d.meta, json: jsonText(d) })),
+    docs,
+  );
+});
+
 test('a corrupt or foreign payload is a permanent CHUNK_CORRUPT error', async () => {
   await assert.rejects(decodeChunk(Buffer.from('not brotli')), (e: { code?: string }) => e.code === 'CHUNK_CORRUPT');
   const { brotliCompressSync } = await import('node:zlib');
