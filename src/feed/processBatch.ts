@@ -137,7 +137,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
     counts.accepted += 1;
     if (o.onDoc) await o.onDoc(r.doc);
     // bytes at once: a chunk's strings would otherwise outlive the young generation and make
-    // every old-space collection walk them (feed-stage GC time halved on the benchmark feed)
+    // every old-space collection walk them (GC time halved in a normalize loop over the bench feed)
     const json = Buffer.from(r.json);
     docs.push({ meta: metaOf(r.doc, r.depth), json });
     docBytes += json.length;
