@@ -103,12 +103,24 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
         assert.deepEqual(await f.sink.get(newer.id), newer);
         assert.deepEqual(await f.sink.query('behash', 'old-hash'), []);
 
-        const f2 = makeDoc(SHA('9'), 'Zenbox', 1000, { behash: 'first' });
-        const f3 = makeDoc(SHA('9'), 'Zenbox', 3000, { behash: 'second' });
+        // every kind of the replaced version goes, in a later call, and what both carry stays once
+        const f2 = makeDoc(SHA('9'), 'Zenbox', 1000, {
+          behash: 'first',
+          sigma_analysis_results: [{ rule_id: 'Sig-Old' }, { rule_id: 'Sig-Both' }],
+          tls: [{ ja3: JA3_A, ja3s: 'c'.repeat(32) }],
+          files_dropped: [{ path: 'x.exe', sha256: DROP }],
+        });
+        const f3 = makeDoc(SHA('9'), 'Zenbox', 3000, { behash: 'second', sigma_analysis_results: [{ rule_id: 'Sig-Both' }] });
         await f.sink.upsert(sinkDocs([f2]));
+        assert.deepEqual(await f.sink.query('dropped_sha256', DROP), [f2.id]);
         await f.sink.upsert(sinkDocs([f3]));
         assert.deepEqual(await f.sink.query('behash', 'first'), []);
         assert.deepEqual(await f.sink.query('behash', 'second'), [f3.id]);
+        assert.deepEqual(await f.sink.query('sigma_rule_id', 'Sig-Old'), []);
+        assert.deepEqual(await f.sink.query('sigma_rule_id', 'Sig-Both'), [f3.id]);
+        assert.deepEqual(await f.sink.query('ja3', JA3_A), []);
+        assert.deepEqual(await f.sink.query('ja3s', 'c'.repeat(32)), []);
+        assert.deepEqual(await f.sink.query('dropped_sha256', DROP), []);
       } finally {
         await f.close();
       }

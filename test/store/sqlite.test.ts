@@ -217,14 +217,7 @@ test("a store of the previous hunting schema gets pivot rows with their behaviou
     const names = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all() as string[]).filter((x) =>
       /^(behaviours|pivots)_/.test(x),
     );
-    assert.deepEqual(names, [
-      'behaviours_by_date',
-      'behaviours_md5',
-      'behaviours_sha1',
-      'behaviours_sha256',
-      'pivots_by_id',
-      'pivots_groups',
-    ]);
+    assert.deepEqual(names, ['behaviours_by_date', 'behaviours_md5', 'behaviours_sha1', 'behaviours_sha256', 'pivots_groups']);
   } finally {
     db.close();
   }

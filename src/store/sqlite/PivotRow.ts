@@ -1,3 +1,9 @@
+import type { Pivots } from '../../normalize/index.js';
+import { pivotKey, type PivotKind } from '../Sink.js';
+
+/** The kinds of value a pivot row holds (a file's own SHA-256 is the behaviours' column). */
+export type PivotValueKind = Exclude<PivotKind, 'sha256'>;
+
 /** A pivot row waiting for its call's other rows, to be inserted in key order. */
 export interface PivotRow {
   /** The position of its document in the call. */
@@ -25,4 +31,31 @@ export interface PendingPivots {
   rows: PivotRow[];
   /** Behaviour id → position of the version written last in the call: only its rows are kept. */
   latest: Map<string, number>;
+}
+
+/**
+ * The (kind, value) keys of a document's pivot rows, in the order they are written: what the sink
+ * inserts, and so what it deletes when a newer version replaces them. Values are pivotKey'd and
+ * listed once. Tolerates a partial or malformed pivots object (a document of an older schema).
+ */
+export function pivotKeysOf(p: Partial<Pivots> | null | undefined): { kind: PivotValueKind; value: string }[] {
+  const out: { kind: PivotValueKind; value: string }[] = [];
+  if (!p || typeof p !== 'object') return out;
+  const seen = new Set<string>();
+  const put = (kind: PivotValueKind, value: unknown): void => {
+    if (typeof value !== 'string') return;
+    const key = pivotKey(value);
+    if (key === '' || seen.has(`${kind}\u0000${key}`)) return;
+    seen.add(`${kind}\u0000${key}`);
+    out.push({ kind, value: key });
+  };
+  put('behash', p.behash);
+  const list = (kind: PivotValueKind, values: unknown): void => {
+    if (Array.isArray(values)) for (const v of values) put(kind, v);
+  };
+  list('sigma_rule_id', p.sigma_rule_ids);
+  list('ja3', p.ja3);
+  list('ja3s', p.ja3s);
+  list('dropped_sha256', p.dropped_sha256);
+  return out;
 }

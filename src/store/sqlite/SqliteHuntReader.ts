@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { BehaviourDoc } from '../../normalize/index.js';
+import type { BehaviourDoc, Pivots } from '../../normalize/index.js';
+import { pivotKeysOf } from './PivotRow.js';
 import {
   HUNT_LIMITS,
   boundedInt,
@@ -23,6 +24,10 @@ type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
 const IN_VALUES = 'IN (SELECT value FROM json_each(@values))';
 // The pivots table's own key (kind, value, id): a WITHOUT ROWID table's primary key index.
 const PIVOTS_KEY = 'sqlite_autoindex_pivots_1';
+// The pivot rows of the behaviours @ids (a JSON array) among the (kind, value) pairs @keys: one
+// probe of the pivots key per pair, in that order (CROSS JOIN fixes it).
+const ROWS_OF = `json_each(@ids) i CROSS JOIN json_each(@keys) k CROSS JOIN pivots p
+  WHERE p.kind = json_extract(k.value, '$[0]') AND p.value = json_extract(k.value, '$[1]') AND p.id = i.value`;
 // Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
 const BY_DATE = 'behaviours d INDEXED BY behaviours_by_date';
 
@@ -182,17 +187,15 @@ export class SqliteHuntReader implements HuntReader {
         .all(kind, limit) as string[];
       return this.summaries(kind, ranked);
     }
-    // Since a date: the behaviours analysed since then (newest first, from the covering date
-    // index), each joined once to its pivot rows of the kind (pivots_by_id), grouped for every
-    // value at once: the ranking and the summaries come from that one pass; the distinct files of
-    // the values ranked take a second.
+    // Since a date: one pass over the kind's rows in pivots_groups order, keeping those of the
+    // window (their copy of the date), grouped for every value at once: the ranking and the
+    // summaries come from it; the distinct files of the values ranked take a second pass, on the
+    // key. The cost follows the kind's rows, not the window's: a behaviour's own rows have no
+    // index by id (see SqliteSink).
     const groups = this.db
       .prepare(
-        `SELECT p.value AS value, d.sandbox_name AS name, d.verdicts AS verdicts, count(*) AS n,
-           min(d.analysis_date) AS first, max(d.analysis_date) AS last
-         FROM ${BY_DATE} CROSS JOIN pivots p
-         WHERE d.analysis_date >= @since AND p.id = d.id AND p.kind = @kind
-         GROUP BY p.value, d.sandbox_name, d.verdicts`,
+        `SELECT value, ${GROUP_COLUMNS} FROM pivots INDEXED BY pivots_groups
+         WHERE kind = @kind AND analysis_date >= @since GROUP BY value, sandbox_name, verdicts`,
       )
       .all({ since, kind }) as Group[];
     const totals = new Map<string, number>();
@@ -202,11 +205,10 @@ export class SqliteHuntReader implements HuntReader {
       .slice(0, limit)
       .map(([v]) => v);
     if (values.length === 0) return [];
-    // `+p.value`: probe pivots_by_id once per behaviour and filter the values, not once per value
     const files = this.db
       .prepare(
-        `SELECT p.value AS value, count(DISTINCT substr(p.id, 1, 64)) AS n FROM ${BY_DATE} CROSS JOIN pivots p
-         WHERE d.analysis_date >= @since AND p.id = d.id AND p.kind = @kind AND +p.value ${IN_VALUES} GROUP BY p.value`,
+        `SELECT value, count(DISTINCT substr(id, 1, 64)) AS n FROM pivots INDEXED BY ${PIVOTS_KEY}
+         WHERE kind = @kind AND value ${IN_VALUES} AND analysis_date >= @since GROUP BY value`,
       )
       .all({ since, kind, values: JSON.stringify(values) }) as { value: string; n: number }[];
     return summarize(kind, values, groups, new Map(files.map((r) => [r.value, r.n])));
@@ -215,18 +217,16 @@ export class SqliteHuntReader implements HuntReader {
   async related(id: string, opts: { limit?: number } = {}): Promise<RelatedBehaviours | null> {
     if (!this.db.prepare('SELECT 1 FROM behaviours WHERE id = ?').get(id)) return null;
     const limit = boundedInt(opts.limit, HUNT_LIMITS.related.default, HUNT_LIMITS.related.max);
-    const own = (this.db.prepare('SELECT kind, value FROM pivots WHERE id = ?').all(id) as { kind: ValueKind; value: string }[]).sort(
-      byKindThenValue,
-    );
+    const own = this.ownValues(id).sort(byKindThenValue);
     const count = this.db.prepare('SELECT count(*) AS n FROM pivots WHERE kind = ? AND value = ?').pluck();
     const values = own.map((v) => ({ ...v, others: (count.get(v.kind, v.value) as number) - 1 }));
     if (own.length === 0 || limit === 0) return { id, values, related: [] };
     const ranked = this.rankShared(id, values, limit);
-    const mine = new Set(own.map((v) => `${v.kind}\u0000${v.value}`));
     const theirs = new Map<string, { kind: ValueKind; value: string }[]>();
-    const pivotsOf = this.db.prepare('SELECT id, kind, value FROM pivots WHERE id IN (SELECT value FROM json_each(?))');
-    for (const p of pivotsOf.all(JSON.stringify(ranked.map((r) => r.id))) as { id: string; kind: ValueKind; value: string }[]) {
-      if (!mine.has(`${p.kind}\u0000${p.value}`)) continue;
+    for (const p of this.rowsOf(
+      ranked.map((r) => r.id),
+      own,
+    )) {
       const list = theirs.get(p.id) ?? [];
       list.push({ kind: p.kind, value: p.value });
       theirs.set(p.id, list);
@@ -268,15 +268,36 @@ export class SqliteHuntReader implements HuntReader {
     // how many of this behaviour's values each carries (the hot one at least), with its date
     const fill = (
       this.db
-        .prepare(
-          `SELECT id, count(*) AS shared, max(analysis_date) AS date FROM pivots
-           WHERE id IN (SELECT value FROM json_each(@ids))
-             AND (kind, value) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@mine))
-           GROUP BY id`,
-        )
-        .all({ ids: JSON.stringify(newest), mine: JSON.stringify(values.map((v) => [v.kind, v.value])) }) as Candidate[]
+        .prepare(`SELECT p.id AS id, count(*) AS shared, max(p.analysis_date) AS date FROM ${ROWS_OF} GROUP BY p.id`)
+        .all({ ids: JSON.stringify(newest), keys: JSON.stringify(values.map((v) => [v.kind, v.value])) }) as Candidate[]
     ).filter((c) => c.shared === 1);
     return [...ranked, ...fill].sort(byRank).slice(0, limit);
+  }
+
+  /**
+   * The values a behaviour has pivot rows for: its stored document's pivots (what the sink wrote
+   * rows from), each confirmed by a probe of the key.
+   */
+  private ownValues(id: string): { kind: ValueKind; value: string }[] {
+    const pivots = this.db.prepare("SELECT json_extract(doc, '$.pivots') FROM behaviours WHERE id = ?").pluck().get(id) as
+      string | null | undefined;
+    if (typeof pivots !== 'string') return [];
+    return this.rowsOf([id], pivotKeysOf(JSON.parse(pivots) as Pivots)).map(({ kind, value }) => ({ kind, value }));
+  }
+
+  /** The pivot rows of some behaviours among some values: one probe of the key per pair. */
+  private rowsOf(
+    ids: readonly string[],
+    values: readonly { kind: ValueKind; value: string }[],
+  ): { id: string; kind: ValueKind; value: string }[] {
+    if (ids.length === 0 || values.length === 0) return [];
+    return this.db
+      .prepare(`SELECT p.id AS id, p.kind AS kind, p.value AS value FROM ${ROWS_OF}`)
+      .all({ ids: JSON.stringify(ids), keys: JSON.stringify(values.map((v) => [v.kind, v.value])) }) as {
+      id: string;
+      kind: ValueKind;
+      value: string;
+    }[];
   }
 
   async fileRollup(hash: string): Promise<FileRollup | null> {
