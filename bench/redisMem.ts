@@ -28,6 +28,8 @@ export interface RedisSample {
   exactJobs: number;
   /** Compressed payload bytes the jobs declare (`bytes` of the job data). */
   payloadBytes: number;
+  /** Jobs queued at the reading whose data was gone before it could be read (not counted). */
+  unknownJobs: number;
 }
 
 /** The figures reported. */
@@ -66,6 +68,7 @@ export class RedisMemorySampler {
   /** Per sample, the raw bytes from the batch averages alone (used when exact sizes cannot be trusted). */
   private readonly averaged: number[] = [];
   private readonly counts = new Map<string, Map<number, number>>();
+  private readonly jobData = new Map<string, { batch: string; n: number; count: number; bytes?: number }>();
   private baseline = 0;
   private t0 = 0;
   private stopped = false;
@@ -95,18 +98,54 @@ export class RedisMemorySampler {
     })();
   }
 
+  /**
+   * One reading. used_memory and the queued job ids are read in one MULTI, so Redis answers both
+   * at the same instant: read one after the other, an index worker completing a group of chunks in
+   * between (16 jobs at once) left the memory of payloads still queued divided by a queue already
+   * emptied of them. A job's data (batch, n, count, bytes) never changes, so it is fetched once,
+   * when its id is first seen.
+   */
   private async sample(): Promise<void> {
-    const used = await usedMemory(this.queues.connection);
-    const jobs = await this.queues.index.getJobs([...QUEUED], 0, -1);
+    const { connection: conn, index } = this.queues;
+    const k = index.keys;
+    const replies = await conn
+      .multi()
+      .info('memory')
+      .lrange(k.wait ?? '', 0, -1)
+      .lrange(k.active ?? '', 0, -1)
+      .zrange(k.delayed ?? '', 0, -1)
+      .zrange(k.prioritized ?? '', 0, -1)
+      .exec();
+    if (!replies) throw new Error('Redis MULTI of INFO memory and the index queue was aborted');
+    for (const [err] of replies) if (err) throw err;
+    const used = Number(/^used_memory:(\d+)/m.exec(String(replies[0]?.[1]))?.[1] ?? NaN);
+    // a job moving between states while the lists are read can show up twice
+    const ids = [...new Set(replies.slice(1).flatMap(([, v]) => v as string[]))];
+    for (const id of ids) {
+      if (this.jobData.has(id)) continue;
+      const j = await index.getJob(id);
+      if (j?.data) this.jobData.set(id, j.data);
+    }
     const at = (performance.now() - this.t0) / 1000;
-    const s: RedisSample = { at, usedDelta: used - this.baseline, jobs: 0, records: 0, rawBytes: 0, exactJobs: 0, payloadBytes: 0 };
-    const seen = new Set<string>();
+    const s: RedisSample = {
+      at,
+      usedDelta: used - this.baseline,
+      jobs: 0,
+      records: 0,
+      rawBytes: 0,
+      exactJobs: 0,
+      payloadBytes: 0,
+      unknownJobs: 0,
+    };
     const fresh: { batch: string; n: number; count: number; bytes: number }[] = [];
-    for (const j of jobs) {
-      // a job moving between states while the lists are read can show up twice
-      if (!j?.id || seen.has(j.id) || !j.data) continue;
-      seen.add(j.id);
-      const { batch, n, count, bytes } = j.data;
+    for (const id of ids) {
+      const data = this.jobData.get(id);
+      if (!data) {
+        // done and removed before its data could be read: its records are not counted (against us)
+        s.unknownJobs += 1;
+        continue;
+      }
+      const { batch, n, count, bytes } = data;
       let byN = this.counts.get(batch);
       if (!byN) this.counts.set(batch, (byN = new Map()));
       byN.set(n, count);
@@ -167,10 +206,10 @@ export class RedisMemorySampler {
     }
     writeFileSync(
       csvPath,
-      ['seconds,used_memory_delta,jobs,records,raw_bytes,exact_jobs,payload_bytes']
+      ['seconds,used_memory_delta,jobs,records,raw_bytes,exact_jobs,payload_bytes,unknown_jobs']
         .concat(
           this.samples.map((s) =>
-            [s.at.toFixed(2), s.usedDelta, s.jobs, s.records, Math.round(s.rawBytes), s.exactJobs, s.payloadBytes].join(','),
+            [s.at.toFixed(2), s.usedDelta, s.jobs, s.records, Math.round(s.rawBytes), s.exactJobs, s.payloadBytes, s.unknownJobs].join(','),
           ),
         )
         .join('\n') + '\n',
@@ -190,12 +229,15 @@ export class RedisMemorySampler {
     }
     const exactJobs = this.samples.reduce((a, s) => a + s.exactJobs, 0);
     const allJobs = this.samples.reduce((a, s) => a + s.jobs, 0);
+    const unknownJobs = this.samples.reduce((a, s) => a + s.unknownJobs, 0);
     const method =
-      `every ${this.intervalMs} ms: INFO memory used_memory minus its value when the backfill started, over the raw feed bytes ` +
-      `(lines with their newline) of the records in the index queue's ${QUEUED.join('/')} jobs; a job's raw bytes are the ` +
+      `every ${this.intervalMs} ms, in one MULTI: INFO memory used_memory minus its value when the backfill started, and the ids ` +
+      `of the index queue's ${QUEUED.join('/')} jobs; the share is over the raw feed bytes ` +
+      `(lines with their newline) of those jobs' records; a job's raw bytes are the ` +
       `normalize phase's sizes of its batch's accepted lines for its chunk (chunks hold consecutive accepted records; the ` +
       `chunk's offset from the counts of the earlier chunks seen queued) for ${allJobs ? ((100 * exactJobs) / allJobs).toFixed(1) : '0'}% ` +
       `of job readings, else count × its batch's average accepted line size` +
+      (unknownJobs ? `; ${unknownJobs} job reading(s) not counted (done before their data was read)` : '') +
       (acceptedOk ? '' : ' (for all: the batch log accepted other records than the normalize phase)') +
       (this.error ? `; some samples failed: ${(this.error as Error).message}` : '');
     const judged = atPeak?.percent ?? null;
