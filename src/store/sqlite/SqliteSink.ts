@@ -179,7 +179,10 @@ export class SqliteSink implements Sink {
       WHERE excluded.last_modification_date >= behaviours.last_modification_date`);
     this.huntFromDoc = db.prepare(`UPDATE behaviours SET ${HUNT_FROM_DOC} WHERE id = ?`);
     this.verdictsOf = db.prepare('SELECT verdicts FROM behaviours WHERE id = ?').pluck();
-    this.storedPivots = db.prepare("SELECT json_extract(doc, '$.pivots') FROM behaviours WHERE id = ?").pluck();
+    // only for a version the upsert below will replace: a stale replay does not parse the document
+    this.storedPivots = db
+      .prepare("SELECT CASE WHEN last_modification_date <= ? THEN json_extract(doc, '$.pivots') END FROM behaviours WHERE id = ?")
+      .pluck();
     this.deletePivot = db.prepare('DELETE FROM pivots WHERE kind = ? AND value = ? AND id = ?');
     this.insertPivot = db.prepare(
       'INSERT OR IGNORE INTO pivots (kind, value, id, analysis_date, sandbox_name, verdicts) VALUES (?, ?, ?, ?, ?, ?)',
@@ -230,7 +233,7 @@ export class SqliteSink implements Sink {
     const verdicts = hunt ? JSON.stringify(doc.verdicts) : '[]';
     try {
       // the rows of the version this one replaces, if any (a new behaviour finds none)
-      const before = this.storedPivots.get(doc.id) as string | null | undefined;
+      const before = this.storedPivots.get(doc.last_modification_date, doc.id) as string | null | undefined;
       const changed = this.upsertDoc.run({
         id: doc.id,
         sha256: doc.sha256,
