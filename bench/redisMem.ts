@@ -53,7 +53,9 @@ export interface RedisMemoryFigures {
   csv: string;
 }
 
-const usedMemory = async (conn: Redis): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await conn.info('memory'))?.[1] ?? NaN);
+/** used_memory of an `INFO memory` answer. */
+const usedMemoryOf = (info: unknown): number => Number(/^used_memory:(\d+)/m.exec(String(info))?.[1] ?? NaN);
+const usedMemory = async (conn: Redis): Promise<number> => usedMemoryOf(await conn.info('memory'));
 
 /**
  * Samples used_memory and the index queue every `intervalMs` until stopped. The raw bytes of a
@@ -118,7 +120,7 @@ export class RedisMemorySampler {
       .exec();
     if (!replies) throw new Error('Redis MULTI of INFO memory and the index queue was aborted');
     for (const [err] of replies) if (err) throw err;
-    const used = Number(/^used_memory:(\d+)/m.exec(String(replies[0]?.[1]))?.[1] ?? NaN);
+    const used = usedMemoryOf(replies[0]?.[1]);
     // a job moving between states while the lists are read can show up twice
     const ids = [...new Set(replies.slice(1).flatMap(([, v]) => v as string[]))];
     for (const id of ids) {

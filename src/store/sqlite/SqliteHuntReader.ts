@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { BehaviourDoc, Pivots } from '../../normalize/index.js';
-import { pivotKeysOf } from './PivotRow.js';
+import { pivotKeysOf, type PivotValueKind as ValueKind } from './PivotRow.js';
 import {
   HUNT_LIMITS,
   boundedInt,
@@ -18,7 +18,6 @@ import {
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
 
-type ValueKind = Exclude<PivotKind, 'sha256'>;
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
 
 const IN_VALUES = 'IN (SELECT value FROM json_each(@values))';
@@ -223,10 +222,11 @@ export class SqliteHuntReader implements HuntReader {
     if (own.length === 0 || limit === 0) return { id, values, related: [] };
     const ranked = this.rankShared(id, values, limit);
     const theirs = new Map<string, { kind: ValueKind; value: string }[]>();
-    for (const p of this.rowsOf(
+    const shared = this.rowsOf(
       ranked.map((r) => r.id),
       own,
-    )) {
+    );
+    for (const p of shared) {
       const list = theirs.get(p.id) ?? [];
       list.push({ kind: p.kind, value: p.value });
       theirs.set(p.id, list);
