@@ -22,7 +22,7 @@ export class ChunkEmitter {
   /** Queues chunk `n` of `batch`. */
   async emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
     await this.waitForRoom(signal);
-    const payload = await encodeChunk(docs);
+    const { payload, rawBytes } = await encodeChunk(docs);
     const jobId = indexJobId(batch, n);
     const payloadKey = chunkKey(this.config.queuePrefix, jobId);
     // the bytes first: a job never exists without its payload (the index worker deletes it when done)
@@ -30,7 +30,7 @@ export class ChunkEmitter {
     // A failed job of an earlier run would make this add a no-op: replace it.
     const previous = await this.queues.index.getJob(jobId);
     if (previous && (await previous.isFailed())) await previous.remove();
-    await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length }, { jobId });
+    await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length, rawBytes }, { jobId });
   }
 
   private async waitForRoom(signal?: AbortSignal): Promise<void> {

@@ -37,7 +37,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     }
     let docs: SinkDoc[];
     try {
-      docs = await decodeChunk(payload);
+      docs = await decodeChunk(payload, job.data.rawBytes ?? olderJobCap(config));
     } catch (err) {
       await store.dlq.put([chunkLetter(batch, n, payload, err)]);
       throw new UnrecoverableError(messageOf(err));
@@ -94,6 +94,14 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     await redis.del(job.data.payloadKey);
     return result;
   }
+}
+
+/**
+ * The decode cap of a job queued by a version that did not record its chunk's size: a full chunk
+ * plus the largest line it can end with, twice over for what normalizing adds (ids, pivots).
+ */
+function olderJobCap(config: StageWorkerOptions['config']): number {
+  return config.index.chunkMaxBytes + 2 * config.feed.maxLineBytes;
 }
 
 /** An index-stage dead letter keeps the document's JSON text whole: a replay only writes it again. */

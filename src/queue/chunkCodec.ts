@@ -30,30 +30,45 @@ const ZLIB_CHUNK_BYTES = 1024 * 1024;
  * is, so no document is parsed or serialized again after the feed stage (JSON.stringify never
  * emits a raw newline). Binary: it travels in a Redis key of its own, not base64 in job data.
  */
-export async function encodeChunk(docs: readonly SinkDoc[]): Promise<Buffer> {
+export async function encodeChunk(docs: readonly SinkDoc[]): Promise<EncodedChunk> {
   const parts: Buffer[] = [MAGIC_BYTES, Buffer.from(JSON.stringify(docs.map((d) => d.meta)))];
   for (const d of docs) parts.push(NL_BYTES, typeof d.json === 'string' ? Buffer.from(d.json) : d.json);
   const raw = Buffer.concat(parts);
-  return compress(raw, {
+  const payload = await compress(raw, {
     chunkSize: ZLIB_CHUNK_BYTES,
     params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
   });
+  return { payload, rawBytes: raw.length };
+}
+
+/** A compressed chunk and the size it decodes to (the decoder's cap: see decodeChunk). */
+export interface EncodedChunk {
+  payload: Buffer;
+  rawBytes: number;
 }
 
 /**
  * Inverse of encodeChunk. Each document's JSON stays the UTF-8 bytes it was in the chunk (a view,
- * not a copy). A payload that does not decode is a permanent CHUNK_CORRUPT error.
+ * not a copy). A payload that does not decode is a permanent CHUNK_CORRUPT error, and so is one
+ * that decodes to more than `maxBytes`: the output is cut there, so a forged payload of a few KB
+ * (Redis is writable by whoever reaches it) cannot make the worker allocate gigabytes.
  *
  * Decompressed on the calling thread (~10 ms for a 4 MB chunk): on the thread pool the same work
  * left the index worker 65 MB larger at its peak on a 1 GB minute (290 against 357 MB), most
  * likely in the allocator's per-thread arenas, for no gain in speed.
  */
-export async function decodeChunk(payload: Buffer): Promise<SinkDoc[]> {
+export async function decodeChunk(payload: Buffer, maxBytes: number): Promise<SinkDoc[]> {
   let raw: Buffer;
   try {
-    raw = brotliDecompressSync(payload, { chunkSize: ZLIB_CHUNK_BYTES });
+    raw = brotliDecompressSync(payload, { chunkSize: ZLIB_CHUNK_BYTES, maxOutputLength: maxBytes });
   } catch (err) {
-    throw new SandtrailError('CHUNK_CORRUPT', `index chunk cannot be decoded: ${(err as Error).message}`);
+    const tooLarge = (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+    throw new SandtrailError(
+      'CHUNK_CORRUPT',
+      tooLarge
+        ? `index chunk decodes to more than the ${maxBytes} bytes it was written with: not a chunk this pipeline wrote`
+        : `index chunk cannot be decoded: ${(err as Error).message}`,
+    );
   }
   if (raw.length < MAGIC_BYTES.length || !raw.subarray(0, MAGIC_BYTES.length).equals(MAGIC_BYTES)) {
     throw new SandtrailError('CHUNK_CORRUPT', 'index chunk has no sandtrail-chunk/2 header');

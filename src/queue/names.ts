@@ -39,6 +39,8 @@ export interface IndexJobData {
   payloadKey: string;
   /** Compressed size of the chunk. */
   bytes: number;
+  /** Size the chunk decodes to; the index worker refuses a payload that decodes to more. Absent in jobs of older versions. */
+  rawBytes?: number;
 }
 
 export interface FeedJobResult {

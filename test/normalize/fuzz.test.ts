@@ -272,7 +272,8 @@ describe('fuzz: chunk codec', () => {
           const r = normalizeAndSerialize(l.text);
           if (!('code' in r)) items.push({ meta: metaOf(r.doc, r.depth), json: r.json });
         }
-        const back = await decodeChunk(await encodeChunk(items));
+        const { payload, rawBytes } = await encodeChunk(items);
+        const back = await decodeChunk(payload, rawBytes);
         assertNoPollution();
         assert.equal(back.length, items.length);
         back.forEach((doc, i) => {

@@ -7,9 +7,12 @@ import { test } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { createQueues } from '../../src/queue/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chunkKey, closeQueues, createQueues, encodeChunk, IndexWorker, indexJobId } from '../../src/queue/index.js';
+import { openStore, sinkDocOf } from '../../src/store/index.js';
+import { makeDoc } from '../store/sinkConformance.js';
 import { runCli } from '../support/cli.js';
-import { tempDir, testConfig } from '../support/env.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
 
 const hex = (i: number): string => createHash('sha256').update(String(i)).digest('hex');
 const good = (i: number, extra: Record<string, unknown> = {}): string =>
@@ -229,4 +232,55 @@ test('the CLI prints its summary and exits 1 when a batch fails, and removes the
       'no private Redis directory left behind',
     );
   }
+});
+
+test('a forged index chunk in Redis (a decompression bomb, bytes that are not a chunk) is dead-lettered CHUNK_CORRUPT and the worker goes on', async () => {
+  const { brotliCompressSync, constants } = await import('node:zlib');
+  const dir = tempDir();
+  const config = await testConfig(dir);
+  const store = openStore(config.store, config);
+  cleanup(() => store.close());
+  const queues = createQueues(config.redisUrl as string, config);
+  const worker = new IndexWorker({ redisUrl: config.redisUrl as string, config, store, queues, log: createLogger('silent') });
+  cleanup(async () => {
+    await worker.stop();
+    await closeQueues(queues, createLogger('silent'));
+  });
+  const put = async (batch: string, payload: Buffer, rawBytes?: number): Promise<void> => {
+    const jobId = indexJobId(batch, 0);
+    const payloadKey = chunkKey(config.queuePrefix, jobId);
+    await queues.connection.set(payloadKey, payload);
+    await queues.index.add(
+      'chunk',
+      { batch, n: 0, count: 1, payloadKey, bytes: payload.length, ...(rawBytes ? { rawBytes } : {}) },
+      { jobId },
+    );
+  };
+  // 1 GiB of zeros claiming to be a 1 KB chunk, then the same without a recorded size (a job of
+  // an older version: capped by index.chunkMaxBytes + 2 x feed.maxLineBytes), then a real chunk
+  const bomb = brotliCompressSync(Buffer.alloc(1024 * 1024 * 1024), { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } });
+  await put('202611010000', bomb, 1024);
+  await put('202611010001', bomb);
+  await put('202611010002', Buffer.from('not a chunk'), 1024);
+  const real = await encodeChunk([sinkDocOf(makeDoc(hex(7), 'Zenbox', 100, { behash: 'b7' }))]);
+  await put('202611010003', real.payload, real.rawBytes);
+  worker.start();
+  const until = Date.now() + 30_000;
+  while ((await store.sink.count()) < 1 || ((await queues.index.getJobCounts('failed')).failed ?? 0) < 3) {
+    assert.ok(Date.now() < until, 'the worker stored the real chunk and failed the three forged ones');
+    await sleep(100);
+  }
+  const letters = await store.dlq.list({ stage: 'index' });
+  assert.deepEqual(letters.map((l) => [l.batch, l.code]).sort(), [
+    ['202611010000', 'CHUNK_CORRUPT'],
+    ['202611010001', 'CHUNK_CORRUPT'],
+    ['202611010002', 'CHUNK_CORRUPT'],
+  ]);
+  assert.match(letters.find((l) => l.batch === '202611010000')?.message ?? '', /more than the 1024 bytes it was written with/);
+  const failed = await queues.index.getFailed();
+  assert.ok(
+    failed.every((j) => j.attemptsMade === 1),
+    'refused at once, not retried',
+  );
+  assert.ok(process.memoryUsage().rss < 1024 * 1024 * 1024, 'the bombs were not decoded whole');
 });
