@@ -91,7 +91,9 @@ const indexSchema = z
       .int()
       .min(0)
       .default(1000)
-      .describe("How long a chunk ready to write waits for the worker's other chunks in flight to share its store call."),
+      .describe(
+        "How long a chunk ready to write waits for the worker's other chunks in flight to share its store call; it is written at once when no feed batch is being read or waits and no index job waits (the end of a backfill, of a live minute).",
+      ),
     chunkMaxDocs: positiveInt.default(500).describe('Documents per index job.'),
     chunkMaxBytes: positiveInt.default(4 * 1024 * 1024).describe('Uncompressed bytes per index job.'),
     highWaterChunks: positiveInt.default(20).describe('Feed workers pause while this many chunks wait (bounds Redis memory).'),

@@ -21,7 +21,16 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
 
   constructor(o: StageWorkerOptions) {
     super(o, INDEX_QUEUE, 'index', o.config.index.concurrency);
-    this.group = new UpsertGroup(o.store.sink, o.config.index.commitWaitMs, o.config.index.concurrency);
+    const { feed, index } = o.queues;
+    // nothing on its way: no feed batch read or waiting, no index job this worker could still take
+    const quiet = async (): Promise<boolean> => {
+      const [f, i] = await Promise.all([
+        feed.getJobCounts('active', 'waiting', 'prioritized', 'delayed'),
+        index.getJobCounts('waiting', 'prioritized', 'delayed'),
+      ]);
+      return [...Object.values(f), ...Object.values(i)].every((n) => n === 0);
+    };
+    this.group = new UpsertGroup(o.store.sink, o.config.index.commitWaitMs, o.config.index.concurrency, quiet);
   }
 
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {

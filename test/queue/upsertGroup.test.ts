@@ -102,3 +102,42 @@ test('a sink call that fails, by rejecting or by throwing, fails every chunk of 
     );
   }
 });
+
+test('a waiting group is written as soon as `quiet` says nothing else is coming, and a failing check only means the whole wait', async () => {
+  const { store, sink, calls } = countingStore();
+  try {
+    let coming = true;
+    let checks = 0;
+    const group = new UpsertGroup(
+      sink,
+      60_000,
+      4,
+      async () => {
+        checks++;
+        return !coming;
+      },
+      10,
+    );
+    const started = Date.now();
+    const first = group.upsert(sinkDocs(makeDoc(SHA('a'), 'Zenbox', 1000, {})));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(calls, [], 'held while more is on its way');
+    assert.ok(checks >= 3, `asked ${checks} times while waiting`);
+    const second = group.upsert(sinkDocs(makeDoc(SHA('b'), 'Zenbox', 1000, {})));
+    coming = false;
+    await Promise.all([first, second]);
+    assert.deepEqual(calls, [2], 'both chunks in one call');
+    assert.ok(Date.now() - started < 5_000, `written after ${Date.now() - started} ms, not after the 60 s wait`);
+    const asked = checks;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(checks, asked, 'no checks while nothing waits');
+
+    const failing = new UpsertGroup(sink, 200, 4, () => Promise.reject(new Error('redis away')), 10);
+    const t0 = Date.now();
+    await failing.upsert(sinkDocs(makeDoc(SHA('c'), 'Zenbox', 1000, {})));
+    assert.ok(Date.now() - t0 >= 190, `written by the timer after ${Date.now() - t0} ms`);
+    assert.deepEqual(calls, [2, 1]);
+  } finally {
+    await store.close();
+  }
+});
