@@ -1,7 +1,8 @@
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { ecsFormat } from '@elastic/ecs-pino-format';
 import { destination, pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import type * as PinoPretty from 'pino-pretty';
 import { CENSOR, REDACT_PATHS, redactUrlCredentials, scrubFields } from './redact.js';
 
 export type { Logger };
@@ -122,6 +123,8 @@ function namespaced(fields: Fields): Fields {
 function prettyStream(target?: LogDestination): DestinationStream {
   const out: LogDestination = target ?? destination({ fd: 2, sync: true });
   const isTTY = target ? target.isTTY === true : process.stderr.isTTY === true;
+  // loaded only for this format (45 files otherwise read at every start-up)
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   const pretty = prettyFactory({
     colorize: isTTY,
     translateTime: "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'",

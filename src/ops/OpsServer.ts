@@ -1,8 +1,5 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/index.js';
 import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -47,6 +44,13 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
   const { http } = o.config;
   const creds = { token: http.token, username: http.username, password: http.password };
   assertSafeBinding(http.host, creds);
+  // loaded here, not at start-up: commands without an HTTP side (backfill, lookup) skip ~170 files
+  const [{ default: Fastify }, { createBullBoard }, { BullMQAdapter }, { FastifyAdapter }] = await Promise.all([
+    import('fastify'),
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/fastify'),
+  ]);
   const app: FastifyInstance = Fastify({ logger: false });
   const metrics = processMetrics();
   metrics.readShared(sharedStateReader(o.queues, o.store));

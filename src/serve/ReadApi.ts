@@ -1,4 +1,4 @@
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -42,6 +42,8 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     );
   }
   const { store } = o;
+  // loaded when the API starts, not whenever the CLI does
+  const { default: Fastify } = await import('fastify');
   const app = Fastify({ logger: false });
   const fail = (reply: FastifyReply, code: V3ErrorCode, message: string): FastifyReply =>
     reply.code(V3_ERRORS[code]).send(v3Error(code, message));

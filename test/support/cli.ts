@@ -18,10 +18,13 @@ export function baseEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs the real CLI (`src/cli/run.ts` under tsx) as a child process. */
-export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: Buffer | string } = {}): Promise<CliResult> {
+/** Runs the real CLI (`src/cli/run.ts` under tsx) as a child process; `nodeArgs` go to node before the script. */
+export function runCli(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: Buffer | string; nodeArgs?: string[] } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/cli/run.ts', ...args], {
       env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

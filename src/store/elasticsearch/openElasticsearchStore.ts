@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Client, type ClientOptions } from '@elastic/elasticsearch';
+import { createRequire } from 'node:module';
+import type * as ElasticsearchModule from '@elastic/elasticsearch';
+import type { Client, ClientOptions } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
 import { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
@@ -85,6 +87,17 @@ export function parseElasticsearchSpec(spec: string): ParsedElasticsearchSpec {
   return { url, username, password, display };
 }
 
+const require = createRequire(import.meta.url);
+
+/**
+ * The official client, loaded when a cluster is first used: it brings ~450 files (its transport,
+ * undici, OpenTelemetry, Apache Arrow), a quarter of a second of every start-up of a command or
+ * worker that writes to SQLite and never needs them.
+ */
+function elasticsearchModule(): typeof ElasticsearchModule {
+  return require('@elastic/elasticsearch') as typeof ElasticsearchModule;
+}
+
 /** Builds the official client for a node URL with the configured auth and TLS. */
 export function createElasticsearchClient(url: string, o: ElasticsearchConnectionOptions = {}): Client {
   let ca: string | undefined;
@@ -101,7 +114,8 @@ export function createElasticsearchClient(url: string, o: ElasticsearchConnectio
       ? { username: o.username, password: o.password ?? '' }
       : undefined;
   const tls = { ...(ca ? { ca } : {}), ...(o.tlsVerify === 'insecure' ? { rejectUnauthorized: false } : {}) };
-  return new Client({
+  const { Client: ElasticsearchClient } = elasticsearchModule();
+  return new ElasticsearchClient({
     node: url,
     ...(auth ? { auth } : {}),
     ...(Object.keys(tls).length ? { tls } : {}),
