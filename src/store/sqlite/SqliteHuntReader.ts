@@ -27,6 +27,11 @@ const PIVOTS_KEY = 'sqlite_autoindex_pivots_1';
 // probe of the pivots key per pair, in that order (CROSS JOIN fixes it).
 const ROWS_OF = `json_each(@ids) i CROSS JOIN json_each(@keys) k CROSS JOIN pivots p
   WHERE p.kind = json_extract(k.value, '$[0]') AND p.value = json_extract(k.value, '$[1]') AND p.id = i.value`;
+/** The parameters of ROWS_OF: the behaviours' ids and the (kind, value) pairs, as JSON arrays. */
+const rowsOfParams = (ids: readonly string[], values: readonly { kind: string; value: string }[]): { ids: string; keys: string } => ({
+  ids: JSON.stringify(ids),
+  keys: JSON.stringify(values.map((v) => [v.kind, v.value])),
+});
 // Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
 const BY_DATE = 'behaviours d INDEXED BY behaviours_by_date';
 
@@ -269,7 +274,7 @@ export class SqliteHuntReader implements HuntReader {
     const fill = (
       this.db
         .prepare(`SELECT p.id AS id, count(*) AS shared, max(p.analysis_date) AS date FROM ${ROWS_OF} GROUP BY p.id`)
-        .all({ ids: JSON.stringify(newest), keys: JSON.stringify(values.map((v) => [v.kind, v.value])) }) as Candidate[]
+        .all(rowsOfParams(newest, values)) as Candidate[]
     ).filter((c) => c.shared === 1);
     return [...ranked, ...fill].sort(byRank).slice(0, limit);
   }
@@ -291,9 +296,7 @@ export class SqliteHuntReader implements HuntReader {
     values: readonly { kind: ValueKind; value: string }[],
   ): { id: string; kind: ValueKind; value: string }[] {
     if (ids.length === 0 || values.length === 0) return [];
-    return this.db
-      .prepare(`SELECT p.id AS id, p.kind AS kind, p.value AS value FROM ${ROWS_OF}`)
-      .all({ ids: JSON.stringify(ids), keys: JSON.stringify(values.map((v) => [v.kind, v.value])) }) as {
+    return this.db.prepare(`SELECT p.id AS id, p.kind AS kind, p.value AS value FROM ${ROWS_OF}`).all(rowsOfParams(ids, values)) as {
       id: string;
       kind: ValueKind;
       value: string;
