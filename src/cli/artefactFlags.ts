@@ -1,31 +1,11 @@
-import { parseArtefactFilter, parseArtefactKinds } from '../artefacts/index.js';
-import { SandtrailError } from '../errors/index.js';
-import type { ArtefactChoice } from '../queue/index.js';
-
-/** The artefact flags of run, backfill, lookup and fetch. */
+/**
+ * The artefact flags of run, backfill, lookup and fetch: what commander registers, with no import,
+ * so building the command tree does not load the artefact stage (artefactChoice.ts reads them).
+ */
 export interface ArtefactFlags {
   artefacts?: string;
   artefactFilter?: string;
   artefactMaxBytes?: string;
-}
-
-/** Validated artefact choice of a command (undefined when --artefacts is not given). */
-export function artefactChoiceOf(o: ArtefactFlags): ArtefactChoice | undefined {
-  const kinds = parseArtefactKinds(o.artefacts);
-  if (kinds.length === 0) {
-    if (o.artefactFilter || o.artefactMaxBytes)
-      throw new SandtrailError('USAGE', '--artefact-filter and --artefact-max-bytes need --artefacts');
-    return undefined;
-  }
-  parseArtefactFilter(o.artefactFilter); // refused now rather than in every job
-  const choice: ArtefactChoice = { kinds };
-  if (o.artefactFilter) choice.filter = o.artefactFilter;
-  if (o.artefactMaxBytes !== undefined) {
-    const n = Number(o.artefactMaxBytes);
-    if (!Number.isInteger(n) || n < 1) throw new SandtrailError('USAGE', '--artefact-max-bytes must be a positive whole number of bytes');
-    choice.maxBytes = n;
-  }
-  return choice;
 }
 
 /** commander option lines shared by the commands that download artefacts. */

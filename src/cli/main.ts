@@ -2,21 +2,26 @@ import { Command, CommanderError, Option } from 'commander';
 import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { parseCursor, runSchedulerProcess, runWorkerProcess } from '../queue/index.js';
-import { estimateLine, guardBudget, type BudgetFlags } from './budget.js';
-import { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand } from './commands/backfill.js';
-import { demoCommand } from './commands/demo.js';
-import { genFeedCommand } from './commands/genFeed.js';
+import type { BudgetFlags } from './budget.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
-import { runCommand, statusCommand } from './commands/live.js';
-import { mirrorCommand } from './commands/mirror.js';
-import { normalizeCommand } from './commands/normalize.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
-import { artefactChoiceOf, type ArtefactFlags } from './artefactFlags.js';
+import type { ArtefactFlags } from './artefactFlags.js';
 import { registerAdminCommands } from './registerAdmin.js';
 import { registerHunting } from './registerHunting.js';
 import { registerContractCommands, withArtefactOptions } from './registerContract.js';
-import { feedWorkerExtras } from '../artefacts/index.js';
+
+// Command modules load when their command runs: the queue stack (BullMQ, ioredis, prom-client,
+// the progress bar) is ~0.25 s of start-up that a query or a dead-letter listing does not need.
+const loadBackfill = async () => {
+  const [backfill, budget, choice] = await Promise.all([
+    import('./commands/backfill.js'),
+    import('./budget.js'),
+    import('./artefactChoice.js'),
+  ]);
+  return { ...backfill, ...budget, ...choice };
+};
+const loadLive = () => import('./commands/live.js');
+const loadQueue = () => import('../queue/index.js');
 
 /** Variables read at the edge besides the SANDTRAIL_* settings: name, meaning. */
 const EDGE_ENV: [string, string][] = [
@@ -99,7 +104,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .command('normalize')
     .description('normalize feed lines (files or stdin; .bz2/.gz read transparently): documents to stdout, rejections to stderr')
     .argument('[file...]', 'feed batch files; stdin when none')
-    .action(action((files: string[], _o, cmd: Command) => normalizeCommand(files, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (files: string[], _o, cmd: Command) =>
+        (await import('./commands/normalize.js')).normalizeCommand(files, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   withArtefactOptions(
     program
@@ -121,6 +130,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         cmd: Command,
       ) => {
         const ctx = ctxOf(cmd, { logLevel: 'warn' });
+        const { artefactChoiceOf, backfillExitCode, estimateLine, formatSummary, guardBudget, resolveMinutes, runBackfillCommand } =
+          await loadBackfill();
         const artefacts = artefactChoiceOf(o);
         if (o.source === 'api') {
           const minutes = await resolveMinutes('api', o.from, o.to, ctx);
@@ -151,7 +162,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       .requiredOption('--source <spec>', 'api (the GTI feed API; needs GTI_APIKEY) or dir:PATH')
       .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N (default: now - lag)')
       .option('--lag-minutes <n>', 'minutes after which a minute is published (default 60, env SANDTRAIL_LIVE_LAG_MINUTES)'),
-  ).action(action((o: { source: string; start?: string; lagMinutes?: string } & ArtefactFlags, cmd: Command) => runCommand(o, ctxOf(cmd))));
+  ).action(
+    action(async (o: { source: string; start?: string; lagMinutes?: string } & ArtefactFlags, cmd: Command) =>
+      (await loadLive()).runCommand(o, ctxOf(cmd)),
+    ),
+  );
 
   program
     .command('mirror')
@@ -164,8 +179,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--max-api-units <n>', 'stop before the run would spend more than n API units')
     .option('--force', 'start even when the estimate exceeds the remaining daily allowance')
     .action(
-      action((o: { from: string; to: string; out: string; json?: boolean }, cmd: Command) =>
-        mirrorCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      action(async (o: { from: string; to: string; out: string; json?: boolean }, cmd: Command) =>
+        (await import('./commands/mirror.js')).mirrorCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
 
@@ -174,7 +189,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .description('cursor, ingestion lag, queue depths, recent batch outcomes, gaps, alerts and dead-letter count')
     .option('--last <n>', 'recent batches to show', '10')
     .option('--json', 'one JSON object')
-    .action(action((o: { json?: boolean; last?: string }, cmd: Command) => statusCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: { json?: boolean; last?: string }, cmd: Command) =>
+        (await loadLive()).statusCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   const worker = program
     .command('worker')
@@ -187,6 +206,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .action(
       action(async (o: { source: string; start?: string }, cmd: Command) => {
         const ctx = ctxOf(cmd);
+        const { parseCursor, runSchedulerProcess } = await loadQueue();
         const start = o.start ? parseCursor(o.start) : undefined;
         const log = ctx.log.child({ worker: 'scheduler' });
         // a long-running process reports even its last error as one JSON log line
@@ -201,9 +221,10 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         action(async (_o, cmd: Command) => {
           const ctx = ctxOf(cmd);
           const log = ctx.log.child({ worker: kind });
-          return asLogged(log, async () =>
-            (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? feedWorkerExtras : {})) ? 130 : 0,
-          );
+          return asLogged(log, async () => {
+            const [{ runWorkerProcess }, { feedWorkerExtras }] = await Promise.all([loadQueue(), import('../artefacts/index.js')]);
+            return (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? feedWorkerExtras : {})) ? 130 : 0;
+          });
         }),
       );
   }
@@ -232,7 +253,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .command('demo')
     .description('ingest the bundled sample feed into a fresh SQLite store and show example pivot queries')
     .option('--feed <dir>', 'feed directory (default: the bundled sample)')
-    .action(action((o: { feed?: string }, cmd: Command) => demoCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: { feed?: string }, cmd: Command) =>
+        (await import('./commands/demo.js')).demoCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   program
     .command('gen-feed')
@@ -242,7 +267,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .helpOption(false)
     .allowUnknownOption()
     .argument('[options...]', 'see: sandtrail gen-feed --help')
-    .action(action((args: string[]) => genFeedCommand(args)));
+    .action(action(async (args: string[]) => (await import('./commands/genFeed.js')).genFeedCommand(args)));
 
   for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) c.exitOverride();
   return program;

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
-import { dlqList, dlqPurge, dlqReplay, dlqShow } from './commands/dlq.js';
-import { doctorCommand } from './commands/doctor.js';
-import { esSetupCommand, kibanaImportCommand } from './commands/elastic.js';
-import { ledgerCommand, quotaCheckCommand, quotaReplayCommand } from './commands/quota.js';
 import type { ProgramKit } from './context.js';
+
+// command modules load when their command runs (a query does not load the workers' packages)
+const loadDlq = () => import('./commands/dlq.js');
+const loadDoctor = () => import('./commands/doctor.js');
+const loadElastic = () => import('./commands/elastic.js');
+const loadQuota = () => import('./commands/quota.js');
 
 /** The store's and the account's housekeeping: dead letters, quota and ledger, Elasticsearch and Kibana setup. */
 export function registerAdminCommands(program: Command, kit: ProgramKit): void {
@@ -17,13 +19,15 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--offset <n>', 'skip the first n entries (paging)', '0')
     .option('--stage <stage>', 'normalize, index or watch (undelivered watch notifications)')
     .option('--batch <minute>', 'one batch only')
-    .action(action((o, cmd: Command) => dlqList(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(action(async (o, cmd: Command) => (await loadDlq()).dlqList(o, ctxOf(cmd, { logLevel: 'warn' }))));
   dlq
     .command('show')
     .description('show one dead letter with its raw text')
     .argument('<id>')
     .option('--json', 'compact JSON')
-    .action(action((id: string, o: { json?: boolean }, cmd: Command) => dlqShow(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (id: string, o: { json?: boolean }, cmd: Command) => (await loadDlq()).dlqShow(id, o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
   dlq
     .command('replay')
     .description('re-run dead letters through the normalizer and store; those that pass are indexed and removed')
@@ -31,13 +35,15 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--all', 'replay every entry')
     .option('--json', 'JSON result')
     .action(
-      action((ids: string[], o: { all?: boolean; json?: boolean }, cmd: Command) => dlqReplay(ids, o, ctxOf(cmd, { logLevel: 'warn' }))),
+      action(async (ids: string[], o: { all?: boolean; json?: boolean }, cmd: Command) =>
+        (await loadDlq()).dlqReplay(ids, o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
     );
   dlq
     .command('purge')
     .description('delete every dead letter')
     .option('--json', 'JSON result')
-    .action(action((o: { json?: boolean }, cmd: Command) => dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(action(async (o: { json?: boolean }, cmd: Command) => (await loadDlq()).dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))));
 
   const quota = program.command('quota').description('GTI quota policy and allowances');
   quota
@@ -45,13 +51,17 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .description('apply the quota policy (spec rules 1-15) to a file of JSON-lines operations and print the consumption')
     .argument('<file>', 'operations, one JSON object per line')
     .option('--json', 'print {"users":{...},"groups":{...}}')
-    .action(action((file: string, o: { json?: boolean }) => quotaReplayCommand(file, o)));
+    .action(action(async (file: string, o: { json?: boolean }) => (await loadQuota()).quotaReplayCommand(file, o)));
   quota
     .command('check')
     .description("read the service's allowed/used quotas (/users/{id}/overall_quotas, 0 units by rule 2) beside the ledger's figures")
     .option('--user <id>', 'GTI user id (env SANDTRAIL_GTI_USER)')
     .option('--json', 'JSON output')
-    .action(action((o: { user?: string; json?: boolean }, cmd: Command) => quotaCheckCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: { user?: string; json?: boolean }, cmd: Command) =>
+        (await loadQuota()).quotaCheckCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   program
     .command('ledger')
@@ -62,8 +72,8 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--at <iso>', 'a time inside the bucket to show (default now)')
     .option('--json', 'JSON array of usage rows')
     .action(
-      action((o: { user?: string; group?: string; period?: string; at?: string; json?: boolean }, cmd: Command) =>
-        ledgerCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      action(async (o: { user?: string; group?: string; period?: string; at?: string; json?: boolean }, cmd: Command) =>
+        (await loadQuota()).ledgerCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
 
@@ -72,7 +82,11 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .description('create or update the component and index templates, the write alias and the bookkeeping indices (idempotent)')
     .option('--dry-run', 'print the requests (Dev Tools console syntax) instead of sending them; needs no cluster')
     .option('--json', 'JSON output (with --dry-run: the request plan as a JSON array)')
-    .action(action((o: { dryRun?: boolean; json?: boolean }, cmd: Command) => esSetupCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: { dryRun?: boolean; json?: boolean }, cmd: Command) =>
+        (await loadElastic()).esSetupCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   const kibana = program.command('kibana').description('Kibana saved objects for hunters');
   kibana
@@ -87,8 +101,8 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--dry-run', 'print the NDJSON that would be imported and send nothing')
     .option('--json', 'print the import result as JSON')
     .action(
-      action((o: { url?: string; file?: string; space?: string; dryRun?: boolean; json?: boolean }, cmd: Command) =>
-        kibanaImportCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      action(async (o: { url?: string; file?: string; space?: string; dryRun?: boolean; json?: boolean }, cmd: Command) =>
+        (await loadElastic()).kibanaImportCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
 
@@ -96,5 +110,9 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .command('doctor')
     .description('check the installation (Node, Redis, clock, store, GTI key, bzip2 decoder, disk space) and explain what to fix')
     .option('--json', 'print {"ok": boolean, "checks": [{id, title, status, detail, fix?}]}')
-    .action(action((o: { json?: boolean }, cmd: Command) => doctorCommand(o, () => ctxOf(cmd, { logLevel: 'warn' }).config, process.env)));
+    .action(
+      action(async (o: { json?: boolean }, cmd: Command) =>
+        (await loadDoctor()).doctorCommand(o, () => ctxOf(cmd, { logLevel: 'warn' }).config, process.env),
+      ),
+    );
 }

@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
-import { artefactWorkerExtras, lookupWorkerExtras } from '../artefacts/index.js';
-import { runWorkerProcess } from '../queue/index.js';
 import { ARTEFACT_OPTIONS } from './artefactFlags.js';
-import { fetchCommand } from './commands/fetch.js';
-import { lookupCommand } from './commands/lookup.js';
-import { privateLookupCommand } from './commands/private.js';
 import { artefactsListCommand } from './commands/query.js';
 import { collect, type ProgramKit } from './context.js';
+
+// command modules load when their command runs (a query does not load the workers' packages)
+const loadLookup = () => import('./commands/lookup.js');
+const loadFetch = () => import('./commands/fetch.js');
+const loadPrivate = () => import('./commands/private.js');
+/** The worker process runner and the extra stages of the lookup and artefact workers. */
+const loadWorkerProcess = async () => {
+  const [{ runWorkerProcess }, extras] = await Promise.all([import('../queue/index.js'), import('../artefacts/index.js')]);
+  return { runWorkerProcess, ...extras };
+};
 
 /** Adds the artefact flags to a command. */
 export function withArtefactOptions(cmd: Command): Command {
@@ -41,7 +46,9 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         .option('--no-workers', 'only enqueue and wait: let `worker lookup` processes on the same Redis do the work')
         .option('--json', 'summary as one JSON object: per-hash outcomes, documents, API units'),
     ),
-  ).action(action((hashes: string[], o, cmd: Command) => lookupCommand(hashes, o, ctxOf(cmd, { logLevel: 'warn' }))));
+  ).action(
+    action(async (hashes: string[], o, cmd: Command) => (await loadLookup()).lookupCommand(hashes, o, ctxOf(cmd, { logLevel: 'warn' }))),
+  );
 
   withArtefactOptions(
     withBudgetOptions(
@@ -52,7 +59,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         .option('--relationships', 'also fetch its file and attack_techniques relationships (1 unit per page) and store them with it')
         .option('--json', 'result as one JSON object'),
     ),
-  ).action(action((id: string, o, cmd: Command) => fetchCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
+  ).action(action(async (id: string, o, cmd: Command) => (await loadFetch()).fetchCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
 
   const priv = program.command('private').description('private file reports (Private Scanning licence), stored apart from public data');
   withBudgetOptions(
@@ -62,7 +69,11 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
       .argument('[sha256...]', 'SHA-256 only: MD5, SHA-1 and anything else are refused before any request and cost nothing')
       .option('--file <list>', 'read hashes from a file, one per line; repeatable', collect)
       .option('--json', 'summary as one JSON object'),
-  ).action(action((hashes: string[], o, cmd: Command) => privateLookupCommand(hashes, o, ctxOf(cmd, { logLevel: 'warn' }))));
+  ).action(
+    action(async (hashes: string[], o, cmd: Command) =>
+      (await loadPrivate()).privateLookupCommand(hashes, o, ctxOf(cmd, { logLevel: 'warn' })),
+    ),
+  );
 
   const artefacts = program.command('artefacts').description('artefacts (pcap, evtx, memdump, html) downloaded into artefacts.dir');
   artefacts
@@ -79,7 +90,10 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
       action(async (_o, cmd: Command) => {
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'lookup' });
-        return asLogged(log, async () => ((await runWorkerProcess('none', ctx.config, log, lookupWorkerExtras)) ? 130 : 0));
+        return asLogged(log, async () => {
+          const { runWorkerProcess, lookupWorkerExtras } = await loadWorkerProcess();
+          return (await runWorkerProcess('none', ctx.config, log, lookupWorkerExtras)) ? 130 : 0;
+        });
       }),
     );
   worker
@@ -89,7 +103,10 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
       action(async (_o, cmd: Command) => {
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'artefacts' });
-        return asLogged(log, async () => ((await runWorkerProcess('none', ctx.config, log, artefactWorkerExtras)) ? 130 : 0));
+        return asLogged(log, async () => {
+          const { runWorkerProcess, artefactWorkerExtras } = await loadWorkerProcess();
+          return (await runWorkerProcess('none', ctx.config, log, artefactWorkerExtras)) ? 130 : 0;
+        });
       }),
     );
 }

@@ -1,9 +1,12 @@
 import { Option, type Command } from 'commander';
-import { WATCH_FLAGS, watchAddCommand, watchHitsCommand, watchListCommand, watchRemoveCommand } from './commands/watch.js';
 import { collect, type ProgramKit } from './context.js';
-import { fileCommand, pivotCommand, relatedCommand, topCommand } from './commands/hunt.js';
 import { PIVOT_FLAGS } from './commands/query.js';
-import { serveCommand, serveContext } from './commands/serve.js';
+import { WATCH_FLAGS } from './commands/watchFlags.js';
+
+// command modules load when their command runs (a query does not load the workers' packages)
+const loadHunt = () => import('./commands/hunt.js');
+const loadWatch = () => import('./commands/watch.js');
+const loadServe = () => import('./commands/serve.js');
 
 const ADD_HELP = `
 Any one condition matching is a hit; each (watch, behaviour, version) is a hit once,
@@ -35,20 +38,30 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
     .option('--retro', 'also record and notify hits for the matching behaviours already stored')
     .option('--json', 'one JSON object: the watch (webhook host only) and, with --retro, {behaviours, hits}')
     .addHelpText('after', ADD_HELP)
-    .action(action((name: string, o: Record<string, unknown>, cmd: Command) => watchAddCommand(name, o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (name: string, o: Record<string, unknown>, cmd: Command) =>
+        (await loadWatch()).watchAddCommand(name, o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   watch
     .command('list')
     .description('every watch: conditions, notification targets (webhook host only), creation time')
     .option('--json', 'JSON array')
-    .action(action((o: { json?: boolean }, cmd: Command) => watchListCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: { json?: boolean }, cmd: Command) => (await loadWatch()).watchListCommand(o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
 
   watch
     .command('remove')
     .description('remove a watch and its recorded hits (exit 1 when there is no such watch)')
     .argument('<name>')
     .option('--json', 'print {"removed": NAME}')
-    .action(action((name: string, o: { json?: boolean }, cmd: Command) => watchRemoveCommand(name, o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (name: string, o: { json?: boolean }, cmd: Command) =>
+        (await loadWatch()).watchRemoveCommand(name, o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   watch
     .command('hits')
@@ -59,8 +72,8 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
     .option('--offset <n>', 'skip the first n hits (paging)', '0')
     .option('--json', 'JSON array of {watch, behaviourId, lastModified, sha256, sandbox, matched, at}')
     .action(
-      action((name: string, o: { since?: string; limit?: string; offset?: string; json?: boolean }, cmd: Command) =>
-        watchHitsCommand(name, o, ctxOf(cmd, { logLevel: 'warn' })),
+      action(async (name: string, o: { since?: string; limit?: string; offset?: string; json?: boolean }, cmd: Command) =>
+        (await loadWatch()).watchHitsCommand(name, o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
 }
@@ -76,7 +89,9 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .option('--limit <n>', 'newest behaviours shown', '20')
     .option('--offset <n>', 'skip that many of the newest (paging)', '0')
     .option('--json', 'one JSON object: the figures and the page of behaviours')
-    .action(action((o: Record<string, unknown>, cmd: Command) => pivotCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: Record<string, unknown>, cmd: Command) => (await loadHunt()).pivotCommand(o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
 
   program
     .command('top')
@@ -86,8 +101,8 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .option('--limit <n>', 'values shown', '10')
     .option('--json', 'JSON array')
     .action(
-      action((kind: string, o: { since?: string; limit?: string; json?: boolean }, cmd: Command) =>
-        topCommand(kind, o, ctxOf(cmd, { logLevel: 'warn' })),
+      action(async (kind: string, o: { since?: string; limit?: string; json?: boolean }, cmd: Command) =>
+        (await loadHunt()).topCommand(kind, o, ctxOf(cmd, { logLevel: 'warn' })),
       ),
     );
 
@@ -98,7 +113,9 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .option('--limit <n>', 'related behaviours shown', '20')
     .option('--json', 'one JSON object')
     .action(
-      action((id: string, o: { limit?: string; json?: boolean }, cmd: Command) => relatedCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))),
+      action(async (id: string, o: { limit?: string; json?: boolean }, cmd: Command) =>
+        (await loadHunt()).relatedCommand(id, o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
     );
 
   program
@@ -108,7 +125,11 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     )
     .argument('<hash>', 'SHA-256, MD5 or SHA-1 of the file')
     .option('--json', 'one JSON object')
-    .action(action((hash: string, o: { json?: boolean }, cmd: Command) => fileCommand(hash, o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (hash: string, o: { json?: boolean }, cmd: Command) =>
+        (await loadHunt()).fileCommand(hash, o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
+    );
 
   program
     .command('serve')
@@ -117,5 +138,10 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     )
     .option('--port <n>', 'port (default serve.port, 8080)')
     .option('--host <addr>', 'address (default serve.host, 127.0.0.1; beyond loopback needs serve.apiKeys)')
-    .action(action((o: { port?: string; host?: string }, cmd: Command) => serveCommand(serveContext(ctxOf(cmd), o))));
+    .action(
+      action(async (o: { port?: string; host?: string }, cmd: Command) => {
+        const { serveCommand, serveContext } = await loadServe();
+        return serveCommand(serveContext(ctxOf(cmd), o));
+      }),
+    );
 }

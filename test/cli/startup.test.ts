@@ -15,6 +15,9 @@ async function cliWithPackages(
   return { code: r.code, stdout: r.stdout, packages: JSON.parse(line[1] as string) as string[] };
 }
 
+/** What the pipeline commands and workers use, and the hunting reads do not. */
+const PIPELINE = ['bullmq', 'ioredis', 'prom-client', 'cli-progress'];
+
 const HEAVY = [
   '@elastic/elasticsearch',
   '@elastic/transport',
@@ -26,7 +29,7 @@ const HEAVY = [
   'pino-pretty',
 ];
 
-test('a SQLite backfill loads neither the Elasticsearch client, nor Fastify and the dashboard, nor pino-pretty: only what it uses', async () => {
+test('each command loads what it uses: a SQLite backfill no Elasticsearch client, Fastify or pino-pretty; a hunting read no queue stack', async () => {
   const dir = tempDir();
   const run = await cliWithPackages(['backfill', '--source', 'dir:sample/feed', '--store', `sqlite:${join(dir, 'st.db')}`, '--json'], {
     REDIS_URL: await testRedisUrl(),
@@ -53,4 +56,17 @@ test('a SQLite backfill loads neither the Elasticsearch client, nor Fastify and 
   assert.equal(es.code, 1, 'no cluster there');
   assert.ok(es.packages.includes('@elastic/elasticsearch'), `an Elasticsearch store loads the client: ${es.packages.join(' ')}`);
   assert.ok(es.packages.includes('pino-pretty'), 'pretty logs load pino-pretty');
+
+  // a hunter's read of the same store loads only the store: no queue stack (BullMQ, ioredis),
+  // metrics or progress bar, which the pipeline commands above do load
+  const top = await cliWithPackages(['top', 'behash', '--store', `sqlite:${join(dir, 'st.db')}`, '--json'], {});
+  assert.equal(top.code, 0, top.stdout);
+  const values = JSON.parse(top.stdout) as { value: string; behaviours: number }[];
+  assert.ok(values.length > 0 && (values[0]?.behaviours ?? 0) > 0, `top read the stored behaviours: ${top.stdout}`);
+  assert.deepEqual(
+    top.packages.filter((p) => [...HEAVY, ...PIPELINE].includes(p)),
+    [],
+  );
+  assert.ok(top.packages.includes('better-sqlite3'), `the reporter sees the store: ${top.packages.join(' ')}`);
+  for (const p of PIPELINE) assert.ok(run.packages.includes(p), `the backfill loads ${p}, so its absence above means something`);
 });

@@ -5,7 +5,8 @@ import { fetchBehaviour, RunBudget } from '../../lookup/index.js';
 import { createRedis } from '../../queue/index.js';
 import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
-import { artefactChoiceOf, type ArtefactFlags } from '../artefactFlags.js';
+import { artefactChoiceOf } from '../artefactChoice.js';
+import type { ArtefactFlags } from '../artefactFlags.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
 

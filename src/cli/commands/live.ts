@@ -13,7 +13,8 @@ import {
 import { ensureRedis } from '../../redis/index.js';
 import { openStore, type BatchLogEntry } from '../../store/index.js';
 import { artefactStage } from '../../artefacts/index.js';
-import { artefactChoiceOf, type ArtefactFlags } from '../artefactFlags.js';
+import { artefactChoiceOf } from '../artefactChoice.js';
+import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
 import { addMinutes, isMinuteId, minuteToMs } from '../../minute/index.js';
 

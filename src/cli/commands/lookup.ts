@@ -16,7 +16,8 @@ import { ensureRedis } from '../../redis/index.js';
 import { openStore } from '../../store/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
-import { artefactChoiceOf, type ArtefactFlags } from '../artefactFlags.js';
+import { artefactChoiceOf } from '../artefactChoice.js';
+import type { ArtefactFlags } from '../artefactFlags.js';
 
 export interface LookupArgs extends BudgetFlags, ArtefactFlags {
   file?: string[];

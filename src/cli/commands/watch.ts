@@ -1,18 +1,9 @@
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
-import { openStore, type PivotKind, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
+import { openStore, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
 import { recordRetroHits, redactWebhook } from '../../watch/index.js';
 import { writeOut, type CliContext } from '../context.js';
-
-/** Condition flags of `watch add` (each repeatable) → option key and pivot kind, in `--help` order. */
-export const WATCH_FLAGS: readonly [flag: string, key: string, kind: PivotKind, what: string][] = [
-  ['--behash <value>', 'behash', 'behash', 'behaviour similarity hash'],
-  ['--sigma-rule <id>', 'sigmaRule', 'sigma_rule_id', 'sigma rule_id'],
-  ['--ja3 <digest>', 'ja3', 'ja3', 'JA3 TLS client fingerprint (32 hex digits)'],
-  ['--ja3s <digest>', 'ja3s', 'ja3s', 'JA3S TLS server fingerprint (32 hex digits)'],
-  ['--dropped-sha256 <hash>', 'droppedSha256', 'dropped_sha256', 'SHA-256 of a dropped file'],
-  ['--sha256 <hash>', 'sha256', 'sha256', 'SHA-256 of the analysed file'],
-];
+import { WATCH_FLAGS } from './watchFlags.js';
 
 export interface WatchAddOptions {
   file?: string;
