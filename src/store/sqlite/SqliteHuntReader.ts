@@ -6,7 +6,6 @@ import {
   boundedInt,
   byKindThenValue,
   compareText,
-  nameCounts,
   pageOf,
   type BehaviourLine,
   type FileRollup,
@@ -17,70 +16,10 @@ import {
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
+import { BY_DATE, GROUP_COLUMNS, IN_VALUES, PIVOTS_KEY, ROWS_OF, rowsOfParams, summarize, type Group } from './huntSql.js';
+import { topSince } from './topSince.js';
 
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
-
-const IN_VALUES = 'IN (SELECT value FROM json_each(@values))';
-// The pivots table's own key (kind, value, id): a WITHOUT ROWID table's primary key index.
-const PIVOTS_KEY = 'sqlite_autoindex_pivots_1';
-// The pivot rows of the behaviours @ids (a JSON array) among the (kind, value) pairs @keys: one
-// probe of the pivots key per pair, in that order (CROSS JOIN fixes it).
-const ROWS_OF = `json_each(@ids) i CROSS JOIN json_each(@keys) k CROSS JOIN pivots p
-  WHERE p.kind = json_extract(k.value, '$[0]') AND p.value = json_extract(k.value, '$[1]') AND p.id = i.value`;
-/** The parameters of ROWS_OF: the behaviours' ids and the (kind, value) pairs, as JSON arrays. */
-const rowsOfParams = (ids: readonly string[], values: readonly { kind: string; value: string }[]): { ids: string; keys: string } => ({
-  ids: JSON.stringify(ids),
-  keys: JSON.stringify(values.map((v) => [v.kind, v.value])),
-});
-// Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
-const BY_DATE = 'behaviours d INDEXED BY behaviours_by_date';
-
-/** Behaviours of a value with one sandbox and one verdict list (as stored), and their dates. */
-interface Group {
-  value: string;
-  name: string;
-  verdicts: string;
-  n: number;
-  first: number | null;
-  last: number | null;
-}
-
-const GROUP_COLUMNS = `sandbox_name AS name, verdicts, count(*) AS n, min(analysis_date) AS first, max(analysis_date) AS last`;
-
-/** One summary per value (zeros when nothing matches), in `values` order, from its groups and distinct files. */
-function summarize(
-  kind: PivotKind,
-  values: readonly string[],
-  groups: readonly Group[],
-  files: ReadonlyMap<string, number>,
-): PivotSummary[] {
-  return values.map((value) => {
-    const sandboxes = new Map<string, number>();
-    const verdicts = new Map<string, number>();
-    let behaviours = 0;
-    let firstSeen: number | null = null;
-    let lastSeen: number | null = null;
-    for (const g of groups) {
-      if (g.value !== value) continue;
-      behaviours += g.n;
-      sandboxes.set(g.name, (sandboxes.get(g.name) ?? 0) + g.n);
-      // a verdict list holds each verdict once (metaOf), so a group adds its count to each
-      for (const v of JSON.parse(g.verdicts) as string[]) verdicts.set(v, (verdicts.get(v) ?? 0) + g.n);
-      if (g.first !== null && (firstSeen === null || g.first < firstSeen)) firstSeen = g.first;
-      if (g.last !== null && (lastSeen === null || g.last > lastSeen)) lastSeen = g.last;
-    }
-    return {
-      kind,
-      value,
-      behaviours,
-      files: files.get(value) ?? 0,
-      sandboxes: nameCounts(sandboxes),
-      verdicts: nameCounts(verdicts),
-      firstSeen,
-      lastSeen,
-    };
-  });
-}
 
 /** A behaviour sharing values with another, ranked by how many, then newest first, then by id. */
 interface Candidate {
@@ -110,7 +49,15 @@ const RELATED_SPLIT_ROWS = 10_000;
  * `fileRollup` reads documents: the few reports of one file.
  */
 export class SqliteHuntReader implements HuntReader {
-  constructor(private readonly db: Database) {}
+  /**
+   * `windowBehaviours`: up to how many behaviours in a `top … since` window are read from the
+   * behaviours rather than from all of the kind's rows; by default a share of the store (see
+   * topSince). A test seam, to check that both ways answer the same.
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly windowBehaviours?: number,
+  ) {}
 
   /** One summary per value, in `values` order. */
   private summaries(kind: PivotKind, values: readonly string[]): PivotSummary[] {
@@ -191,31 +138,7 @@ export class SqliteHuntReader implements HuntReader {
         .all(kind, limit) as string[];
       return this.summaries(kind, ranked);
     }
-    // Since a date: one pass over the kind's rows in pivots_groups order, keeping those of the
-    // window (their copy of the date), grouped for every value at once: the ranking and the
-    // summaries come from it; the distinct files of the values ranked take a second pass, on the
-    // key. The cost follows the kind's rows, not the window's: a behaviour's own rows have no
-    // index by id (see SqliteSink).
-    const groups = this.db
-      .prepare(
-        `SELECT value, ${GROUP_COLUMNS} FROM pivots INDEXED BY pivots_groups
-         WHERE kind = @kind AND analysis_date >= @since GROUP BY value, sandbox_name, verdicts`,
-      )
-      .all({ since, kind }) as Group[];
-    const totals = new Map<string, number>();
-    for (const g of groups) totals.set(g.value, (totals.get(g.value) ?? 0) + g.n);
-    const values = [...totals.entries()]
-      .sort(([a, x], [b, y]) => y - x || compareText(a, b))
-      .slice(0, limit)
-      .map(([v]) => v);
-    if (values.length === 0) return [];
-    const files = this.db
-      .prepare(
-        `SELECT value, count(DISTINCT substr(id, 1, 64)) AS n FROM pivots INDEXED BY ${PIVOTS_KEY}
-         WHERE kind = @kind AND value ${IN_VALUES} AND analysis_date >= @since GROUP BY value`,
-      )
-      .all({ since, kind, values: JSON.stringify(values) }) as { value: string; n: number }[];
-    return summarize(kind, values, groups, new Map(files.map((r) => [r.value, r.n])));
+    return topSince(this.db, kind, since, limit, this.windowBehaviours);
   }
 
   async related(id: string, opts: { limit?: number } = {}): Promise<RelatedBehaviours | null> {
