@@ -12,14 +12,7 @@ import { registerContractCommands, withArtefactOptions } from './registerContrac
 
 // Command modules load when their command runs: the queue stack (BullMQ, ioredis, prom-client,
 // the progress bar) is ~0.25 s of start-up that a query or a dead-letter listing does not need.
-const loadBackfill = async () => {
-  const [backfill, budget, choice] = await Promise.all([
-    import('./commands/backfill.js'),
-    import('./budget.js'),
-    import('./artefactChoice.js'),
-  ]);
-  return { ...backfill, ...budget, ...choice };
-};
+const loadBackfill = () => Promise.all([import('./commands/backfill.js'), import('./budget.js'), import('./artefactChoice.js')]);
 const loadLive = () => import('./commands/live.js');
 const loadQueue = () => import('../queue/index.js');
 
@@ -130,8 +123,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         cmd: Command,
       ) => {
         const ctx = ctxOf(cmd, { logLevel: 'warn' });
-        const { artefactChoiceOf, backfillExitCode, estimateLine, formatSummary, guardBudget, resolveMinutes, runBackfillCommand } =
-          await loadBackfill();
+        const [
+          { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand },
+          { estimateLine, guardBudget },
+          { artefactChoiceOf },
+        ] = await loadBackfill();
         const artefacts = artefactChoiceOf(o);
         if (o.source === 'api') {
           const minutes = await resolveMinutes('api', o.from, o.to, ctx);

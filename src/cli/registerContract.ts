@@ -7,11 +7,8 @@ import { collect, type ProgramKit } from './context.js';
 const loadLookup = () => import('./commands/lookup.js');
 const loadFetch = () => import('./commands/fetch.js');
 const loadPrivate = () => import('./commands/private.js');
-/** The worker process runner and the extra stages of the lookup and artefact workers. */
-const loadWorkerProcess = async () => {
-  const [{ runWorkerProcess }, extras] = await Promise.all([import('../queue/index.js'), import('../artefacts/index.js')]);
-  return { runWorkerProcess, ...extras };
-};
+/** The worker process runner, and the artefact stage with the extras of the lookup and artefact workers. */
+const loadWorkerProcess = () => Promise.all([import('../queue/index.js'), import('../artefacts/index.js')]);
 
 /** Adds the artefact flags to a command. */
 export function withArtefactOptions(cmd: Command): Command {
@@ -91,7 +88,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'lookup' });
         return asLogged(log, async () => {
-          const { runWorkerProcess, lookupWorkerExtras } = await loadWorkerProcess();
+          const [{ runWorkerProcess }, { lookupWorkerExtras }] = await loadWorkerProcess();
           return (await runWorkerProcess('none', ctx.config, log, lookupWorkerExtras)) ? 130 : 0;
         });
       }),
@@ -104,7 +101,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'artefacts' });
         return asLogged(log, async () => {
-          const { runWorkerProcess, artefactWorkerExtras } = await loadWorkerProcess();
+          const [{ runWorkerProcess }, { artefactWorkerExtras }] = await loadWorkerProcess();
           return (await runWorkerProcess('none', ctx.config, log, artefactWorkerExtras)) ? 130 : 0;
         });
       }),

@@ -16,7 +16,17 @@ import {
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
-import { BY_DATE, GROUP_COLUMNS, IN_VALUES, PIVOTS_KEY, ROWS_OF, rowsOfParams, summarize, type Group } from './huntSql.js';
+import {
+  BY_DATE,
+  GROUP_COLUMNS,
+  IN_VALUES,
+  PIVOTS_KEY,
+  ROWS_OF,
+  rowsOfParams,
+  storedBehaviours,
+  summarize,
+  type Group,
+} from './huntSql.js';
 import { topSince } from './topSince.js';
 
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
@@ -104,7 +114,7 @@ export class SqliteHuntReader implements HuntReader {
    * the total without counting (behaviours are never deleted).
    */
   private newestIds(kind: PivotKind, value: string, n: number, limit: number, offset: number): string[] {
-    const total = (this.db.prepare('SELECT max(rowid) AS n FROM behaviours').get() as { n: number | null }).n ?? 0;
+    const total = storedBehaviours(this.db);
     const byDate = kind !== 'sha256' && ((offset + limit) * total) / n < n / 4;
     const args = { kind, value, limit, offset };
     const order = 'ORDER BY analysis_date DESC, id LIMIT @limit OFFSET @offset';

@@ -1,3 +1,4 @@
+import type { Database } from 'better-sqlite3';
 import { nameCounts, type PivotSummary } from '../HuntReader.js';
 import type { PivotKind } from '../Sink.js';
 
@@ -22,6 +23,11 @@ export const rowsOfParams = (
   ids: JSON.stringify(ids),
   keys: JSON.stringify(values.map((v) => [v.kind, v.value])),
 });
+/** How many behaviours the store holds: they are never deleted, so the largest rowid, without counting them. */
+export function storedBehaviours(db: Database): number {
+  return (db.prepare('SELECT max(rowid) FROM behaviours').pluck().get() as number | null) ?? 0;
+}
+
 // Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
 export const BY_DATE = 'behaviours d INDEXED BY behaviours_by_date';
 

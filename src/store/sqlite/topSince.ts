@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Pivots } from '../../normalize/index.js';
 import { compareText, type PivotSummary } from '../HuntReader.js';
-import { BY_DATE, GROUP_COLUMNS, IN_VALUES, PIVOTS_KEY, summarize, type Group } from './huntSql.js';
+import { BY_DATE, GROUP_COLUMNS, IN_VALUES, PIVOTS_KEY, storedBehaviours, summarize, type Group } from './huntSql.js';
 import { pivotKeysOf, type PivotValueKind } from './PivotRow.js';
 
 /**
@@ -14,9 +14,6 @@ import { pivotKeysOf, type PivotValueKind } from './PivotRow.js';
  */
 export const WINDOW_SHARE = 200;
 
-/** One pivot row to confirm by a probe of the key: [kind, value, id]. */
-type RowKey = [string, string, string];
-
 /**
  * The `limit` values of `kind` carried by the most behaviours analysed at or after `since`, with
  * their summaries over those behaviours only. Both ways to find them give the same answer, as
@@ -24,9 +21,7 @@ type RowKey = [string, string, string];
  * document's pivots (SqliteSink). `windowBehaviours` overrides the store's share (a test seam).
  */
 export function topSince(db: Database, kind: PivotValueKind, since: number, limit: number, windowBehaviours?: number): PivotSummary[] {
-  // behaviours are never deleted: the largest rowid is their number, without counting them
-  const total = (db.prepare('SELECT max(rowid) FROM behaviours').pluck().get() as number | null) ?? 0;
-  windowBehaviours ??= Math.floor(total / WINDOW_SHARE);
+  windowBehaviours ??= Math.floor(storedBehaviours(db) / WINDOW_SHARE);
   const inWindow = db.prepare(`SELECT count(*) FROM (SELECT 1 FROM ${BY_DATE} WHERE analysis_date >= ? LIMIT ?)`).pluck();
   const few = (inWindow.get(since, windowBehaviours + 1) as number) <= windowBehaviours;
   return few ? fromBehaviours(db, kind, since, limit) : fromRows(db, kind, since, limit);
@@ -57,35 +52,32 @@ function fromRows(db: Database, kind: PivotValueKind, since: number, limit: numb
 }
 
 /**
- * The window's behaviours newest first (behaviours_by_date), the rows their documents' pivots
- * name for the kind, each confirmed by a probe of the key and grouped as fromRows groups them.
+ * The window's behaviours (through behaviours_by_date), the rows their documents' pivots name for
+ * the kind, each confirmed by a probe of the key and grouped as fromRows groups them.
  */
 function fromBehaviours(db: Database, kind: PivotValueKind, since: number, limit: number): PivotSummary[] {
   const docs = db
     .prepare(`SELECT d.id AS id, json_extract(d.doc, '$.pivots') AS pivots FROM ${BY_DATE} WHERE d.analysis_date >= ?`)
     .all(since) as { id: string; pivots: string | null }[];
-  const keys: RowKey[] = [];
+  // the kind's rows to probe, as [value, id] pairs
+  const pairs: [string, string][] = [];
   for (const { id, pivots } of docs) {
     if (typeof pivots !== 'string') continue;
-    for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) keys.push([k.kind, k.value, id]);
+    for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) pairs.push([k.value, id]);
   }
-  if (keys.length === 0) return [];
-  const rows = `json_each(@keys) r CROSS JOIN pivots p
-    WHERE p.kind = json_extract(r.value, '$[0]') AND p.value = json_extract(r.value, '$[1]') AND p.id = json_extract(r.value, '$[2]')
-      AND p.analysis_date >= @since`;
+  if (pairs.length === 0) return [];
+  // p.value and p.id, not value and id: json_each has columns of those names
+  const rows = `json_each(@pairs) r CROSS JOIN pivots p
+    WHERE p.kind = @kind AND p.value = json_extract(r.value, '$[0]') AND p.id = json_extract(r.value, '$[1]') AND analysis_date >= @since`;
   const groups = db
-    .prepare(
-      `SELECT p.value AS value, p.sandbox_name AS name, p.verdicts AS verdicts, count(*) AS n,
-              min(p.analysis_date) AS first, max(p.analysis_date) AS last
-       FROM ${rows} GROUP BY p.value, p.sandbox_name, p.verdicts`,
-    )
-    .all({ keys: JSON.stringify(keys), since }) as Group[];
+    .prepare(`SELECT p.value AS value, ${GROUP_COLUMNS} FROM ${rows} GROUP BY p.value, sandbox_name, verdicts`)
+    .all({ kind, pairs: JSON.stringify(pairs), since }) as Group[];
   const values = ranked(groups, limit);
   if (values.length === 0) return [];
   const wanted = new Set(values);
   const files = db
     .prepare(`SELECT p.value AS value, count(DISTINCT substr(p.id, 1, 64)) AS n FROM ${rows} GROUP BY p.value`)
-    .all({ keys: JSON.stringify(keys.filter((k) => wanted.has(k[1]))), since }) as { value: string; n: number }[];
+    .all({ kind, pairs: JSON.stringify(pairs.filter(([value]) => wanted.has(value))), since }) as { value: string; n: number }[];
   return summarize(kind, values, groups, new Map(files.map((r) => [r.value, r.n])));
 }
 
