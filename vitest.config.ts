@@ -9,6 +9,8 @@ import { defineConfig } from 'vitest/config';
  */
 const common = {
   globalSetup: ['test/support/globalSetup.ts'],
+  // every test that talks to the fake GTI ends by comparing what it answered with the quota ledger
+  setupFiles: ['test/support/apiAccountingSetup.ts'],
   pool: 'forks' as const,
   testTimeout: 300_000,
   hookTimeout: 120_000,

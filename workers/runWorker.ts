@@ -21,7 +21,8 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
     config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
   } catch (err) {
     process.stderr.write(`sandtrail worker ${entry}: ${messageOf(err)}\n`);
-    process.exitCode = 1;
+    // an invalid setting is a configuration error, as for every sandtrail command
+    process.exitCode = 2;
     return;
   }
   const log = createLogger(config.logLevel, { worker: entry }, { format: config.logFormat });
@@ -30,7 +31,9 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
     // a forced stop (second signal) exits non-zero, a drained one zero
     process.exitCode = (await runWorkerProcess(kind, config, log, extras)) ? 130 : 0;
   } catch (err) {
-    log.fatal({ code: errorCode(err) }, messageOf(err));
-    process.exitCode = 1;
+    const code = errorCode(err);
+    log.fatal({ code }, messageOf(err));
+    // a missing required setting (REDIS_URL) is a usage error: 2, like the CLI's
+    process.exitCode = code === 'USAGE' || code === 'CONFIG_INVALID' ? 2 : 1;
   }
 }

@@ -9,7 +9,8 @@ try {
   config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
 } catch (err) {
   process.stderr.write(`sandtrail scheduler: ${messageOf(err)}\n`);
-  process.exitCode = 1;
+  // an invalid setting is a configuration error, as for every sandtrail command
+  process.exitCode = 2;
 }
 if (config) {
   const log = createLogger(config.logLevel, { worker: 'scheduler' }, { format: config.logFormat });
@@ -18,7 +19,9 @@ if (config) {
     const forced = await runSchedulerProcess(config, log, { sourceSpec: process.env.SANDTRAIL_SOURCE ?? 'api', start });
     process.exitCode = forced ? 130 : 0;
   } catch (err) {
-    log.fatal({ code: errorCode(err) }, messageOf(err));
-    process.exitCode = 1;
+    const code = errorCode(err);
+    log.fatal({ code }, messageOf(err));
+    // a missing required setting (REDIS_URL) is a usage error: 2, like the CLI's
+    process.exitCode = code === 'USAGE' || code === 'CONFIG_INVALID' ? 2 : 1;
   }
 }

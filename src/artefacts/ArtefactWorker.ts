@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, messageOf, SandtrailError } from '../errors/index.js';
+import { callWithRetry, type RetryOptions } from '../gti/index.js';
 import { meteredClient, RunBudget } from '../lookup/index.js';
 import { record } from '../metrics/index.js';
 import type { Redis } from 'ioredis';
@@ -15,8 +16,9 @@ import { ARTEFACT_QUEUE, type ArtefactJobData, type ArtefactJobResult } from './
  * Downloads artefacts into the blob directory, one job per (report version, kind), apart from
  * indexing so a slow download never holds a chunk up. Feed links are fetched as the feed gave
  * them (the API key only goes to the API's own host; 0 API units, rule 3); lookups use
- * `/file_behaviours/{id}/{kind}` (1 unit, rule 1). A cut or truncated body fails the attempt and
- * the next one starts over; the store records each finished file's path, size and SHA-256.
+ * `/file_behaviours/{id}/{kind}` (1 unit, rule 1). A cut or truncated body is fetched again from
+ * the start (in place, then by the job's attempts); the store records each finished file's path,
+ * size and SHA-256.
  */
 export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResult> {
   constructor(o: StageWorkerOptions) {
@@ -36,6 +38,8 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
         redis: this.o.queues.connection,
         data: job.data,
         signal,
+        onRetry: (i) =>
+          log.warn({ attempt: i.attempt, waitMs: Math.round(i.waitMs), code: i.code }, `artefact download retried: ${i.message}`),
       });
       if (!r.skipped) log.info({ size: r.size }, 'artefact stored');
       record({ m: 'artefact', kind: job.data.kind, outcome: r.skipped ? 'skipped' : 'stored', bytes: r.skipped ? 0 : r.size });
@@ -53,8 +57,8 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
 
 /**
  * One artefact into the blob directory and its record into the store; what the worker runs for
- * each job and `fetch` runs inline. Nothing is requested when the file is already there and
- * recorded (a repeated job).
+ * each job and `fetch` runs inline, with the same retries either way. Nothing is requested when
+ * the file is already there and recorded (a repeated job).
  */
 export async function fetchArtefact(o: {
   config: Config;
@@ -62,6 +66,8 @@ export async function fetchArtefact(o: {
   redis: Redis;
   data: ArtefactJobData;
   signal?: AbortSignal;
+  /** Told about each download tried again (for a log line). */
+  onRetry?: RetryOptions['onRetry'];
 }): Promise<ArtefactJobResult> {
   const { config, store, data: d } = o;
   const path = blobPath(config.artefacts.dir, d.sha256, d.sandbox, d.kind);
@@ -73,12 +79,20 @@ export async function fetchArtefact(o: {
     : undefined;
   const { client } = meteredClient({ config, redis: o.redis, budget, signal: o.signal });
   const what = `${d.kind} of ${d.behaviourId}`;
-  const opened =
-    d.source === 'feed_link' && d.link
-      ? await client.openLink(d.link, o.signal, `/feeds/file_behaviours/{token}/${d.kind}`)
-      : await client.openDownload(`/file_behaviours/${encodeURIComponent(d.behaviourId)}/${d.kind}`, o.signal);
-  if (!opened) throw new SandtrailError('GTI_NOT_FOUND', `${what}: not found (a feed link expires with its batch)`);
-  const blob = await streamToBlob(opened.body, opened.bytes, path, d.maxBytes ?? config.artefacts.maxBytes, what);
+  // a body cut mid-transfer, a reset, a 429 (after its Retry-After) or a 5xx: asked again from the
+  // start, within gti.maxRetries (each request the service answered is a call, on the ledger);
+  // streamToBlob leaves no partial file behind a failed try
+  const blob = await callWithRetry(
+    async () => {
+      const opened =
+        d.source === 'feed_link' && d.link
+          ? await client.openLink(d.link, o.signal, `/feeds/file_behaviours/{token}/${d.kind}`)
+          : await client.openDownload(`/file_behaviours/${encodeURIComponent(d.behaviourId)}/${d.kind}`, o.signal);
+      if (!opened) throw new SandtrailError('GTI_NOT_FOUND', `${what}: not found (a feed link expires with its batch)`);
+      return streamToBlob(opened.body, opened.bytes, path, d.maxBytes ?? config.artefacts.maxBytes, what);
+    },
+    { retries: config.gti.maxRetries, backoffMs: config.gti.backoffMs, signal: o.signal, onRetry: o.onRetry },
+  );
   await store.artefacts.record({ behaviourId: d.behaviourId, kind: d.kind, ...blob, source: d.source, fetchedAt: Date.now() });
   return { ...blob, skipped: false };
 }

@@ -1,5 +1,5 @@
 import { errorCode, SandtrailError } from '../errors/index.js';
-import { createRedis } from '../queue/index.js';
+import { checkRedis, createRedis } from '../queue/index.js';
 import {
   BudgetGuard,
   chargeOf,
@@ -63,6 +63,8 @@ export async function remainingDailyUnits(ctx: CliContext): Promise<number | nul
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
   const user = gti.user;
   try {
+    // the call is recorded on the ledger: an unreachable Redis would hold it forever
+    if (redisUrl) await checkRedis(redisUrl);
     const client = ledgerClient(gti, { ledger });
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as {
       data?: { api_requests_daily?: { user?: { allowed?: unknown; used?: unknown } } };
@@ -70,8 +72,8 @@ export async function remainingDailyUnits(ctx: CliContext): Promise<number | nul
     const q = doc.data?.api_requests_daily?.user;
     return typeof q?.allowed === 'number' && typeof q.used === 'number' ? Math.max(0, q.allowed - q.used) : null;
   } catch (err) {
-    // a refused key stops here, before anything is spent; anything else only skips the check
-    if (errorCode(err) === 'GTI_AUTH') throw err;
+    // a refused key or an unreachable Redis stops here, before anything is spent; anything else only skips the check
+    if (errorCode(err) === 'GTI_AUTH' || errorCode(err) === 'REDIS_UNAVAILABLE') throw err;
     ctx.log.warn({ err: (err as Error).message }, 'the daily allowance could not be read: not checked');
     return null;
   } finally {

@@ -1,7 +1,7 @@
 import { loadConfig, type Config, type ConfigInput } from '../config/index.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { openStore, type Store, type StoreAccess } from '../store/index.js';
 
 /** Options every command accepts (declared once on the root program). */
 export interface GlobalOptions {
@@ -48,9 +48,13 @@ export interface ProgramKit {
 /** commander's parser for a repeatable option: every value, in order. */
 export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
-/** Runs `fn` on the configured store, closed afterwards whatever happens. */
-export async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = openStore(ctx.config.store, ctx.config);
+/**
+ * Runs `fn` on the configured store, closed afterwards whatever happens. Read-only by default:
+ * the store must exist (a mistyped --store is an error naming the path, not a new empty store)
+ * and is not written; a command that changes it passes `{ mustExist: true }` or `{}`.
+ */
+export async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>, access: StoreAccess = { readOnly: true }): Promise<T> {
+  const store = openStore(ctx.config.store, ctx.config, access);
   try {
     return await fn(store);
   } finally {

@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -6,6 +6,7 @@ import type { BudgetFlags } from './budget.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
 import type { ArtefactFlags } from './artefactFlags.js';
+import { addPivotOption } from './pivotOptions.js';
 import { registerAdminCommands } from './registerAdmin.js';
 import { registerHunting } from './registerHunting.js';
 import { registerContractCommands, withArtefactOptions } from './registerContract.js';
@@ -38,8 +39,12 @@ ${envSettings()
   .join('\n')}
 
 Exit codes: 0 ok, 1 failure (backfill: a batch failed; the summary is still
-printed), 2 usage error, 3 some input lines rejected (normalize), 130 stopped by
-a signal before the work was done.`;
+printed; any command: what it names cannot be used: no store at the --store path
+(reads never create one), not a SQLite database, a feed directory without batch
+files, Redis unreachable), 2 usage error (an unknown option, command or --store
+spec, an invalid setting, a missing required one such as a worker's REDIS_URL),
+3 some input lines rejected (normalize, quota replay), 130 stopped by a signal
+before the work was done.`;
 
 /** Wraps text to `width` columns, each line indented by `indent` spaces. */
 function wrap(text: string, indent: number, width: number): string {
@@ -55,13 +60,19 @@ function wrap(text: string, indent: number, width: number): string {
   return lines.map((l) => `${' '.repeat(indent)}${l}`).join('\n');
 }
 
-/** Runs a long-running process; its fatal error becomes one JSON log line and exit status 1. */
+/** Exit status of an error: 2 for a usage or configuration error (a missing required setting included), else 1. */
+function exitCodeOf(err: unknown): number {
+  const c = errorCode(err);
+  return c === 'USAGE' || c === 'CONFIG_INVALID' ? 2 : 1;
+}
+
+/** Runs a long-running process; its fatal error becomes one JSON log line and exit status 1 (2 for a usage error). */
 async function asLogged(log: Logger, fn: () => Promise<number>): Promise<number> {
   try {
     return await fn();
   } catch (err) {
     log.fatal({ code: errorCode(err) }, messageOf(err));
-    return 1;
+    return exitCodeOf(err);
   }
 }
 
@@ -81,6 +92,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
     .option('--log-format <format>', 'json|pretty|ecs (env SANDTRAIL_LOG_FORMAT)')
     .addHelpText('after', ENV_HELP)
+    // every command's --help lists the global options too (inherited by the commands added below)
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError()
     .exitOverride();
 
@@ -230,7 +243,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   const query = program
     .command('query')
     .description('ids of behaviours (and private:<sha256> of private files) matching one pivot (hashes match case-insensitively)');
-  for (const [flag, , , what] of PIVOT_FLAGS) query.addOption(new Option(flag, what));
+  for (const [flag, , , what] of PIVOT_FLAGS) addPivotOption(query, flag, what);
   query
     .option('--json', 'print a sorted JSON array of ids')
     .action(action((o: Record<string, unknown>, cmd: Command) => queryCommand(o, ctxOf(cmd, { logLevel: 'warn' }))));
@@ -280,8 +293,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     if (err instanceof CommanderError) {
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
     }
-    const c = errorCode(err);
     process.stderr.write(`sandtrail: ${messageOf(err)}\n`);
-    return c === 'USAGE' || c === 'CONFIG_INVALID' ? 2 : 1;
+    return exitCodeOf(err);
   }
 }

@@ -1,4 +1,4 @@
-import { SingleBar } from 'cli-progress';
+import cliProgress, { SingleBar, type Options } from 'cli-progress';
 import type { BackfillProgress } from '../queue/index.js';
 
 /** Steps of the bar; the share done is a fraction, so a fine scale keeps the ETA smooth. */
@@ -9,6 +9,14 @@ export function shareDone(p: BackfillProgress): number {
   const indexShare = p.chunksKnown > 0 ? p.chunksDone / p.chunksKnown : 1;
   return p.batchesTotal === 0 ? 1 : (p.batchesDone / p.batchesTotal) * (0.5 + 0.5 * indexShare);
 }
+
+/**
+ * cli-progress's time format, except for an ETA not known yet: cli-progress holds it as a string
+ * ('0' before the first estimate, 'INF' while nothing has moved, 'NULL' when it cannot tell) and
+ * would print ` 0s` or `NFs`; those show as `-`.
+ */
+export const formatEta: NonNullable<Options['formatTime']> = (t, options, roundTo) =>
+  typeof t === 'number' && Number.isFinite(t) ? cliProgress.Format.TimeFormat(t, options, roundTo) : '-';
 
 /**
  * A progress bar with ETA on stderr (cli-progress), redrawn in place on a terminal and silent
@@ -25,6 +33,7 @@ export function createProgressReporter(stream: NodeJS.WriteStream = process.stde
     hideCursor: false,
     etaBuffer: 50,
     fps: 5,
+    formatTime: formatEta,
   });
   let started = false;
   return {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ProgramKit } from './context.js';
+import { QUOTA_REPLAY_HELP } from './quotaReplayHelp.js';
 
 // command modules load when their command runs (a query does not load the workers' packages)
 const loadDlq = () => import('./commands/dlq.js');
@@ -41,16 +42,20 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     );
   dlq
     .command('purge')
-    .description('delete every dead letter')
+    .description('delete every dead letter: prints how many, and deletes them only with --yes (or once confirmed on a terminal)')
+    .option('--yes', 'delete without asking (without it and without a terminal: exit 2 with the count)')
     .option('--json', 'JSON result')
-    .action(action(async (o: { json?: boolean }, cmd: Command) => (await loadDlq()).dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))));
+    .action(
+      action(async (o: { json?: boolean; yes?: boolean }, cmd: Command) => (await loadDlq()).dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
 
   const quota = program.command('quota').description('GTI quota policy and allowances');
   quota
     .command('replay')
     .description('apply the quota policy (spec rules 1-15) to a file of JSON-lines operations and print the consumption')
-    .argument('<file>', 'operations, one JSON object per line')
+    .argument('<file>', 'operations, one JSON object per line (the format is below)')
     .option('--json', 'print {"users":{...},"groups":{...}}')
+    .addHelpText('after', QUOTA_REPLAY_HELP)
     .action(action(async (file: string, o: { json?: boolean }) => (await loadQuota()).quotaReplayCommand(file, o)));
   quota
     .command('check')

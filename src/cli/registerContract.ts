@@ -37,8 +37,12 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         .description(
           'fetch every behaviour report of files by hash (GET /files/{hash}/behaviours, paged, 1 API unit per page) and index them like feed records',
         )
-        .argument('[hash...]', 'MD5, SHA-1 or SHA-256, any case (anything else is refused before any request)')
-        .option('--file <list>', 'read hashes from a file, one per line (# comments; - for stdin); repeatable', collect)
+        .argument('[hash...]', 'MD5, SHA-1 or SHA-256, any case (anything else is a usage error: exit 2, nothing is asked)')
+        .option(
+          '--file <list>',
+          'read hashes from a file, one per line (# comments; - for stdin; a line that is not a hash is reported invalid and costs nothing); repeatable',
+          collect,
+        )
         .option('--refresh', 'fetch again hashes an earlier run finished (default: skip them)')
         .option('--no-workers', 'only enqueue and wait: let `worker lookup` processes on the same Redis do the work')
         .option('--json', 'summary as one JSON object: per-hash outcomes, documents, API units'),

@@ -1,5 +1,6 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { collect, type ProgramKit } from './context.js';
+import { addPivotOption } from './pivotOptions.js';
 import { PIVOT_FLAGS } from './commands/query.js';
 import { WATCH_FLAGS } from './commands/watchFlags.js';
 
@@ -31,7 +32,7 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
     .command('add')
     .description('add a watch: conditions on pivot values (repeatable, at least one), where to notify its hits')
     .argument('<name>', 'unique name: letters, digits, ".", "_", "-"');
-  for (const [flag, , , what] of WATCH_FLAGS) add.addOption(new Option(flag, `${what} (repeatable)`).argParser(collect));
+  for (const [flag, , , what] of WATCH_FLAGS) addPivotOption(add, flag, `${what} (repeatable)`, collect);
   add
     .option('--file <path>', 'append each hit to this JSON-lines file (directory created when missing)')
     .option('--webhook <url>', 'POST each hit as JSON to this http(s) URL')
@@ -84,7 +85,7 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
   const pivot = program
     .command('pivot')
     .description('statistics of one pivot value (behaviours, files, sandboxes, verdicts, first/last seen) and its newest behaviours');
-  for (const [flag, , kind, what] of PIVOT_FLAGS) if (kind) pivot.addOption(new Option(flag, what));
+  for (const [flag, , kind, what] of PIVOT_FLAGS) if (kind) addPivotOption(pivot, flag, what);
   pivot
     .option('--limit <n>', 'newest behaviours shown', '20')
     .option('--offset <n>', 'skip that many of the newest (paging)', '0')
@@ -96,7 +97,7 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
   program
     .command('top')
     .description('the most frequent values of one pivot kind, with the same figures per value')
-    .argument('<kind>', 'behash, sigma-rule, ja3, ja3s or dropped-sha256')
+    .argument('<kind>', 'behash, sigma-rule (or sigma_rule_id), ja3, ja3s or dropped-sha256 (or dropped_sha256)')
     .option('--since <date>', 'only behaviours analysed since (YYYY-MM-DD, YYYYMMDD or ISO-8601, UTC)')
     .option('--limit <n>', 'values shown', '10')
     .option('--json', 'JSON array')

@@ -85,28 +85,41 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-const ES_ENV: readonly [string, string][] = [
-  ['ELASTICSEARCH_API_KEY', 'apiKey'],
-  ['ELASTICSEARCH_USERNAME', 'username'],
-  ['ELASTICSEARCH_PASSWORD', 'password'],
-  ['ELASTICSEARCH_CA_FILE', 'caFile'],
-  ['ELASTICSEARCH_CA_FINGERPRINT', 'caFingerprint'],
+/** A conventional variable read besides the SANDTRAIL_* ones: the setting it fills, and a prefix its value gets. */
+export interface EnvAlias {
+  env: string;
+  path: string[];
+  /** Prepended to the value (ELASTICSEARCH_URL=U means store es:U). */
+  prefix?: string;
+}
+
+/**
+ * The other names a setting is read from, in the order they apply (a later one wins; the
+ * SANDTRAIL_* variable of the setting wins over all of them): the conventional REDIS_URL, the
+ * names the official GTI clients and Elastic's own tools use, and `store`'s former name.
+ */
+export const ENV_ALIASES: readonly EnvAlias[] = [
+  { env: 'REDIS_URL', path: ['redisUrl'] },
+  { env: 'GTI_APIKEY', path: ['gti', 'apiKey'] },
+  { env: 'GTI_BASE_URL', path: ['gti', 'baseUrl'] },
+  { env: 'GTI_XTOOL', path: ['gti', 'xTool'] },
+  { env: 'ELASTICSEARCH_URL', path: ['store'], prefix: 'es:' },
+  { env: 'SANDTRAIL_SINK', path: ['store'] },
+  { env: 'ELASTICSEARCH_API_KEY', path: ['elasticsearch', 'apiKey'] },
+  { env: 'ELASTICSEARCH_USERNAME', path: ['elasticsearch', 'username'] },
+  { env: 'ELASTICSEARCH_PASSWORD', path: ['elasticsearch', 'password'] },
+  { env: 'ELASTICSEARCH_CA_FILE', path: ['elasticsearch', 'caFile'] },
+  { env: 'ELASTICSEARCH_CA_FINGERPRINT', path: ['elasticsearch', 'caFingerprint'] },
+  { env: 'KIBANA_URL', path: ['kibana', 'url'] },
 ];
 
-/** Reads `SANDTRAIL_*` variables (plus the conventional `REDIS_URL`) into a partial config. */
+/** Reads `SANDTRAIL_*` variables (plus the conventional names of ENV_ALIASES) into a partial config. */
 export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   const out: Dict = {};
-  if (env.REDIS_URL) out.redisUrl = env.REDIS_URL;
-  // the names the official GTI clients use
-  if (env.GTI_APIKEY) setPath(out, ['gti', 'apiKey'], env.GTI_APIKEY);
-  if (env.GTI_BASE_URL) setPath(out, ['gti', 'baseUrl'], env.GTI_BASE_URL);
-  if (env.GTI_XTOOL) setPath(out, ['gti', 'xTool'], env.GTI_XTOOL);
-  // the names Elastic's own tools use
-  if (env.ELASTICSEARCH_URL) out.store = `es:${env.ELASTICSEARCH_URL}`;
-  // the setting's former name, still accepted
-  if (env.SANDTRAIL_SINK) out.store = env.SANDTRAIL_SINK;
-  for (const [name, key] of ES_ENV) if (env[name]) setPath(out, ['elasticsearch', key], env[name]);
-  if (env.KIBANA_URL) setPath(out, ['kibana', 'url'], env.KIBANA_URL);
+  for (const a of ENV_ALIASES) {
+    const raw = env[a.env];
+    if (raw) setPath(out, a.path, `${a.prefix ?? ''}${raw}`);
+  }
   for (const s of envSettings()) {
     const raw = env[s.env];
     if (raw === undefined || raw === '') continue;

@@ -97,7 +97,16 @@ const indexSchema = z
     chunkMaxDocs: positiveInt.default(500).describe('Documents per index job.'),
     chunkMaxBytes: positiveInt.default(4 * 1024 * 1024).describe('Uncompressed bytes per index job.'),
     highWaterChunks: positiveInt.default(20).describe('Feed workers pause while this many chunks wait (bounds Redis memory).'),
-    attempts: positiveInt.default(8).describe('Tries of an index job; on the last one, still-failing items are dead-lettered.'),
+    attempts: positiveInt
+      .default(8)
+      .describe(
+        "Tries of an index job whose documents the store refuses for the time being (busy, overloaded); after the last one the chunk's batch is failed, nothing is dead-lettered.",
+      ),
+    storeFaultAttempts: positiveInt
+      .default(3)
+      .describe(
+        'Tries of an index job that meets a store fault that may pass (disk full, an I/O error, a flood-stage block), at most index.attempts: with index.backoffMs 1000 the batch fails about 3 s after the fault, so a run on a full disk ends at once with the cause instead of waiting for space only an operator frees.',
+      ),
     backoffMs: positiveInt.default(1000).describe('Retry delay base for index jobs and retryable items (exponential, jittered).'),
     sinkRetries: z.number().int().min(0).default(3).describe('In-job retries of items the sink reports retryable.'),
   })
@@ -164,8 +173,14 @@ const elasticsearchSchema = z
   .object({
     /** Base64 `id:key` API key; preferred over username/password. */
     apiKey: z.string().min(1).optional().describe('Base64 id:key API key (preferred; never logged or stored).'),
-    username: z.string().min(1).optional().describe('Basic-auth user instead of an API key (ELASTICSEARCH_USERNAME).'),
-    password: z.string().optional().describe('Basic-auth password (ELASTICSEARCH_PASSWORD; never logged).'),
+    username: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Basic-auth user instead of an API key. es:https://user:pass@host also works; the password is masked wherever the spec is shown.',
+      ),
+    password: z.string().optional().describe('Basic-auth password (never logged).'),
     /** PEM file of the CA that signed the cluster certificate (self-managed TLS). */
     caFile: z.string().min(1).optional().describe("PEM of the CA that signed a self-managed cluster's certificate."),
     /** SHA-256 fingerprint of the cluster CA (what Elasticsearch prints at first start), instead of caFile. */
@@ -183,7 +198,7 @@ const elasticsearchSchema = z
       .max(100)
       .default('sandtrail')
       .describe(
-        'Prefix of every index, template and alias (<prefix>-behaviours, -dead-letters, -batches), so deployments can share a cluster.',
+        'Prefix of every index, template and alias (<prefix>-behaviours, <prefix>-dead-letters, <prefix>-batches...), so deployments can share a cluster.',
       ),
     /** Upper bound of one bulk request body. */
     flushBytes: positiveInt
@@ -255,7 +270,7 @@ export const configSchema = z
       .min(1)
       .default('sqlite:./sandtrail.db')
       .describe(
-        'Store for documents, dead letters and the batch log: sqlite:FILE or es:URL (ELASTICSEARCH_URL=U means es:U; SANDTRAIL_STORE wins over it). The former name sink (--sink, SANDTRAIL_SINK, "sink" in a file) is still accepted.',
+        'Store for documents, dead letters and the batch log: sqlite:FILE or es:URL (ELASTICSEARCH_URL=U means es:U; SANDTRAIL_STORE wins over it). The former name sink (--sink, SANDTRAIL_SINK, "sink" in a config file) is still accepted; store wins when both are given.',
       ),
     logLevel: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -265,7 +280,7 @@ export const configSchema = z
       .enum(['json', 'pretty', 'ecs'])
       .default('json')
       .describe(
-        'Log lines on stderr: json (one pino JSON object per line), pretty (one readable line, coloured on a terminal) or ecs (Elastic Common Schema JSON, our own fields under sandtrail.*).',
+        "Log lines on stderr: json (one pino JSON object per line), pretty (one readable line per entry, coloured only on a terminal) or ecs (Elastic Common Schema JSON: @timestamp, log.level, message, ecs.version, process.pid, host.hostname, error.*; sandtrail's own fields as sandtrail.stage, sandtrail.batch, sandtrail.worker...). Credentials are redacted in every format, URL passwords included.",
       ),
     feed: feedSchema.default({}),
     index: indexSchema.default({}),

@@ -15,7 +15,7 @@ export const lookupSchema = z
 /** Artefacts (pcap, evtx, memdump, html report) downloaded into a blob directory. */
 export const artefactsSchema = z
   .object({
-    dir: z.string().min(1).default('./artefacts').describe('Blob directory: <dir>/<sha256[0:2]>/<sha256>/<sandbox>/<kind>.'),
+    dir: z.string().min(1).default('./artefacts').describe('Blob directory: <dir>/<sha256[0:2]>/<sha256>/<sandbox>/<kind>.<ext>.'),
     maxBytes: positiveInt
       .default(512 * 1024 * 1024)
       .describe('Size cap of one artefact; a bigger one is refused (ARTEFACT_TOO_LARGE) and nothing of it is kept.'),
@@ -34,15 +34,17 @@ export const httpSchema = z
       .min(0)
       .max(65535)
       .optional()
-      .describe('Port of /metrics, /healthz, /readyz and /queues in long-running processes; unset: no HTTP server. 0: any free port.'),
+      .describe(
+        'Port of /metrics, /healthz, /readyz and /queues in long-running processes (run, worker *, and backfill/lookup while they run); unset: no HTTP server; 0: any free port (logged).',
+      ),
     host: z
       .string()
       .min(1)
       .default('127.0.0.1')
       .describe('Address to bind; beyond loopback the server refuses to start without http.token or http.username/http.password.'),
-    token: z.string().min(16).optional().describe('Bearer token every route but /healthz requires (never logged).'),
+    token: z.string().min(16).optional().describe('Bearer token every route but /healthz requires (16+ characters; never logged).'),
     username: z.string().min(1).optional().describe('Basic-auth user instead of a token.'),
-    password: z.string().min(8).optional().describe('Basic-auth password (never logged).'),
+    password: z.string().min(8).optional().describe('Basic-auth password (8+ characters; never logged).'),
     dashboardWritable: z
       .boolean()
       .default(false)

@@ -122,6 +122,65 @@ async function checkSetup(client: Client, steps: SetupStep[], alias: string, sig
   return c.pass(`${f.present.length} objects present and current (templates, write alias ${alias}, bookkeeping indices)`);
 }
 
+const BLOCKS = ['read_only_allow_delete', 'read_only', 'write'] as const;
+
+/** Settings as dotted keys, whether the cluster answered them flat or nested. */
+function flat(settings: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+  if (!isObj(settings)) return out;
+  for (const [k, v] of Object.entries(settings)) {
+    if (isObj(v)) flat(v, `${prefix}${k}.`, out);
+    else out[`${prefix}${k}`] = v;
+  }
+  return out;
+}
+
+/**
+ * The cluster's health, and the write blocks on sandtrail's indices: the flood-stage disk
+ * watermark puts `read_only_allow_delete` on them, an operator `write` or `read_only`; either
+ * stops every write, so it fails the check with the fix.
+ */
+async function checkHealth(client: Client, prefix: string, signal: AbortSignal): Promise<CheckResult[]> {
+  const h = checkOf('store.health', 'Elasticsearch cluster health');
+  const health = await client.cluster.health({}, { signal });
+  const status = String(health.status).toLowerCase();
+  const healthResult =
+    status === 'red'
+      ? h.fail(
+          `cluster ${health.cluster_name} is red: ${health.unassigned_shards} unassigned shard(s)`,
+          'see GET _cluster/allocation/explain',
+        )
+      : status === 'yellow'
+        ? h.warn(
+            `cluster ${health.cluster_name} is yellow: ${health.unassigned_shards} replica shard(s) unassigned`,
+            'add a node, or set elasticsearch.replicas to 0 on a single node',
+          )
+        : h.pass(`cluster ${health.cluster_name} is green`);
+  const b = checkOf('store.blocks', 'Elasticsearch index blocks');
+  const settings = (await client.indices.getSettings(
+    { index: `${prefix}-*`, flat_settings: true, allow_no_indices: true, expand_wildcards: 'all' },
+    { signal },
+  )) as Record<string, { settings?: Record<string, unknown> }>;
+  const blocked: string[] = [];
+  let diskFull = false;
+  for (const [index, s] of Object.entries(settings)) {
+    for (const block of BLOCKS) {
+      if (String(flat(s.settings)[`index.blocks.${block}`]) !== 'true') continue;
+      blocked.push(`${index} (${block})`);
+      diskFull ||= block === 'read_only_allow_delete';
+    }
+  }
+  const blocksResult =
+    blocked.length === 0
+      ? b.pass(`no write block on ${Object.keys(settings).length} index(es) ${prefix}-*`)
+      : b.fail(
+          `writes are blocked: ${blocked.join(', ')}${diskFull ? ' (disk full: the flood-stage disk watermark was exceeded)' : ''}`,
+          diskFull
+            ? 'free disk space on the data nodes; Elasticsearch lifts read_only_allow_delete once disk use falls below the high watermark'
+            : `remove the block: PUT ${prefix}-*/_settings {"index.blocks.write": null, "index.blocks.read_only": null}`,
+        );
+  return [healthResult, blocksResult];
+}
+
 /**
  * The Elasticsearch store's checks: the cluster answers, runs 8.x or 9.x, and holds everything
  * `sandtrail es setup` installs, current. Only reads; never runs the setup.
@@ -153,7 +212,11 @@ export async function checkElasticsearch(spec: string, config: Config, o: CheckE
       totalFieldsLimit: es.totalFieldsLimit,
     });
     try {
-      return [result, await checkSetup(store.client, steps, n.alias, o.signal)];
+      return [
+        result,
+        await checkSetup(store.client, steps, n.alias, o.signal),
+        ...(await checkHealth(store.client, es.indexPrefix, o.signal)),
+      ];
     } catch (err) {
       const { detail, fix } = failure(err, store.spec);
       const s = checkOf('store.setup', 'Elasticsearch setup');

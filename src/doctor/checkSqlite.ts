@@ -2,6 +2,7 @@ import { open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { checkDisk, isWritable, nearestExisting } from './checkDisk.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
+import { checkSqliteIntegrity } from './checkSqliteIntegrity.js';
 
 const MAGIC = 'SQLite format 3\0';
 
@@ -58,12 +59,15 @@ async function checkJournal(file: string, size: number | undefined): Promise<Che
   );
 }
 
-/** The SQLite store's checks: writable, WAL, free disk space. */
-export async function checkSqlite(file: string): Promise<CheckResult[]> {
+/** The SQLite store's checks: writable, WAL, intact (an existing database only), free disk space. */
+export async function checkSqlite(file: string, integrityTimeoutMs?: number): Promise<CheckResult[]> {
   const size = await sizeOf(file);
+  const journal = await checkJournal(file, size);
+  const intact = size && journal.status !== 'fail' ? [await checkSqliteIntegrity(file, integrityTimeoutMs)] : [];
   return [
     await checkWritable(file, size !== undefined),
-    await checkJournal(file, size),
+    journal,
+    ...intact,
     await checkDisk('store.disk', 'Store disk space', file, 'the database (--store sqlite:FILE)'),
   ];
 }

@@ -112,7 +112,8 @@ export async function runDoctor(config: () => Config, o: DoctorOptions): Promise
         )
       : store.startsWith('sqlite:')
         ? bounded(ms, 'store', 'Store (SQLite)', 'check the filesystem of the database', () =>
-            checkSqlite(resolve(o.cwd, store.slice('sqlite:'.length))),
+            // quick_check ends before the group's bound, so an unfinished check is told as such
+            checkSqlite(resolve(o.cwd, store.slice('sqlite:'.length)), Math.max(ms - 1000, 500)),
           )
         : [checkOf('store', 'Store').fail(`unknown store "${store}"`, 'use --store sqlite:FILE or es:URL (SANDTRAIL_STORE)')],
     bounded(ms, 'gti', 'GTI API key', 'check GTI_BASE_URL and the network', async (signal) => [

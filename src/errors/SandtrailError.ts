@@ -21,6 +21,10 @@ export type ErrorCode =
   | 'SINK_WRITE_FAILED'
   | 'SINK_BUSY'
   | 'SINK_AUTH'
+  | 'STORE_FULL'
+  | 'STORE_IO'
+  | 'STORE_DAMAGED'
+  | 'STORE_READONLY'
   | 'CHUNK_CORRUPT'
   | 'NOT_FOUND'
   | 'SHUTTING_DOWN'
@@ -83,6 +87,16 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   SINK_BUSY: true,
   // refused credentials or privileges: retrying cannot help until an operator fixes them
   SINK_AUTH: false,
+  // the store's disk is full (SQLite's SQLITE_FULL, Elasticsearch's flood-stage block): space
+  // freed by an operator, a checkpoint or a merge lets a later try pass, so a few tries are made
+  STORE_FULL: true,
+  // the store's file could not be read or written (EIO, a failing fsync): maybe once
+  STORE_IO: true,
+  // a damaged store (corrupt pages, not a database at all) fails the same way until repaired
+  STORE_DAMAGED: false,
+  // a store that cannot be written as configured (read-only file or index, permissions, a
+  // closed or missing index): only an operator's fix helps
+  STORE_READONLY: false,
   CHUNK_CORRUPT: false,
   NOT_FOUND: false,
   SHUTTING_DOWN: true,
@@ -120,6 +134,34 @@ export function errorCode(err: unknown): ErrorCode | undefined {
 export function isRetryable(err: unknown): boolean {
   const code = errorCode(err);
   return code === undefined ? true : RETRYABLE[code];
+}
+
+/**
+ * Codes of failures that are the store's, never a record's: a batch meeting one fails (after the
+ * tries its code allows) with the cause, and none of its records is dead-lettered for it.
+ */
+export const STORE_FAULT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'STORE_FULL',
+  'STORE_IO',
+  'STORE_DAMAGED',
+  'STORE_READONLY',
+  'SINK_AUTH',
+]);
+
+/** True when the thrown value is a store fault (see STORE_FAULT_CODES). */
+export function isStoreFault(err: unknown): boolean {
+  const code = errorCode(err);
+  return code !== undefined && STORE_FAULT_CODES.has(code);
+}
+
+/**
+ * The store-fault code a failure message starts with (`STORE_FULL: disk full ...`), as BullMQ
+ * keeps a failed job's reason: a job's failure is told apart after it crossed a process boundary.
+ */
+export function storeFaultOfReason(reason: string | undefined): ErrorCode | undefined {
+  const m = /^([A-Z_]+): /.exec(reason ?? '');
+  const code = m?.[1] as ErrorCode | undefined;
+  return code !== undefined && STORE_FAULT_CODES.has(code) ? code : undefined;
 }
 
 /** Message of any thrown value, for logs and dead-letter entries. */

@@ -10,6 +10,13 @@ const MINUTE_IN_NAME = /(?<!\d)(\d{12})(?!\d)/;
 /** When a minute has several files, the one the feed itself serves wins. */
 const RANK = { bz2: 0, gz: 1, none: 2 } as const;
 
+/** The names a directory source reads, as told to an operator whose directory holds none. */
+export const BATCH_FILE_NAMES =
+  'batch files named by their UTC minute, a 12-digit YYYYMMDDhhmm in the name (202611010000.jsonl.bz2, file_behaviours_202611010000.gz, ...): JSON lines, plain, bzip2 or gzip';
+
+/** An hourly package of minute files (`YYYYMMDDhh….tar.bz2`), read by `--hourly`. */
+export const HOURLY_PACKAGE_NAME = /(?<!\d)\d{10}(?!\d).*\.tar\.bz2$/;
+
 export interface DirectorySourceOptions {
   decoder?: DecoderChoice;
   decoderThreads?: number;

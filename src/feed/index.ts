@@ -1,5 +1,5 @@
 export type { FeedSource, BatchHandle } from './FeedSource.js';
-export { DirectorySource } from './DirectorySource.js';
+export { DirectorySource, BATCH_FILE_NAMES, HOURLY_PACKAGE_NAME } from './DirectorySource.js';
 export { ApiSource } from './ApiSource.js';
 export type { ApiSourceOptions } from './ApiSource.js';
 export { createSource } from './createSource.js';

@@ -5,8 +5,18 @@ export interface GtiClientOptions {
   apiKey: string;
   xTool?: string;
   timeoutMs: number;
-  /** Called once per request that reached the service (whatever its status), for the quota ledger. */
+  /**
+   * Called once per request the service answered (its status line arrived, whatever the status), for
+   * the quota ledger: the service charges a request when it answers it, so a body cut afterwards
+   * does not undo the call, and the request sent again to get the whole body is another call.
+   */
   onCall?: (call: { method: string; path: string; status: number }) => Promise<void>;
+  /**
+   * Called instead of `onCall` when a request that `beforeCall` let through got no answer at all
+   * (refused or reset connection, timeout before the status line): nothing was charged, so a
+   * reservation made in `beforeCall` is given back here.
+   */
+  onNoAnswer?: (call: { method: string; path: string }) => void | Promise<void>;
   /**
    * Awaited before every request; throwing (e.g. BUDGET_EXCEEDED) prevents it. Rate limits and
    * budgets hook in here (feed reads and feed links, which cost nothing, are told apart by path).
@@ -80,10 +90,22 @@ export class GtiClient {
     };
   }
 
-  /** GETs a JSON document at a path relative to the versioned base (e.g. `/users/me/overall_quotas`). */
-  async getJson(path: string): Promise<unknown> {
-    const res = await this.request('GET', path);
-    return res.json();
+  /**
+   * GETs a JSON document at a path relative to the versioned base (e.g. `/users/me/overall_quotas`).
+   * A body cut short throws GTI_NETWORK and one that is not JSON GTI_BAD_RESPONSE, both retryable
+   * by callWithRetry like a cut page.
+   */
+  async getJson(path: string, signal?: AbortSignal): Promise<unknown> {
+    const res = await this.request('GET', path, 'follow', signal);
+    if (!res.body) throw new SandtrailError('GTI_BAD_RESPONSE', `GET ${path}: empty body`);
+    const length = Number(res.headers.get('content-length'));
+    const parts: Buffer[] = [];
+    for await (const chunk of bodyChunks(res.body, path, Number.isFinite(length) && length > 0 ? length : null)) parts.push(chunk);
+    try {
+      return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+    } catch (err) {
+      throw new SandtrailError('GTI_BAD_RESPONSE', `GET ${path}: the answer is not JSON: ${(err as Error).message}`);
+    }
   }
 
   /**
@@ -115,6 +137,7 @@ export class GtiClient {
     try {
       res = await fetch(link, { redirect: 'follow', signal: signal ?? AbortSignal.timeout(this.o.timeoutMs * 20) });
     } catch (err) {
+      await this.o.onNoAnswer?.({ method: 'GET', path: as });
       throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${(err as Error).message}`);
     }
     // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
@@ -152,6 +175,7 @@ export class GtiClient {
     try {
       res = await fetch(`${this.base}${path}`, { method, headers, redirect, signal: signal ?? AbortSignal.timeout(this.o.timeoutMs) });
     } catch (err) {
+      await this.o.onNoAnswer?.({ method, path });
       throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${(err as Error).message}`);
     }
     await this.o.onCall?.({ method, path, status: res.status });

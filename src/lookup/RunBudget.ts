@@ -3,8 +3,9 @@ import { SandtrailError } from '../errors/index.js';
 
 /**
  * The `--max-api-units` of one run, shared by every worker that takes its jobs: units are
- * reserved in Redis before each request (INCRBY, given back when over), so a fleet stops at the
- * same total as one process would.
+ * reserved in Redis before each request (INCRBY, given back when over, or when the request got no
+ * answer), so a fleet stops at the same total as one process would, and once the run's requests
+ * are over the counter holds what the service charged: the run summary's `api_units`.
  */
 export class RunBudget {
   constructor(
@@ -36,7 +37,13 @@ export class RunBudget {
     }
   }
 
-  /** Units spent so far by the run. */
+  /** Gives back units reserved for a request that got no answer (the service charged nothing for it). */
+  async refund(units: number): Promise<void> {
+    if (units <= 0) return;
+    await this.redis.decrby(this.key, units);
+  }
+
+  /** Units spent so far by the run: those of answered requests, and of requests still in flight. */
   async spent(): Promise<number> {
     return Number((await this.redis.get(this.key)) ?? 0);
   }

@@ -43,7 +43,7 @@ export async function fetchBehaviour(o: {
   const { client, spent } = meteredClient({ config, redis: o.redis, budget, signal: o.signal });
   const retry = { retries: config.gti.maxRetries, backoffMs: config.gti.backoffMs, signal: o.signal };
   const base = `/file_behaviours/${encodeURIComponent(o.id)}`;
-  const answer = (await callWithRetry(() => client.getJson(base), retry)) as { data?: Record<string, unknown> };
+  const answer = (await callWithRetry(() => client.getJson(base, o.signal), retry)) as { data?: Record<string, unknown> };
   if (!answer || typeof answer.data !== 'object' || answer.data === null)
     throw new SandtrailError('GTI_BAD_RESPONSE', `GET /file_behaviours/{id}: the answer has no "data" object`);
   const record: Record<string, unknown> = { ...answer.data };
@@ -84,7 +84,7 @@ async function readRelationship(
   let cursor: string | null = null;
   do {
     const url: string = `${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page = (await callWithRetry(() => client.getJson(url), retry)) as { data?: unknown; meta?: { cursor?: unknown } };
+    const page = (await callWithRetry(() => client.getJson(url, retry.signal), retry)) as { data?: unknown; meta?: { cursor?: unknown } };
     if (Array.isArray(page?.data)) out.push(...page.data);
     else if (page?.data !== undefined && page.data !== null) out.push(page.data);
     cursor = typeof page?.meta?.cursor === 'string' && page.meta.cursor !== '' && Array.isArray(page.data) ? page.meta.cursor : null;

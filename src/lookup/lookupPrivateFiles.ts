@@ -70,7 +70,7 @@ export async function lookupPrivateFiles(o: {
     if (!metered) break;
     let answer: unknown;
     try {
-      answer = await callWithRetry(() => metered.client.getJson(`/private/files/${sha256}`), {
+      answer = await callWithRetry(() => metered.client.getJson(`/private/files/${sha256}`, o.signal), {
         retries: config.gti.maxRetries,
         backoffMs: config.gti.backoffMs,
         signal: o.signal,

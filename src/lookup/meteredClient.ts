@@ -9,14 +9,16 @@ const isFeedPath = (path: string): boolean => path.startsWith('/feeds/');
 
 export interface MeteredClient {
   client: GtiClient;
-  /** API units this client spent (requests sent, whatever their answer). */
+  /** API units this client spent (requests the service answered, whatever their status). */
   spent(): number;
 }
 
 /**
  * A GTI client whose every request goes through the quota machinery: the shared per-minute rate
- * limit (gti.requestsPerMinute, API calls only), the run's budget (reserved before the request),
- * and the ledger (recorded once the service answered, at the units the policy gives it).
+ * limit (gti.requestsPerMinute, API calls only), the run's budget (reserved before the request,
+ * given back when the request got no answer), and the ledger (recorded once the service
+ * answered, at the units the policy gives it). Reservation and ledger thus end at the same
+ * figure: what the service answered.
  */
 export function meteredClient(o: { config: Config; redis: Redis; budget?: RunBudget; signal?: AbortSignal }): MeteredClient {
   const { gti, queuePrefix } = o.config;
@@ -30,6 +32,7 @@ export function meteredClient(o: { config: Config; redis: Redis; budget?: RunBud
       if (!isFeedPath(c.path)) await limiter.acquire(o.signal);
       await o.budget?.spend(apiUnitsOf(c.method, c.path));
     },
+    onNoAnswer: (c) => o.budget?.refund(apiUnitsOf(c.method, c.path)),
     afterCall: (c) => (spent += apiUnitsOf(c.method, c.path)),
   });
   return { client, spent: () => spent };

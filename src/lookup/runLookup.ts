@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../log/index.js';
 import { indexJobId, type ArtefactChoice } from '../queue/index.js';
-import type { BatchLogEntry, Store } from '../store/index.js';
+import { failedEntry, type BatchLogEntry, type Store } from '../store/index.js';
 import type { HashInput } from './hashes.js';
 import { lookupBatch, lookupJobId, type LookupJobData, type LookupJobResult, type LookupOutcome } from './names.js';
 import type { RunBudget } from './RunBudget.js';
@@ -64,14 +64,31 @@ const DONE = new Set(['ok', 'empty', 'missing']);
 /** A lookup job that vanished (Redis restarted empty) is enqueued again at most this often. */
 const MAX_REQUEUES = 3;
 
+/** What a run has left to do, read from the batch log before anything is asked of the API. */
+export interface LookupPlan {
+  /** The batch-log entries of the valid hashes as they were before the run. */
+  before: ReadonlyMap<string, BatchLogEntry>;
+  /** Hashes an earlier run finished (not asked again unless refreshed): they cost nothing. */
+  skipped: ReadonlySet<string>;
+  /** Hashes the run waits for, in order: those it enqueues, and those in `waiting`. */
+  todo: readonly string[];
+  /** Hashes fetched by an interrupted run whose chunks are still queued: waited for, not fetched again. */
+  waiting: ReadonlySet<string>;
+}
+
 /**
- * Enqueues one job per hash not done yet (deterministic job ids: a second run, or a fleet,
- * shares them), waits until every hash has an outcome in the batch log and its reports are
- * stored, and summarizes from the store: what the outcome of each hash was, however many
- * processes worked on it.
+ * Splits a run's hashes into those done by an earlier run, those whose reports are fetched and
+ * only being stored, and those left to fetch. The command's estimate (and so the budget guard's
+ * allowance check) and the run itself go by it: a re-run is estimated, and spends, only what is
+ * left.
  */
-export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
-  const started = Date.now();
+export async function planLookup(o: {
+  store: Store;
+  hashes: readonly HashInput[];
+  refresh?: boolean;
+  /** The index queue; without it a recorded hash whose chunks are not all stored counts as in flight. */
+  indexQueue?: Queue;
+}): Promise<LookupPlan> {
   const valid = o.hashes.filter((h): h is Extract<HashInput, { hash: string }> => 'hash' in h);
   const before = new Map((await o.store.batches.get(valid.map((h) => lookupBatch(h.hash)))).map((e) => [e.batch, e]));
   const skipped = new Set<string>();
@@ -86,6 +103,24 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
       if (!o.refresh && e?.status === 'pending' && (await chunksInFlight(o, e))) waiting.add(h.hash);
     }
   }
+  return { before, skipped, todo, waiting };
+}
+
+/**
+ * Enqueues one job per hash not done yet (deterministic job ids: a second run, or a fleet,
+ * shares them), waits until every hash has an outcome in the batch log and its reports are
+ * stored, and summarizes from the store: what the outcome of each hash was, however many
+ * processes worked on it.
+ */
+export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
+  const started = Date.now();
+  const valid = o.hashes.filter((h): h is Extract<HashInput, { hash: string }> => 'hash' in h);
+  const { before, skipped, todo, waiting } = await planLookup({
+    store: o.store,
+    hashes: o.hashes,
+    refresh: o.refresh,
+    indexQueue: o.indexQueue,
+  });
   for (const hash of todo) if (!waiting.has(hash)) await enqueue(o, hash);
   const requeues = new Map<string, number>();
   /** Enqueues a hash again, a bounded number of times; false once it is given up (recorded failed). */
@@ -129,7 +164,14 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
       const job = await o.queue.getJob(lookupJobId(hash));
       const state = job ? await job.getState() : 'unknown';
       if (state === 'unknown' || state === 'completed' || state === 'failed') {
-        const why = e
+        // the worker records the outcome before its job ends: read the batch log again, after the
+        // job's state, or an outcome recorded since the snapshot would be taken for a lost job and
+        // the hash fetched (and paid for) twice
+        const [again] = await o.store.batches.get([lookupBatch(hash)]);
+        const now = again && (!o.refresh || again.finishedAt >= started) ? again : undefined;
+        if (now) entries.set(now.batch, now);
+        if (finished(now) || (now?.status === 'pending' && (await chunksInFlight(o, now)))) continue;
+        const why = now
           ? 'its reports were fetched but their chunks are gone from the queue'
           : `the lookup job ended without an outcome (${state})`;
         await requeue(hash, why, job?.failedReason);
@@ -159,7 +201,7 @@ async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
  * Whether a recorded lookup's unstored chunks are still in the index queue (waiting, active,
  * delayed or failed-and-retrying). A chunk stored between the two reads is not mistaken for lost.
  */
-async function chunksInFlight(o: RunLookupOptions, e: BatchLogEntry): Promise<boolean> {
+async function chunksInFlight(o: { store: Store; indexQueue?: Queue }, e: BatchLogEntry): Promise<boolean> {
   if (!o.indexQueue) return true;
   const unstored = async (): Promise<number[]> => {
     const stored = new Set(await o.store.batches.storedChunks(e.batch, e.chunks));
@@ -172,19 +214,8 @@ async function chunksInFlight(o: RunLookupOptions, e: BatchLogEntry): Promise<bo
 
 function lostEntry(hash: string, reason: string | undefined): BatchLogEntry {
   const now = Date.now();
-  return {
-    batch: lookupBatch(hash),
-    source: 'lookup',
-    status: 'failed',
-    lines: 0,
-    accepted: 0,
-    rejected: 0,
-    chunks: 0,
-    bytesDecoded: 0,
-    error: `QUEUE_STATE_LOST: the lookup job ended without an outcome ${MAX_REQUEUES} times${reason ? ` (${reason})` : ''}`,
-    startedAt: now,
-    finishedAt: now,
-  };
+  const why = `QUEUE_STATE_LOST: the lookup job ended without an outcome ${MAX_REQUEUES} times${reason ? ` (${reason})` : ''}`;
+  return failedEntry(lookupBatch(hash), 'lookup', why, now, now);
 }
 
 /** The outcome a batch-log entry stands for. */

@@ -27,9 +27,10 @@ export class ChunkEmitter {
     const payloadKey = chunkKey(this.config.queuePrefix, jobId);
     // the bytes first: a job never exists without its payload (the index worker deletes it when done)
     await this.queues.connection.set(payloadKey, payload, 'EX', CHUNK_TTL_SECONDS);
-    // A failed job of an earlier run would make this add a no-op: replace it.
+    // A failed job of an earlier run, or one waiting out a backoff or put aside after a store
+    // fault, would make this add a no-op (and wait): replace it with this run's chunk.
     const previous = await this.queues.index.getJob(jobId);
-    if (previous && (await previous.isFailed())) await previous.remove();
+    if (previous && ((await previous.isFailed()) || (await previous.isDelayed()))) await previous.remove();
     await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length, rawBytes }, { jobId });
   }
 

@@ -1,10 +1,10 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { errorCode, isRetryable, messageOf } from '../errors/index.js';
+import { errorCode, isRetryable, isStoreFault, messageOf } from '../errors/index.js';
 import { ledgerClient, QuotaLedger } from '../quota/index.js';
 import { createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import type { DeadLetterInput, SinkDoc } from '../store/index.js';
+import { failedEntry, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 import { record } from '../metrics/index.js';
 import { ChunkEmitter } from './ChunkEmitter.js';
 import { QueueWorker } from './QueueWorker.js';
@@ -126,25 +126,21 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       }
       // refused credentials: the stage runner stops the stage and keeps the job
       if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
-      const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      // a store fault that may pass gets the few tries index.storeFaultAttempts allows
+      const tries = isStoreFault(err) ? Math.min(job.opts.attempts ?? 1, config.index.storeFaultAttempts) : (job.opts.attempts ?? 1);
+      const final = !isRetryable(err) || job.attemptsMade + 1 >= tries;
+      const reason = `${code ?? 'ERROR'}: ${messageOf(err)}`;
       if (final) {
         // Recorded before the job settles so anyone waiting on the job sees the log entry.
         record({ m: 'batch', outcome: 'failed' });
-        await store.batches.record({
-          batch,
-          source: spec,
-          status: 'failed',
-          lines: 0,
-          accepted: 0,
-          rejected: 0,
-          chunks: 0,
-          bytesDecoded: 0,
-          // the stable code first, so an operator (and `status`) can tell the failure classes apart
-          error: `${code ?? 'ERROR'}: ${messageOf(err)}`,
-          startedAt,
-          finishedAt: Date.now(),
-        });
+        // a store at fault may refuse this write too: the failed job keeps the reason then
+        // (the stable code first in the reason, so an operator and `status` tell the failure classes apart)
+        await store.batches
+          .record(failedEntry(batch, spec, reason, startedAt))
+          .catch((e: unknown) => log.warn({ err: messageOf(e) }, 'the batch log could not record the failure'));
       }
+      // a store fault keeps its code in the job's reason, so the run waiting on it stops with the cause
+      if (final && isStoreFault(err)) throw new UnrecoverableError(reason);
       if (!isRetryable(err)) throw new UnrecoverableError(messageOf(err));
       throw err;
     }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
+import { errorCode, isRetryable, isStoreFault, messageOf, SandtrailError } from '../errors/index.js';
 import { decodeChunk } from './chunkCodec.js';
 import { record } from '../metrics/index.js';
 import { QueueWorker } from './QueueWorker.js';
@@ -57,8 +57,13 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     const stored: SinkDoc[] = [];
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
-      // throws only when the store itself fails (SINK_AUTH is handled by the stage runner)
-      const results = await this.group.upsert(pending);
+      let results;
+      try {
+        // throws when the store itself fails: nothing of the chunk is the documents' fault
+        results = await this.group.upsert(pending);
+      } catch (err) {
+        return await this.storeFailed(job, err);
+      }
       const retry: SinkDoc[] = [];
       results.forEach((r, i) => {
         const doc = pending[i] as SinkDoc;
@@ -72,7 +77,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
           dead.push(docLetter(batch, doc, r.code, r.reason));
         } else {
           retry.push(doc);
-          lastReason = r.reason;
+          lastReason = `${r.code}: ${r.reason}`;
         }
       });
       pending = retry;
@@ -82,11 +87,6 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     }
     // watches see only new state; a replay finds its hits recorded and notifies nothing
     await this.o.onStored?.(stored);
-    const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    if (pending.length > 0 && final) {
-      for (const doc of pending) dead.push(docLetter(batch, doc, 'retry_exhausted', lastReason));
-      pending = [];
-    }
     result.rejected = dead.length;
     if (result.indexed) record({ m: 'indexed', stage: 'index', n: result.indexed });
     if (result.stale) record({ m: 'stale', n: result.stale });
@@ -95,13 +95,39 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     result.deadLettered = dead.length;
     if (dead.length) log.warn({ deadLettered: dead.length }, 'items dead-lettered');
     if (pending.length > 0) {
-      throw new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
+      // still refused for the store's reasons (overloaded, unavailable): the store's failure, not
+      // the documents'; the job is tried again and, once its tries are spent, its batch fails
+      const err = new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
+      return await this.storeFailed(job, err);
     }
     // every document of the chunk is stored or dead-lettered: the batch log may count it, and
     // the payload can go (a repeated run finds the mark instead)
-    await store.batches.chunkStored(batch, n);
+    await store.batches.chunkStored(batch, n, result.indexed + result.stale);
     await redis.del(job.data.payloadKey);
     return result;
+  }
+
+  /**
+   * A chunk the store could not take: the job is tried again while its code allows (a full disk
+   * or a busy store may pass; a damaged or read-only store will not), and on its last try the
+   * chunk is marked failed in the batch log with the cause, so its batch reads failed and a
+   * re-run stores it. Nothing is dead-lettered: the documents are not at fault.
+   */
+  private async storeFailed(job: Job<IndexJobData, IndexJobResult>, err: unknown): Promise<never> {
+    const code = errorCode(err);
+    // refused credentials: the stage runner stops the stage and keeps the job
+    if (code === 'SINK_AUTH') throw err;
+    const { batch, n } = job.data;
+    const tries = isStoreFault(err) ? Math.min(job.opts.attempts ?? 1, this.o.config.index.storeFaultAttempts) : (job.opts.attempts ?? 1);
+    const final = !isRetryable(err) || job.attemptsMade + 1 >= tries;
+    const reason = `${code ?? 'ERROR'}: ${messageOf(err)}`;
+    if (!final) throw err;
+    this.o.log.error({ stage: 'index', batch, job: job.id, code }, `chunk ${n} of ${batch} not stored: ${messageOf(err)}`);
+    // the store may refuse this write too (the disk is still full): the failed job says it then
+    await this.o.store.batches
+      .chunkFailed(batch, n, reason)
+      .catch((e: unknown) => this.o.log.warn({ batch, err: messageOf(e) }, 'the batch log could not record the failure'));
+    throw new UnrecoverableError(reason);
   }
 }
 

@@ -8,7 +8,7 @@ export { FeedWorker } from './FeedWorker.js';
 export type { StageWorkerOptions } from './StageWorker.js';
 export { IndexWorker } from './IndexWorker.js';
 export { UpsertGroup } from './UpsertGroup.js';
-export { runBackfill, summarize } from './runBackfill.js';
+export { recordFailures, runBackfill, summarize } from './runBackfill.js';
 export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';
 export { runWorkerProcess } from './runWorkerProcess.js';
 export type { WorkerKind, WorkerExtras } from './runWorkerProcess.js';

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import type { Store } from '../store/index.js';
+import { failedEntry, type Store } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import { feedJobId, hourJobId, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from './names.js';
 import type { MinuteId } from '../minute/index.js';
@@ -77,6 +78,19 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
   let accepted = 0;
   let requeued = 0;
   let redisDown = false;
+  /** Why index or feed jobs of a minute failed, as BullMQ kept it (the batch log may not have been writable). */
+  const jobFailures = new Map<MinuteId, string>();
+  /** The first store fault met: the run stops waiting, since every further write would meet it too. */
+  let storeFault: string | undefined;
+  const noteFailure = async (queue: Queues['feed'] | Queues['index'], id: string, minutes: readonly MinuteId[]): Promise<void> => {
+    const reason = (await queue.getJob(id))?.failedReason;
+    if (!reason) return;
+    for (const m of minutes) if (!jobFailures.has(m)) jobFailures.set(m, reason);
+    if (!storeFault && storeFaultOfReason(reason)) {
+      storeFault = reason;
+      o.log?.error({ job: id }, `store fault: ${reason}; stopping the run`);
+    }
+  };
   const report = (): void =>
     o.onProgress?.({
       batchesTotal: o.minutes.length,
@@ -111,7 +125,10 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       if (RUNNING.has(state)) continue;
       pendingFeed.delete(id);
       batchesDone += byId.get(id)?.minutes ?? 1;
-      if (state === 'failed') continue;
+      if (state === 'failed') {
+        await noteFailure(o.queues.feed, id, byId.get(id)?.minuteIds ?? []);
+        continue;
+      }
       const job = state === 'completed' ? await o.queues.feed.getJob(id) : undefined;
       const r = job?.returnvalue as FeedJobResult | undefined;
       if (!r) {
@@ -136,6 +153,7 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       if (state === 'failed') {
         pendingIndex.delete(id);
         chunksDone += 1;
+        await noteFailure(o.queues.index, id, [batch]);
         continue;
       }
       // completed jobs are removed at once, so 'unknown' is normal: the batch log's mark decides
@@ -164,7 +182,7 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
     if (o.signal?.aborted) resolve();
     o.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
-  while (pendingFeed.size > 0 || pendingIndex.size > 0) {
+  while ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) {
     if (o.signal?.aborted) break;
     try {
       const poll = (async () => {
@@ -182,11 +200,42 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       redisDown = true;
     }
     report();
-    if (pendingFeed.size > 0 || pendingIndex.size > 0) await sleep(o.pollMs ?? 250);
+    if ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) await sleep(o.pollMs ?? 250);
   }
   report();
   const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));
-  return summarize(o.store, o.minutes, { interrupted: o.signal?.aborted === true, lost, requeued });
+  const interrupted = o.signal?.aborted === true && !storeFault;
+  const summary = await summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault });
+  // every minute the run touched gets a row with its true status (best effort: the store may be the fault)
+  if (!interrupted) await recordFailures(o.store, o.sourceSpec, summary, o.log);
+  return summary;
+}
+
+/**
+ * Writes the failures the run knows of into the batch log: a minute with no row gets a failed
+ * row, a minute whose chunks were not all stored gets its missing chunks marked failed. A store
+ * that refuses these writes (it is the fault) leaves the summary as the only record.
+ */
+export async function recordFailures(store: Store, sourceSpec: string, summary: BackfillSummary, log: Logger | undefined): Promise<void> {
+  if (summary.failures.length === 0) return;
+  try {
+    const entries = new Map((await store.batches.get(summary.failures.map((f) => f.batch))).map((e) => [e.batch, e]));
+    const now = Date.now();
+    for (const f of summary.failures) {
+      const e = entries.get(f.batch);
+      if (!e) {
+        await store.batches.record(failedEntry(f.batch, sourceSpec, f.reason, now, now));
+      } else if (e.status !== 'pending' && e.status !== 'failed') {
+        // a row an earlier run left: this run failed it
+        await store.batches.record({ ...e, status: 'failed', error: f.reason, finishedAt: now });
+      } else if (e.status === 'pending') {
+        const stored = new Set(await store.batches.storedChunks(f.batch, e.chunks));
+        for (let n = 0; n < e.chunks; n++) if (!stored.has(n)) await store.batches.chunkFailed(f.batch, n, f.reason);
+      }
+    }
+  } catch (err) {
+    log?.warn({ err: messageOf(err) }, 'the batch log could not record the failed minutes: the summary lists them');
+  }
 }
 
 interface PlannedJob {
@@ -244,38 +293,63 @@ async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise
 export async function summarize(
   store: Store,
   minutes: readonly MinuteId[],
-  run: { interrupted?: boolean; lost?: ReadonlySet<MinuteId>; requeued?: number } = {},
+  run: {
+    interrupted?: boolean;
+    lost?: ReadonlySet<MinuteId>;
+    requeued?: number;
+    /** Why a minute's jobs failed, as the queue kept it. */
+    jobFailures?: ReadonlyMap<MinuteId, string>;
+    /** The store fault that stopped the run early. */
+    storeFault?: string;
+  } = {},
 ): Promise<BackfillSummary> {
   const entries = new Map((await store.batches.get(minutes)).map((e) => [e.batch, e]));
   const batches = { ok: 0, empty: 0, missing: 0, failed: 0, pending: 0 };
   const failures: BackfillSummary['failures'] = [];
-  let accepted = 0;
+  const okMinutes: MinuteId[] = [];
+  let indexed = 0;
   let rejected = 0;
   for (const m of minutes) {
     const e = entries.get(m);
-    if (e && e.status !== 'pending') {
+    const known = run.jobFailures?.get(m);
+    if (known && e?.status !== 'failed') {
+      // a job of this run failed for good: a row left by an earlier run (or none) does not say otherwise
+      batches.failed += 1;
+      failures.push({ batch: m, status: 'failed', reason: known });
+    } else if (e && e.status !== 'pending') {
       batches[e.status] += 1;
-      if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? 'failed' });
+      if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? known ?? 'failed' });
     } else {
       // no outcome, or chunks not all stored: never ok. Interrupted runs leave them pending.
       const reason = run.lost?.has(m)
         ? `QUEUE_STATE_LOST: ${QUEUE_LOST_HINT}`
-        : !e
-          ? 'no outcome recorded (the feed job did not finish)'
-          : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`;
+        : (known ??
+          (run.storeFault
+            ? `not finished: the run stopped on a store fault (${run.storeFault})`
+            : !e
+              ? 'no outcome recorded (the feed job did not finish)'
+              : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`));
       const status = run.interrupted ? 'pending' : 'failed';
       batches[status] += 1;
       failures.push({ batch: m, status, reason });
     }
-    if (e) {
-      accepted += e.accepted;
-      rejected += e.rejected;
+    if (!e) continue;
+    rejected += e.rejected;
+    if (known && e.status === 'ok') {
+      // the row says ok from an earlier run: what this run stored of it is not known, so not counted
+      continue;
     }
+    // only what is in the store counts: a whole minute once every chunk is, else its stored chunks
+    if (e.status === 'ok') {
+      indexed += e.accepted;
+      okMinutes.push(m);
+    } else if (e.chunks > 0) indexed += await store.batches.storedRecords(m, e.chunks);
   }
   const indexRejected = await store.dlq.count({ stage: 'index', batches: minutes });
+  const okRejected = okMinutes.length === minutes.length ? indexRejected : await store.dlq.count({ stage: 'index', batches: okMinutes });
   return {
     batches,
-    records: { indexed: accepted - indexRejected, rejected: rejected + indexRejected },
+    records: { indexed: indexed - okRejected, rejected: rejected + indexRejected },
     // directory sources never call the API; API sources report through the quota ledger
     api_units: 0,
     failures,

@@ -11,13 +11,18 @@ export interface LedgerClientOptions {
   /** Shorter than gti.timeoutMs (a health check). */
   timeoutMs?: number;
   beforeCall?: GtiClientOptions['beforeCall'];
+  /** Told about a request `beforeCall` let through that got no answer (to give a reservation back). */
+  onNoAnswer?: GtiClientOptions['onNoAnswer'];
   /** Told about each call once it is recorded (to count what a run spent). */
   afterCall?: (call: { method: string; path: string; status: number }) => void;
 }
 
 /**
  * The GTI client every command and worker uses: the configured key, base, x-tool and timeout, and
- * every request that reached the service recorded on the quota ledger (rule-priced there).
+ * every request the service answered recorded on the quota ledger (rule-priced there), once, when
+ * its status line arrives. That is when the service counts it (rule 1: one unit per request), so
+ * an answer whose body is cut mid-transfer is on the ledger, and so is the request that fetches
+ * it again; a request that got no answer (refused or reset before the status line) is not.
  */
 export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): GtiClient {
   if (!gti.apiKey) throw new SandtrailError('USAGE', 'set GTI_APIKEY (or SANDTRAIL_GTI_API_KEY) to call the GTI API');
@@ -28,6 +33,7 @@ export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): G
     xTool: gti.xTool,
     timeoutMs: o.timeoutMs ?? gti.timeoutMs,
     beforeCall: o.beforeCall,
+    onNoAnswer: o.onNoAnswer,
     onCall: async (c) => {
       await o.ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
       o.afterCall?.(c);

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SandtrailError } from '../errors/index.js';
@@ -83,6 +83,49 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Kills of the private servers still running in this process. */
+const running = new Set<() => void>();
+/**
+ * Signals that end a process by default: a private Redis must not outlive it (SIGHUP: the terminal
+ * closed; Node resets an inherited ignoring of it, nohup's included, so it always ends the process).
+ */
+const FATAL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+function killAll(): void {
+  for (const kill of running) kill();
+}
+
+/**
+ * A signal this process does not otherwise handle would end it without its 'exit' handlers: the
+ * private servers are killed first, then the signal takes its default course. While another
+ * listener owns the signal (the workers' supervisor drains on the first SIGINT/SIGTERM, forces on
+ * the second), it decides; the 'exit' handler still kills the servers however the process ends.
+ */
+function onFatalSignal(sig: NodeJS.Signals): void {
+  if (process.listenerCount(sig) > 1) return;
+  killAll();
+  for (const s of FATAL_SIGNALS) process.off(s, onFatalSignal);
+  process.off('exit', killAll);
+  running.clear();
+  process.kill(process.pid, sig);
+  // the signal's default action ends the process here; should anything hold it, end as it would have
+  process.exit(128 + (osConstants.signals[sig] ?? 1));
+}
+
+function watchPrivate(kill: () => void): void {
+  if (running.size === 0) {
+    process.on('exit', killAll);
+    for (const s of FATAL_SIGNALS) process.on(s, onFatalSignal);
+  }
+  running.add(kill);
+}
+
+function unwatchPrivate(kill: () => void): void {
+  if (!running.delete(kill) || running.size > 0) return;
+  process.off('exit', killAll);
+  for (const s of FATAL_SIGNALS) process.off(s, onFatalSignal);
+}
+
 async function startPrivate(bin: string): Promise<RedisHandle> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sandtrail-redis-'));
@@ -106,25 +149,27 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
       '--loglevel',
       'warning',
     ],
-    { stdio: 'ignore' },
+    // Its own process group: a Ctrl-C on the terminal reaches this process only, which drains its
+    // workers against a Redis still up and then stops it (Redis itself would quit at once).
+    { stdio: 'ignore', detached: true },
   );
   // Kept referenced: an unref'd child lets Node end the process while `stop()` still awaits its
   // exit, before the caller prints its summary (exit status 13). A process that ends some other
-  // way (process.exit on a forced stop) still takes the child with it.
+  // way (process.exit on a forced stop, a signal nobody handles) still takes the child with it.
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
-  const killOnExit = (): void => {
+  const kill = (): void => {
     if (!exited) child.kill('SIGKILL');
   };
-  process.once('exit', killOnExit);
+  watchPrivate(kill);
   const url = `redis://127.0.0.1:${port}`;
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       // nothing of this Redis outlives the command (no persistence), so there is nothing to flush
-      if (!exited) child.kill('SIGKILL');
+      kill();
       await exit;
-      process.off('exit', killOnExit);
+      unwatchPrivate(kill);
       rmSync(dir, { recursive: true, force: true });
     })());
   for (let i = 0; i < 100 && !exited; i++) {

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { isLoopback, sameSecret } from '../ops/index.js';
-import { PIVOT_KINDS, type PivotKind, type Store } from '../store/index.js';
+import { pivotKindOf, type Store } from '../store/index.js';
 import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
 
@@ -115,15 +115,16 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     return { data: v3Object('private_file', doc.id, attributes, `${base(req)}/private/files/${doc.id}`) };
   });
 
-  const kindOf = (raw: string): PivotKind | null => ((PIVOT_KINDS as readonly string[]).includes(raw) ? (raw as PivotKind) : null);
+  // a kind in its stored spelling (sigma_rule_id) or the command line's (sigma-rule)
+  const KINDS = 'behash, sigma_rule_id (or sigma-rule), ja3, ja3s, dropped_sha256 (or dropped-sha256)';
   const sandtrail = (req: FastifyRequest, type: string, id: string, attributes: unknown, path: string): Record<string, unknown> =>
     v3Object(type, id, attributes, `${base(req)}/sandtrail/${path}`);
 
   app.get<{ Params: { kind: string; value: string }; Querystring: { limit?: string; cursor?: string } }>(
     '/api/v3/sandtrail/pivots/:kind/:value',
     async (req, reply) => {
-      const kind = kindOf(req.params.kind);
-      if (!kind) return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${PIVOT_KINDS.join(', ')}`);
+      const kind = pivotKindOf(req.params.kind);
+      if (!kind) return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}, sha256`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
       const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
@@ -145,9 +146,8 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   app.get<{ Params: { kind: string }; Querystring: { since?: string; limit?: string } }>(
     '/api/v3/sandtrail/top/:kind',
     async (req, reply) => {
-      const kind = kindOf(req.params.kind);
-      if (!kind || kind === 'sha256')
-        return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${PIVOT_KINDS.filter((k) => k !== 'sha256').join(', ')}`);
+      const kind = pivotKindOf(req.params.kind);
+      if (!kind || kind === 'sha256') return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
       const since = req.query.since === undefined ? undefined : Number(req.query.since);

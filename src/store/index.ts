@@ -18,6 +18,7 @@ export {
   hasHuntFields,
 } from './Sink.js';
 export type { Sink, SinkDoc, DocMeta, ItemResult, PivotKind } from './Sink.js';
+export { PIVOT_KIND_NAMES, pivotKindOf } from './pivotKindNames.js';
 export { deadLetterId } from './DeadLetterStore.js';
 export type {
   DeadLetter,
@@ -28,6 +29,7 @@ export type {
   DeadLetterSummary,
 } from './DeadLetterStore.js';
 export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
+export { failedEntry } from './BatchLog.js';
 export { PRIVATE_FILE_KEYS, invalidPrivateFileReason } from './PrivateFileStore.js';
 export type { PrivateFileKey, PrivateFileStore } from './PrivateFileStore.js';
 export type { Store } from './Store.js';
@@ -47,6 +49,6 @@ export type {
 export { rollupFile } from './rollupFile.js';
 export type { ArtefactLog, ArtefactRecord } from './ArtefactLog.js';
 export { openStore, openElasticsearch, isElasticsearchSpec } from './openStore.js';
-export type { StoreSettings } from './openStore.js';
+export type { StoreAccess, StoreSettings } from './openStore.js';
 export * from './sqlite/index.js';
 export * from './elasticsearch/index.js';

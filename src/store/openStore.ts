@@ -11,13 +11,24 @@ export interface StoreSettings {
   feed?: Partial<Pick<Config['feed'], 'maxDepth'>>;
 }
 
+/**
+ * How a command uses the store. `readOnly`: it only reads, so the store must exist and is never
+ * created, set up, migrated or written (SQLite: a read-only connection; Elasticsearch: no setup).
+ * `mustExist`: it changes an existing store only (a missing SQLite file is an error, not a new store).
+ * Neither: a store is created when missing (never the directory of a SQLite file).
+ */
+export interface StoreAccess {
+  readOnly?: boolean;
+  mustExist?: boolean;
+}
+
 /** True for `es:URL` and `elasticsearch:URL` store specs. */
 export function isElasticsearchSpec(spec: string): boolean {
   return /^(es|elasticsearch):/.test(spec);
 }
 
 /** Opens an Elasticsearch store (sink, private files, dead letters, batch log, artefact log, client) with the configured connection. */
-export function openElasticsearch(spec: string, settings: StoreSettings = {}): ElasticsearchStore {
+export function openElasticsearch(spec: string, settings: StoreSettings = {}, access: StoreAccess = {}): ElasticsearchStore {
   const es = settings.elasticsearch ?? {};
   return openElasticsearchStore(spec, {
     apiKey: es.apiKey,
@@ -32,7 +43,8 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}): E
     indexPrefix: es.indexPrefix,
     flushBytes: es.flushBytes,
     concurrency: es.bulkConcurrency,
-    autoSetup: es.setup !== 'manual',
+    // a read never creates indices: setup runs before writes only, and not at all for a reader
+    autoSetup: es.setup !== 'manual' && !access.readOnly,
     maxDepth: settings.feed?.maxDepth,
     index: {
       shards: es.shards,
@@ -44,11 +56,17 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}): E
 }
 
 /**
- * Opens the store named by a store spec: `sqlite:FILE` (created when missing) or `es:URL`
- * (also `elasticsearch:URL`; nothing is sent until the first operation).
+ * Opens the store named by a store spec: `sqlite:FILE` (created when missing unless `access`
+ * says otherwise) or `es:URL` (also `elasticsearch:URL`; nothing is sent until the first operation).
  */
-export function openStore(spec: string, settings: StoreSettings = {}): Store {
-  if (isElasticsearchSpec(spec)) return openElasticsearch(spec, settings);
-  if (spec.startsWith('sqlite:')) return openSqliteStore(spec.slice('sqlite:'.length), { maxDepth: settings.feed?.maxDepth });
+export function openStore(spec: string, settings: StoreSettings = {}, access: StoreAccess = {}): Store {
+  if (isElasticsearchSpec(spec)) return openElasticsearch(spec, settings, access);
+  if (spec.startsWith('sqlite:')) {
+    return openSqliteStore(spec.slice('sqlite:'.length), {
+      maxDepth: settings.feed?.maxDepth,
+      readOnly: access.readOnly,
+      mustExist: access.mustExist,
+    });
+  }
   throw new SandtrailError('USAGE', `unknown store "${spec}": expected sqlite:FILE or es:URL`);
 }

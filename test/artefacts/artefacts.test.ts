@@ -12,6 +12,7 @@ import { createLogger } from '../../src/log/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore, type ArtefactRecord } from '../../src/store/index.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti, type FakeFile } from '../support/fakeGti.js';
 
@@ -32,6 +33,7 @@ async function setup(files: FakeFile[], over: ConfigInput = {}) {
     artefacts: { dir: blobs, backoffMs: 50, ...over.artefacts },
   });
   const ctx = { config, log: createLogger('silent') };
+  const account = accountApi(fake, config);
   const redis = createRedis(config.redisUrl as string);
   cleanup(() => redis.disconnect());
   const ledger = new QuotaLedger(redis, config.queuePrefix);
@@ -46,7 +48,7 @@ async function setup(files: FakeFile[], over: ConfigInput = {}) {
       await store.close();
     }
   };
-  return { dir, blobs, fake, config, ctx, redis, operations, records };
+  return { dir, blobs, fake, config, ctx, redis, operations, records, account };
 }
 
 /**
@@ -126,6 +128,7 @@ test("lookup --artefacts pcap,evtx downloads each report's artefacts through the
   assert.deepEqual(summary?.artefacts, { completed: 3, failed: 0, open: 0 });
   // one page of reports and three artefact endpoints (rule 1)
   assert.equal(summary?.api_units, 4);
+  s.account.summary(summary?.api_units);
 
   const first = await s.records(idOf(f, 0));
   assert.deepEqual(
@@ -156,7 +159,7 @@ test("lookup --artefacts pcap,evtx downloads each report's artefacts through the
   assert.ok(downloads.every((r) => !r.hadKey && r.status === 200));
   assert.deepEqual(await s.operations(), {
     // the budget guard reads the day's allowance first (rule 2: free)
-    'GET /users/analyst/overall_quotas': { calls: 1, units: {} },
+    'GET /users/{id}/overall_quotas': { calls: 1, units: {} },
     'GET /files/{id}/behaviours': { calls: 1, units: { api_requests: 1 } },
     'GET /file_behaviours/{id}/pcap': { calls: 2, units: { api_requests: 2 } },
     'GET /file_behaviours/{id}/evtx': { calls: 1, units: { api_requests: 1 } },
@@ -168,6 +171,7 @@ test("lookup --artefacts pcap,evtx downloads each report's artefacts through the
   assert.deepEqual(again?.counts, { ok: 1 });
   assert.deepEqual(again?.artefacts, { completed: 3, failed: 0, open: 0 });
   assert.equal(again?.api_units, 1);
+  s.account.summary(again?.api_units);
   assert.deepEqual(
     s.fake.requests.slice(before).map((r) => r.path),
     ['/api/v3/users/analyst/overall_quotas', `/api/v3/files/${f.sha256}/behaviours`],
@@ -224,6 +228,7 @@ test('a truncated artefact download is retried from the start; the file ends com
   assert.equal(s.fake.countFor(`/api/v3/file_behaviours/`, 302), 2);
   assert.deepEqual((await s.operations())['GET /file_behaviours/{id}/pcap'], { calls: 2, units: { api_requests: 2 } });
   assert.equal(summary?.api_units, 3);
+  s.account.summary(summary?.api_units);
   assert.deepEqual(await failedJobs(s), []);
 });
 
@@ -232,6 +237,7 @@ test('--artefact-max-bytes: a bigger artefact is refused (ARTEFACT_TOO_LARGE) an
   const s = await setup([f]);
   const summary = await runLookupCommand([f.sha256], { artefacts: 'pcap,evtx,html', artefactMaxBytes: '1000' }, s.ctx);
   assert.deepEqual(summary?.counts, { ok: 1 });
+  s.account.summary(summary?.api_units);
   assert.deepEqual(summary?.artefacts, { completed: 1, failed: 2, open: 0 });
   const recs = await s.records(idOf(f, 0));
   assert.deepEqual(
@@ -256,7 +262,7 @@ test('--artefact-max-bytes: a bigger artefact is refused (ARTEFACT_TOO_LARGE) an
   // refused at once (not retried): one call each, each a unit
   assert.equal(s.fake.countFor(`/api/v3/file_behaviours/`), 3);
   assert.deepEqual(await s.operations(), {
-    'GET /users/analyst/overall_quotas': { calls: 1, units: {} },
+    'GET /users/{id}/overall_quotas': { calls: 1, units: {} },
     'GET /files/{id}/behaviours': { calls: 1, units: { api_requests: 1 } },
     'GET /file_behaviours/{id}/pcap': { calls: 1, units: { api_requests: 1 } },
     'GET /file_behaviours/{id}/evtx': { calls: 1, units: { api_requests: 1 } },
@@ -316,12 +322,14 @@ test('--artefact-filter: only the reports matching it get their artefacts downlo
   assert.equal(sandboxOf(f, 1), 'Zenbox');
 
   const bySandbox = await runLookupCommand([f.sha256], { artefacts: 'pcap', artefactFilter: 'sandbox=zenbox' }, s.ctx);
+  s.account.summary(bySandbox?.api_units);
   assert.deepEqual(bySandbox?.artefacts, { completed: 1, failed: 0, open: 0 });
   assert.deepEqual(await s.records(idOf(f, 0)), []);
   assertStored(s, f, 1, 'pcap', await s.records(idOf(f, 1)), 'endpoint');
   assert.deepEqual(await s.records(idOf(f, 2)), []);
 
   const byVerdict = await runLookupCommand([g.sha256], { artefacts: 'pcap', artefactFilter: 'verdict=malicious' }, s.ctx);
+  s.account.summary(byVerdict?.api_units);
   // the queue keeps the earlier run's job: two completed in all
   assert.deepEqual(byVerdict?.artefacts, { completed: 2, failed: 0, open: 0 });
   assert.deepEqual(await s.records(idOf(g, 0)), [], 'CLEAN is not malicious');
@@ -354,6 +362,7 @@ test("backfill from a directory downloads through the feed lines' links: the key
   assert.deepEqual(run.summary.batches, { ok: 1, empty: 0, missing: 0, failed: 0, pending: 0 });
   assert.deepEqual(run.summary.records, { indexed: 3, rejected: 0 });
   assert.equal(run.summary.api_units, 0);
+  s.account.summary(run.summary.api_units);
   assert.deepEqual(run.summary.artefacts, { completed: 2, failed: 0, open: 0 });
 
   const ra = await s.records(a);

@@ -15,14 +15,17 @@ test(
     const db = new BetterSqlite3(file);
     db.exec('BEGIN IMMEDIATE');
     const started = Date.now();
-    const pending = runCli(['--store', `sqlite:${file}`, 'pivot', '--behash', 'B', '--json']);
+    // a command that writes (a read never creates a store: it refuses a file holding none)
+    const pending = runCli(['--store', `sqlite:${file}`, 'watch', 'add', 'w', '--behash', 'B', '--json']);
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     db.exec('COMMIT');
     db.close();
     const r = await pending;
     assert.equal(r.code, 0, r.stderr);
     assert.ok(Date.now() - started >= 3_000);
-    assert.equal((JSON.parse(r.stdout) as { behaviours: number }).behaviours, 0);
+    const pivot = await runCli(['--store', `sqlite:${file}`, 'pivot', '--behash', 'B', '--json']);
+    assert.equal(pivot.code, 0, pivot.stderr);
+    assert.equal((JSON.parse(pivot.stdout) as { behaviours: number }).behaviours, 0);
     const after = new BetterSqlite3(file, { readonly: true });
     try {
       assert.equal(after.pragma('journal_mode', { simple: true }), 'wal');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'vitest';
 import { writeFeed } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { addMinutes } from '../../src/minute/index.js';
@@ -27,6 +28,7 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
   fake.setFaults({ truncate: { minutes: [addMinutes(start, 1)], times: 1, atFraction: 0.4 } });
   const out = join(dir, 'archive');
   const env = { GTI_APIKEY: KEY, GTI_BASE_URL: fake.baseUrl, REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
+  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
   const args = ['mirror', '--from', start, '--to', addMinutes(start, 4), '--out', out, '--json'];
   const first = await runCli(args, { env });
   assert.equal(first.code, 0, first.stderr);

@@ -104,7 +104,10 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   });
   assert.deepEqual(JSON.parse((await runCli(['query', '--behash', 'FIXED', '--json'], { env })).stdout), [fixedId]);
 
-  const purge = await runCli(['dlq', 'purge', '--json'], { env });
+  const refused = await runCli(['dlq', 'purge', '--json'], { env });
+  assert.equal(refused.code, 2, 'without --yes nothing is deleted');
+  assert.match(refused.stderr, new RegExp(`would delete ${entries.length - 1} dead letter\\(s\\): pass --yes`));
+  const purge = await runCli(['dlq', 'purge', '--yes', '--json'], { env });
   assert.deepEqual(JSON.parse(purge.stdout), { purged: entries.length - 1 });
   assert.deepEqual(JSON.parse((await runCli(['dlq', 'list', '--json'], { env })).stdout).entries, []);
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, symlinkSync, writeSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { test } from 'vitest';
 import type { Config, ConfigInput } from '../../src/config/index.js';
@@ -18,11 +19,13 @@ import {
 } from '../../src/doctor/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { createElasticsearchClient, openStore } from '../../src/store/index.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { runCli } from '../support/cli.js';
 import { cleanup, tempDir, testConfig, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
+import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 
 const KEY = 'k-doctor-secret-0123456789';
 const WRONG_KEY = 'k-doctor-wrong-9876543210';
@@ -61,6 +64,7 @@ test('a good installation passes every check: noeviction + AOF Redis, WAL SQLite
   const gti = await startFakeGti({ apiKey: KEY, quotas: QUOTAS });
   cleanup(() => gti.close());
   const cfg = await config(dir, { redisUrl: redis.url, gti: { apiKey: KEY, baseUrl: gti.baseUrl, user: 'alice', group: 'soc' } });
+  accountApi(gti, cfg);
   const store = openStore(cfg.store);
   await store.close();
 
@@ -95,7 +99,7 @@ test('a good installation passes every check: noeviction + AOF Redis, WAL SQLite
   const conn = new Redis(redis.url);
   cleanup(() => conn.disconnect());
   const [row] = await new QuotaLedger(conn, cfg.queuePrefix).usage({ period: 'day', user: 'alice' });
-  assert.deepEqual(row?.operations['GET /users/alice/overall_quotas'], { calls: 1, units: {} }, 'recorded at 0 units');
+  assert.deepEqual(row?.operations['GET /users/{id}/overall_quotas'], { calls: 1, units: {} }, 'recorded at 0 units');
 });
 
 test('a Redis with allkeys-lru and no persistence: the policy fails with the fix, persistence warns', async () => {
@@ -141,8 +145,11 @@ test('GTI key: a refused key fails without ever being printed; no user warns; th
   const gti = await startFakeGti({ apiKey: KEY, quotas: QUOTAS });
   cleanup(() => gti.close());
   const gtiCfg = { baseUrl: gti.baseUrl, user: 'alice' };
+  const account = accountApi(gti);
 
-  const wrong = await doctor(await config(dir, { gti: { ...gtiCfg, apiKey: WRONG_KEY } }), dir);
+  const wrongCfg = await config(dir, { gti: { ...gtiCfg, apiKey: WRONG_KEY } });
+  account.ledger(wrongCfg);
+  const wrong = await doctor(wrongCfg, dir);
   const refused = byId(wrong, 'gti');
   assert.equal(refused.status, 'fail');
   assert.match(refused.detail, /the key is refused/);
@@ -155,7 +162,9 @@ test('GTI key: a refused key fails without ever being printed; no user warns; th
   assert.equal(noUser.status, 'warn');
   assert.match(noUser.fix ?? '', /SANDTRAIL_GTI_USER/);
 
-  const right = byId(await doctor(await config(dir, { gti: { ...gtiCfg, apiKey: KEY } }), dir), 'gti');
+  const rightCfg = await config(dir, { gti: { ...gtiCfg, apiKey: KEY } });
+  account.ledger(rightCfg);
+  const right = byId(await doctor(rightCfg, dir), 'gti');
   assert.equal(right.status, 'pass', right.detail);
   assert.match(right.detail, /alice.*988 of 1000 API requests left today/);
   assert.equal(gti.requests.filter((q) => q.path === '/api/v3/users/alice/overall_quotas').length, 2);
@@ -261,4 +270,66 @@ test('sandtrail doctor --json: exit 0 with warnings only, the documented shape; 
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /^FAIL {2}Redis: cannot reach Redis at redis:\/\/127\.0\.0\.1:1\/?: .*\n {6}fix: /m);
   assert.match(bad.stdout, /^PASS {2}Node\.js: /m);
+});
+
+test('doctor checks a SQLite store with quick_check: an intact store passes, one with damaged pages fails naming the file and how to recover', async () => {
+  const dir = tempDir();
+  const file = join(dir, 'store.db');
+  const store = openStore(`sqlite:${file}`);
+  const docs = Array.from({ length: 200 }, (_, i) =>
+    makeDoc(i.toString(16).padStart(64, '0'), 'Zenbox', 1000 + i, { behash: `b${i % 7}`, dropped_sha256: [`${i}`.padStart(64, 'e')] }),
+  );
+  await store.sink.upsert(sinkDocs(docs));
+  await store.close();
+  const cfg = await config(dir, { store: `sqlite:${file}` });
+  const intact = byId(await doctor(cfg, dir), 'store.integrity');
+  assert.equal(intact.status, 'pass', intact.detail);
+
+  const db = new BetterSqlite3(file);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pages = (db.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
+    (r) => r.pageno,
+  );
+  db.close();
+  const fd = openSync(file, 'r+');
+  for (const p of pages) writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (p - 1) * pageSize);
+  closeSync(fd);
+  const report = await doctor(cfg, dir);
+  const damaged = byId(report, 'store.integrity');
+  assert.equal(damaged.status, 'fail', damaged.detail);
+  assert.ok(damaged.detail.includes(file), damaged.detail);
+  assert.match(damaged.detail, /damaged/);
+  assert.match(damaged.fix ?? '', /\.recover/);
+  assert.equal(report.ok, false);
+});
+
+test('doctor reads the Elasticsearch cluster health and fails on a write block of sandtrail indices (the flood-stage disk watermark), naming the index and the fix', async () => {
+  const fake = new FakeElasticsearch();
+  cleanup(() => fake.close());
+  const url = await fake.listen();
+  const dir = tempDir();
+  const prefix = `blk-${uniquePrefix()}`;
+  const cfg = await config(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix } });
+  const setup = await runCli(['es', 'setup'], { env: { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix } });
+  assert.equal(setup.code, 0, setup.stderr);
+  const good = await doctor(cfg, dir);
+  assert.equal(byId(good, 'store.health').status, 'pass');
+  assert.equal(byId(good, 'store.blocks').status, 'pass', byId(good, 'store.blocks').detail);
+
+  fake.setIndexSetting(`${prefix}-behaviours-000001`, 'blocks.read_only_allow_delete', 'true');
+  const full = await doctor(cfg, dir);
+  const blocks = byId(full, 'store.blocks');
+  assert.equal(blocks.status, 'fail');
+  assert.match(blocks.detail, new RegExp(`${prefix}-behaviours-000001 \\(read_only_allow_delete\\)`));
+  assert.match(blocks.detail, /disk full/);
+  assert.match(blocks.fix ?? '', /free disk space/);
+  assert.equal(full.ok, false);
+
+  fake.setIndexSetting(`${prefix}-behaviours-000001`, 'blocks.read_only_allow_delete', 'false');
+  fake.setIndexSetting(`${prefix}-batches`, 'blocks.write', 'true');
+  const blocked = byId(await doctor(cfg, dir), 'store.blocks');
+  assert.equal(blocked.status, 'fail');
+  assert.match(blocked.detail, new RegExp(`${prefix}-batches \\(write\\)`));
+  assert.match(blocked.fix ?? '', /index\.blocks\.write/);
 });

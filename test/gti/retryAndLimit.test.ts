@@ -180,7 +180,7 @@ test('GtiClient.openLink sends x-apikey under the API base only: never to a fore
   const file = makeFakeFile('openlink', { behaviours: 1, artefactBytes: 3000 });
   const id = String(file.behaviours[0]?.id);
   const pcap = file.artefacts?.[id]?.pcap as Buffer;
-  const fake = await startFakeGti({ apiKey: KEY, files: [file] });
+  const fake = await startFakeGti({ apiKey: KEY, files: [file], unmetered: 'the bare client with hooks of its own: no ledger' });
   cleanup(() => fake.close());
   const calls: string[] = [];
   const client = new GtiClient({

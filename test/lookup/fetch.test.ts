@@ -5,6 +5,7 @@ import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
@@ -19,6 +20,7 @@ test('fetch stores one behaviour (its id has a space, sent encoded) with its fil
     gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 },
     lookup: { pageSize: 1 },
   });
+  const account = accountApi(fake, config);
   const redis = createRedis(config.redisUrl as string);
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
@@ -52,6 +54,7 @@ test('fetch stores one behaviour (its id has a space, sent encoded) with its fil
   // fetched again: the same version is rewritten (idempotent), the store still holds one document
   const again = await fetchBehaviour({ config, redis, store, id, run: 'f2' });
   assert.equal(again.status, 'stored');
+  account.summary(r.apiUnits).summary(again.apiUnits);
   assert.equal(await store.sink.count(), 1);
 });
 
@@ -61,6 +64,8 @@ test('sandtrail fetch: --dry-run calls nothing; an unknown behaviour is a clear 
   cleanup(() => fake.close());
   const dir = tempDir();
   const config = await testConfig(dir);
+  // the 404 of the unknown behaviour is a call too, on the ledger though in no summary
+  accountApi(fake, config);
   const env = {
     REDIS_URL: config.redisUrl as string,
     SANDTRAIL_QUEUE_PREFIX: config.queuePrefix,

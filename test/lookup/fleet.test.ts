@@ -7,6 +7,7 @@ import { runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openStore } from '../../src/store/index.js';
 import { baseEnv } from '../support/cli.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
@@ -32,6 +33,7 @@ test('lookup --no-workers hands the hashes to lookup and index worker processes 
   cleanup(() => fake.close());
   const dir = tempDir();
   const config = await testConfig(dir, { gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'fleet' }, lookup: { concurrency: 1 } });
+  const account = accountApi(fake, config);
   const env = {
     REDIS_URL: config.redisUrl as string,
     SANDTRAIL_QUEUE_PREFIX: config.queuePrefix,
@@ -67,6 +69,7 @@ test('lookup --no-workers hands the hashes to lookup and index worker processes 
   assert.deepEqual(summary?.counts, { ok: 4 }, seen());
   assert.equal(summary?.documents.indexed, 8, seen());
   assert.equal(summary?.api_units, 4, seen());
+  account.summary(summary?.api_units);
   // the lookup workers took the hashes between them, and nothing was asked twice
   const done = logs.slice(0, 2).map((l) => (l().match(/"lookup done"/g) ?? []).length);
   assert.equal(

@@ -8,6 +8,7 @@ import { createLookupQueue, lookupBatch, lookupJobId, LookupWorker } from '../..
 import { createQueues, createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore } from '../../src/store/index.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti, type FakeFile } from '../support/fakeGti.js';
 
@@ -24,12 +25,13 @@ async function setup(files: FakeFile[], over: ConfigInput = {}, quotas?: Record<
     lookup: { pageSize: 2, backoffMs: 50, ...over.lookup },
   });
   const ctx = { config, log: createLogger('silent') };
+  const account = accountApi(fake, config);
   const redis = createRedis(config.redisUrl as string);
   cleanup(() => redis.disconnect());
   const ledger = new QuotaLedger(redis, config.queuePrefix);
   const calls = async (): Promise<Record<string, { calls: number; units: Record<string, number> }>> =>
     (await ledger.usage({ period: 'day', user: 'analyst' }))[0]?.operations as never;
-  return { dir, fake, config, ctx, calls };
+  return { dir, fake, config, ctx, calls, account };
 }
 
 function idsOf(f: FakeFile): string[] {
@@ -63,6 +65,7 @@ test('lookup pages through every report of each hash, indexes them like feed rec
   assert.deepEqual(summary.documents, { indexed: 8, rejected: 0 });
   // pages: a 3 (2+2+1), b 2, empty 1, unknown 1, denied 1 — one unit each (rule 1)
   assert.equal(summary.api_units, 8);
+  s.account.summary(summary.api_units);
   assert.equal(summary.interrupted, false);
 
   // every request the fake saw is one ledger call and one unit; the refused input never left
@@ -93,6 +96,7 @@ test('a second lookup skips the hashes an earlier run finished, spends nothing o
   const s = await setup([a, b]);
   const first = await runLookupCommand([a.sha256], {}, s.ctx);
   assert.equal(first?.api_units, 2);
+  s.account.summary(first?.api_units);
   const second = await runLookupCommand([a.sha256, b.sha256], {}, s.ctx);
   assert.deepEqual(second?.counts, { skipped: 1, ok: 1 });
   assert.deepEqual(second?.hashes[0], {
@@ -105,9 +109,11 @@ test('a second lookup skips the hashes an earlier run finished, spends nothing o
     rejected: 0,
   });
   assert.equal(second?.api_units, 1);
+  s.account.summary(second?.api_units);
   assert.equal(s.fake.requests.filter((r) => r.path.includes(a.sha256)).length, 2, 'no request for the finished hash');
   const third = await runLookupCommand([a.sha256], { refresh: true }, s.ctx);
   assert.deepEqual(third?.counts, { ok: 1 });
+  s.account.summary(third?.api_units);
   assert.equal(s.fake.requests.filter((r) => r.path.includes(a.sha256)).length, 4);
   assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 5, units: { api_requests: 5 } });
 });
@@ -130,10 +136,12 @@ test('429 with Retry-After, a 503 and a page cut mid-body are retried; the store
   assert.equal(answered.length, 6);
   assert.equal(answered.filter((r) => r.status === 429).length, 2);
   assert.equal(summary?.api_units, 6);
+  s.account.summary(summary?.api_units);
   assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 6, units: { api_requests: 6 } });
   s.fake.setFaults({ burst: { status: 503, count: 1, paths: 'all' } });
   const again = await runLookupCommand([a.sha256], { refresh: true }, s.ctx);
   assert.deepEqual(again?.counts, { ok: 1 });
+  s.account.summary(again?.api_units);
 });
 
 test('--dry-run prints the estimate and calls nothing; --max-api-units stops a file mid-way and says so', async () => {
@@ -156,6 +164,7 @@ test('--dry-run prints the estimate and calls nothing; --max-api-units stops a f
   assert.deepEqual(summary?.counts, { budget: 1 });
   assert.match(summary?.hashes[0]?.error ?? '', /^BUDGET_EXCEEDED: .*--max-api-units 2/);
   assert.equal(summary?.api_units, 2);
+  s.account.summary(summary?.api_units);
   assert.equal(s.fake.requests.filter((r) => r.path.startsWith(BEHAVIOURS)).length, 2);
   assert.deepEqual((await s.calls())['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
 });
@@ -186,8 +195,9 @@ test('a lookup whose estimate exceeds what is left of the daily allowance is ref
   );
   const forced = await runLookupCommand([a.sha256, b.sha256], { force: true }, s.ctx);
   assert.deepEqual(forced?.counts, { ok: 2 });
+  s.account.summary(forced?.api_units);
   const ops = await s.calls();
-  assert.deepEqual(ops['GET /users/analyst/overall_quotas'], { calls: 1, units: {} });
+  assert.deepEqual(ops['GET /users/{id}/overall_quotas'], { calls: 1, units: {} });
   assert.deepEqual(ops['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
 });
 

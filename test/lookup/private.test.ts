@@ -6,6 +6,7 @@ import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti, type FakeFile } from '../support/fakeGti.js';
 
@@ -22,9 +23,10 @@ async function setup(files: FakeFile[], privateLicence = true) {
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
   cleanup(() => store.close());
+  const account = accountApi(fake, config);
   const ledger = new QuotaLedger(redis, config.queuePrefix);
   const ops = async () => (await ledger.usage({ period: 'day', user: 'analyst' }))[0]?.operations ?? {};
-  return { dir, fake, config, redis, store, ops };
+  return { dir, fake, config, redis, store, ops, account };
 }
 
 test('private lookup stores the report with gti_assessment (x-tool sent), apart from behaviours; non-SHA-256 input costs nothing and is never on the ledger', async () => {
@@ -50,6 +52,7 @@ test('private lookup stores the report with gti_assessment (x-tool sent), apart 
   );
   assert.match(summary.files.find((x) => x.given === f.md5)?.error ?? '', /this is an MD5/);
   assert.equal(summary.api_units, 3);
+  s.account.summary(summary.api_units);
   // only the three SHA-256 were asked, each with the x-tool header; nothing else reached the service
   const asked = s.fake.requests.filter((r) => r.path.startsWith('/api/v3/private/files/'));
   assert.deepEqual(
@@ -108,6 +111,7 @@ test('private lookup: a 403 ends the command with one message about the Private 
 
   const denied = await startFakeGti({ apiKey: KEY, files: [f], privateLicence: false });
   cleanup(() => denied.close());
+  s.account.fake(denied);
   const r = await runCli(['private', 'lookup', f.sha256, makeFakeFile('other', { withPrivate: true }).sha256], {
     env: { ...env, GTI_BASE_URL: denied.baseUrl },
   });

@@ -6,6 +6,7 @@ import { test } from 'vitest';
 import { ARTEFACT_QUEUE } from '../../src/artefacts/index.js';
 import { Queue } from 'bullmq';
 import { baseEnv } from '../support/cli.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, uniquePrefix } from '../support/env.js';
 import { startTestOps } from '../support/testOps.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
@@ -83,6 +84,7 @@ test('/readyz follows Redis down and back, turns not ready as soon as draining s
   const dir = tempDir();
   const port = await freePort();
   const prefix = uniquePrefix();
+  accountApi(fake, { redisUrl: redis.url, queuePrefix: prefix });
   const env = {
     REDIS_URL: redis.url,
     SANDTRAIL_QUEUE_PREFIX: prefix,

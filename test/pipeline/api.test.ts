@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { writeFeed } from '../../src/synth/index.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
@@ -34,7 +35,8 @@ async function setup(over: { missingMinutes?: string[] } = {}) {
     gti: { apiKey: KEY, baseUrl: fake.baseUrl, xTool: 'acme.sandtrail.0.1', user: 'svc', group: 'soc' },
     feed: { missingRetries: 2, missingRetryDelayMs: 150, notAvailableDelayMs: 150, rateLimitDelayMs: 150, backoffMs: 100, attempts: 5 },
   });
-  return { dir, manifest, fake, config, ctx: { config, log: createLogger('silent') } };
+  const account = accountApi(fake, config);
+  return { dir, manifest, fake, config, account, ctx: { config, log: createLogger('silent') } };
 }
 
 test('backfill --source api follows the 302, survives 404 grace, 429, a connection reset and a cut download, and stores exactly the feed', async () => {
@@ -55,6 +57,7 @@ test('backfill --source api follows the 302, survives 404 grace, 429, a connecti
     requeued: 0,
     interrupted: false,
   });
+  s.account.summary(run.summary.api_units);
   const stored = storeContents(join(s.dir, 'store.db'));
   assert.deepEqual(stored.ids, s.manifest.expectedIds);
   assert.deepEqual(stored.dead, expectedDead(s.manifest));

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log/index.js';
 import { createQueues, FeedWorker, IndexWorker, parseCursor, Scheduler, type Queues } from '../../src/queue/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
@@ -33,6 +34,7 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
   const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
   cleanup(() => fake.close());
   const config = await testConfig(dir, { gti: { apiKey: KEY, baseUrl: fake.baseUrl }, feed: { notAvailableDelayMs: 100, backoffMs: 100 } });
+  accountApi(fake, config);
   const log = createLogger('silent');
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl!, config);

@@ -142,6 +142,14 @@ test('a job Redis keeps losing is enqueued again maxRequeues times, then its min
         [addMinutes(start, 1), 'QUEUE_STATE_LOST'],
       ],
     );
+    // no job ever wrote a row for them: the run does, so the store's batch log agrees with the summary
+    assert.deepEqual(
+      (await store.batches.get([start, addMinutes(start, 1)])).map((e) => [e.batch, e.status, e.error?.split(':')[0]]),
+      [
+        [start, 'failed', 'QUEUE_STATE_LOST'],
+        [addMinutes(start, 1), 'failed', 'QUEUE_STATE_LOST'],
+      ],
+    );
   } finally {
     flushing = false;
     await flushes;

@@ -41,7 +41,11 @@ test('the guard stops a client before the call that would exceed --max-api-units
   const { startFakeGti } = await import('../support/fakeGti.js');
   const { GtiClient } = await import('../../src/gti/index.js');
   const { apiUnitsOf } = await import('../../src/cli/index.js');
-  const fake = await startFakeGti({ apiKey: 'k', quotas: { u: { api_requests_daily: { user: { allowed: 10, used: 0 } } } } });
+  const fake = await startFakeGti({
+    apiKey: 'k',
+    quotas: { u: { api_requests_daily: { user: { allowed: 10, used: 0 } } } },
+    unmetered: 'the bare client with a guard of its own: no ledger',
+  });
   try {
     const guard = new BudgetGuard({ maxApiUnits: 1 });
     const client = new GtiClient({

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 
@@ -45,6 +46,7 @@ test('quota check reads overall_quotas at 0 units (rule 2), shows it beside the 
     SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
     SANDTRAIL_GTI_GROUP: 'soc',
   };
+  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
   const r = await runCli(['quota', 'check', '--user', 'alice', '--json'], { env });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { quotas: { quota: string; user: { allowed: number; used: number }; ledger: { user: number } }[] };
@@ -53,7 +55,7 @@ test('quota check reads overall_quotas at 0 units (rule 2), shows it beside the 
   assert.equal(fake.requests[0]?.xTool, 'acme.sandtrail.0.1');
   const ledger = await runCli(['ledger', '--user', 'alice', '--json'], { env });
   const rows = JSON.parse(ledger.stdout) as { operations: Record<string, { calls: number; units: object }> }[];
-  assert.deepEqual(rows[0]?.operations['GET /users/alice/overall_quotas'], { calls: 1, units: {} });
+  assert.deepEqual(rows[0]?.operations['GET /users/{id}/overall_quotas'], { calls: 1, units: {} });
 
   const bad = await runCli(['quota', 'check', '--user', 'alice'], { env: { ...env, GTI_APIKEY: 'wrong-key-xyz' } });
   assert.equal(bad.code, 1);

@@ -8,6 +8,7 @@ import { createRedis } from '../../src/queue/index.js';
 import { startReadApi } from '../../src/serve/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
+import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
@@ -102,7 +103,8 @@ test('private file reports through /private/files/{sha256}; x-apikey checked aga
   const redis = createRedis(s.config.redisUrl as string);
   cleanup(() => redis.disconnect());
   const config = { ...s.config, gti: { ...s.config.gti, apiKey: 'gti', baseUrl: fake.baseUrl } };
-  await lookupPrivateFiles({ config, redis, store: s.store, hashes: [f.sha256], run: 'p' });
+  const account = accountApi(fake, config);
+  account.summary((await lookupPrivateFiles({ config, redis, store: s.store, hashes: [f.sha256], run: 'p' })).api_units);
   const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
   cleanup(() => api.close());
   const v3 = `${api.url}/api/v3`;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
-import { isBusy, isTransientSqlite, SqliteSink } from '../../src/store/index.js';
+import { isBusy, isTransientSqlite, sqliteStoreFault, SqliteSink } from '../../src/store/index.js';
 import { tempDir } from '../support/env.js';
 import { makeDoc, sinkDocs } from './sinkConformance.js';
 
@@ -10,7 +10,7 @@ const dir = tempDir();
 let n = 0;
 const err = (code: unknown): Error => Object.assign(new Error(String(code)), { code });
 
-test('transient SQLite failures are told by their primary code, extended codes included', () => {
+test('one table tells transient SQLite failures, store faults and document failures apart, extended codes included', () => {
   for (const code of [
     'SQLITE_BUSY',
     'SQLITE_BUSY_RECOVERY',
@@ -18,23 +18,41 @@ test('transient SQLite failures are told by their primary code, extended codes i
     'SQLITE_BUSY_TIMEOUT',
     'SQLITE_LOCKED',
     'SQLITE_LOCKED_SHAREDCACHE',
-    'SQLITE_FULL',
-    'SQLITE_IOERR',
-    'SQLITE_IOERR_FSYNC',
-    'SQLITE_IOERR_WRITE',
   ])
     assert.equal(isTransientSqlite(err(code)), true, code);
+  const faults: [string, string, RegExp][] = [
+    ['SQLITE_FULL', 'STORE_FULL', /disk full/],
+    ['SQLITE_IOERR_FSYNC', 'STORE_IO', /I\/O error/],
+    ['SQLITE_IOERR_WRITE', 'STORE_IO', /I\/O error/],
+    ['SQLITE_CORRUPT', 'STORE_DAMAGED', /damaged/],
+    ['SQLITE_CORRUPT_INDEX', 'STORE_DAMAGED', /damaged/],
+    ['SQLITE_NOTADB', 'STORE_DAMAGED', /not a SQLite database/],
+    ['SQLITE_READONLY', 'STORE_READONLY', /read-only/],
+    ['SQLITE_READONLY_DBMOVED', 'STORE_READONLY', /read-only/],
+    ['SQLITE_CANTOPEN', 'STORE_READONLY', /cannot open/],
+    ['SQLITE_PERM', 'STORE_READONLY', /permission denied/],
+  ];
+  for (const [code, fault, words] of faults) {
+    assert.equal(isTransientSqlite(err(code)), false, code);
+    const e = sqliteStoreFault(err(code), '/data/store.db');
+    assert.equal(e?.code, fault, code);
+    assert.match(e?.message ?? '', words);
+    assert.match(e?.message ?? '', /\/data\/store\.db/, 'the store is named');
+  }
+  // what the document holds is the document's: no store fault, not transient
   for (const code of [
     'SQLITE_ERROR',
     'SQLITE_CONSTRAINT_PRIMARYKEY',
     'SQLITE_TOOBIG',
-    'SQLITE_CORRUPT',
+    'SQLITE_MISMATCH',
     'SQLITE_BUSYNESS',
     'BUSY',
     undefined,
     42,
-  ])
+  ]) {
     assert.equal(isTransientSqlite(err(code)), false, String(code));
+    assert.equal(sqliteStoreFault(err(code), '/x.db'), undefined, String(code));
+  }
   assert.equal(isTransientSqlite(null), false);
   assert.equal(isBusy(err('SQLITE_BUSY_RECOVERY')), true);
   assert.equal(isBusy(err('SQLITE_LOCKED')), false);
@@ -71,7 +89,7 @@ test('a write lock held by another connection makes the whole call retryable, an
   }
 });
 
-test('an extended I/O error code from SQLite is retryable too, not a rejected document', async () => {
+test("an I/O error from SQLite is the store's fault: the call throws STORE_IO, no document is rejected", async () => {
   const db = new BetterSqlite3(join(dir, `ioerr${n++}.db`));
   const sink = new SqliteSink(db);
   // the transaction of the call fails as SQLite reports a failed fsync (not reproducible on demand)
@@ -88,11 +106,37 @@ test('an extended I/O error code from SQLite is retryable too, not a rejected do
   });
   Object.assign(sink, { db: failing });
   try {
-    const res = await sink.upsert(sinkDocs([makeDoc('c'.repeat(64), 'Zenbox', 1000, {})]));
-    assert.deepEqual(
-      res.map((r) => [r.status, r.status === 'retryable' ? r.code : '']),
-      [['retryable', 'SQLITE_IOERR_FSYNC']],
+    await assert.rejects(sink.upsert(sinkDocs([makeDoc('c'.repeat(64), 'Zenbox', 1000, {})])), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'STORE_IO');
+      return true;
+    });
+  } finally {
+    db.close();
+  }
+});
+
+test('a full disk (max_page_count reached) fails the whole call with STORE_FULL naming the file; nothing is rejected, and the same call passes once there is room', async () => {
+  const file = join(dir, `full${n++}.db`);
+  const db = new BetterSqlite3(file);
+  db.pragma('journal_mode = WAL');
+  const sink = new SqliteSink(db);
+  try {
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 2}`);
+    const docs = Array.from({ length: 60 }, (_, i) =>
+      makeDoc(i.toString(16).padStart(64, '0'), 'Zenbox', 1000, { behash: `h${i}`, dropped_sha256: [`${i}`.padStart(64, 'd')] }),
     );
+    const big = docs.map((d) => ({ ...d, attributes: { ...d.attributes, padding: 'x'.repeat(20_000) } }));
+    await assert.rejects(sink.upsert(sinkDocs(big)), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'STORE_FULL');
+      assert.match(e.message, /disk full/);
+      assert.ok(e.message.includes(file), e.message);
+      return true;
+    });
+    assert.equal(await sink.count(), 0, 'the call rolled back whole');
+    db.pragma('max_page_count = 1073741823');
+    assert.deepEqual(new Set((await sink.upsert(sinkDocs(big))).map((r) => r.status)), new Set(['ok']));
+    assert.equal(await sink.count(), 60);
   } finally {
     db.close();
   }

@@ -287,6 +287,16 @@ export class FakeElasticsearch {
     });
   }
 
+  /** Sets one setting of an index as an operator or the cluster would (`blocks.write`, `blocks.read_only_allow_delete`). */
+  setIndexSetting(index: string, key: string, value: unknown): void {
+    const idx = this.cluster.indices.get(index);
+    if (!idx) throw new Error(`no index ${index}`);
+    let at = ((idx.settings as Obj).index ??= {}) as Obj;
+    const path = key.split('.');
+    for (const p of path.slice(0, -1)) at = (at[p] ??= {}) as Obj;
+    at[path[path.length - 1] as string] = value;
+  }
+
   /** Drops every pending item and request fault. */
   clearFaults(): void {
     this.itemFaults.length = 0;

@@ -28,7 +28,13 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function fake(over: Partial<Parameters<typeof startFakeGti>[0]> = {}): Promise<FakeGti> {
-  const f = await startFakeGti({ apiKey: KEY, feedDir, now: () => new Date(clock), ...over });
+  const f = await startFakeGti({
+    apiKey: KEY,
+    feedDir,
+    now: () => new Date(clock),
+    unmetered: 'tests of the fake itself: raw HTTP, no ledger',
+    ...over,
+  });
   cleanup(() => f.close());
   return f;
 }
@@ -72,7 +78,9 @@ test('auth: a missing key and a wrong key answer 401 with the upstream bodies; t
   );
   const log = JSON.stringify(f.requests);
   assert.ok(!log.includes(KEY) && !log.includes('not-the-key'), 'no key value in requests');
-  assert.deepEqual(Object.keys(f.requests[0]!).sort(), ['hadKey', 'method', 'path', 'query', 'status', 'xTool']);
+  assert.deepEqual(Object.keys(f.requests[0]!).sort(), ['hadKey', 'method', 'operation', 'path', 'query', 'status', 'xTool']);
+  // the server's own count: answered requests per operation, the minute a template
+  assert.deepEqual(f.operations(), { 'GET /feeds/file_behaviours/{id}': 3 });
 });
 
 test('overall_quotas still answers per user', async () => {
@@ -104,7 +112,10 @@ test('a minute answers 302 to a keyless download on the same server that streams
     hadKey: false,
     xTool: undefined,
     status: 200,
+    operation: null,
   });
+  // the download a 302 pointed to is part of the call that answered the 302
+  assert.deepEqual(f.operations(), { 'GET /feeds/file_behaviours/{id}': 1 });
 
   // a forged token, or one for another minute, is refused
   assert.equal((await fetch(`${f.origin}/download/minute/${START}?token=nope`)).status, 403);

@@ -7,6 +7,8 @@ import { apiError as err, redirect, type Exchange } from './fakeGti/exchange.js'
 import { FaultState, type FakeGtiFaults } from './fakeGti/faults.js';
 import { FeedBatches } from './fakeGti/feedBatches.js';
 import { FileCatalog, type ArtefactKind, type FakeFile } from './fakeGti/fileCatalog.js';
+import { operationOf } from './fakeGti/operationOf.js';
+import { registerStartedFake } from './fakeGti/registry.js';
 import { routeFileApi } from './fakeGti/routeFileApi.js';
 import { sendFile } from './fakeGti/sendFile.js';
 
@@ -14,6 +16,7 @@ export type {
   BurstFault,
   FakeGtiFaults,
   ResetMidBodyFault,
+  ResetMidObjectFault,
   SlowBodyFault,
   TruncateArtefactFault,
   TruncateFault,
@@ -47,6 +50,12 @@ export interface FakeGtiOptions {
   files?: FakeFile[];
   /** Account has a Private Scanning licence (default true); false → every /private/ request answers 403 ForbiddenError. */
   privateLicence?: boolean;
+  /**
+   * Why this test's requests to the fake are not compared with a quota ledger (a test of the fake
+   * itself, of the bare HTTP client). Without it, a test whose fake answered API requests must
+   * call `accountApi` (test/support/apiAccounting.ts), or it fails when it ends.
+   */
+  unmetered?: string;
 }
 
 /** One request as the fake saw it. The API key itself is never kept. */
@@ -60,6 +69,13 @@ export interface FakeGtiRequest {
   xTool: string | undefined;
   /** HTTP status answered; 0 when the connection was reset before any response. A cut download shows 200. */
   status: number;
+  /**
+   * The API operation the request is, as the service meters it (`GET /files/{id}/behaviours`,
+   * `GET /users/{id}/overall_quotas`, a feed-line link on another host as
+   * `GET /feeds/file_behaviours/{token}/pcap`), or null when it is none: a download from the
+   * storage host a 302 pointed to belongs to the call that answered the 302.
+   */
+  operation: string | null;
 }
 
 export interface FakeGti {
@@ -84,6 +100,12 @@ export interface FakeGti {
   feedLink(behaviourId: string, kind: ArtefactKind, opts?: { foreignHost?: boolean }): string;
   /** Requests whose path starts with `pathPrefix` (and answered `status`, when given). */
   countFor(pathPrefix: string, status?: number): number;
+  /**
+   * The server's own count: answered requests (any status; not those reset before an answer) per
+   * API operation. A request whose body was cut after its status line is answered: the service
+   * charges when it answers.
+   */
+  operations(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -129,6 +151,7 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
       hadKey: typeof key === 'string',
       xTool: typeof xTool === 'string' ? xTool : undefined,
       status: 0,
+      operation: operationOf(req.method ?? 'GET', path),
     };
     requests.push(entry);
     const settle = (status: number): void => {
@@ -172,6 +195,11 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
     if (!path.startsWith('/api/v3/')) return notFound(`resource ${path}`);
     const isFeed = path.startsWith('/api/v3/feeds/');
     if (isFeed && faults.takeReset()) {
+      settle(0);
+      req.socket.destroy();
+      return;
+    }
+    if (/^\/api\/v3\/(files|file_behaviours|private)\//.test(path) && faults.takeApiReset()) {
       settle(0);
       req.socket.destroy();
       return;
@@ -234,7 +262,7 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
   const { port } = server.address() as AddressInfo;
   origin = `http://127.0.0.1:${port}`;
 
-  return {
+  const fake: FakeGti = {
     baseUrl: `${origin}/api/v3`,
     origin,
     requests,
@@ -246,6 +274,11 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
     feedLink: (behaviourId, kind, opts) => artefacts.feedLink(behaviourId, kind, opts),
     countFor: (pathPrefix, status) =>
       requests.filter((r) => r.path.startsWith(pathPrefix) && (status === undefined || r.status === status)).length,
+    operations: () => {
+      const out: Record<string, number> = {};
+      for (const r of requests) if (r.operation !== null && r.status !== 0) out[r.operation] = (out[r.operation] ?? 0) + 1;
+      return out;
+    },
     close: async () => {
       if (closed) return;
       closed = true;
@@ -256,4 +289,6 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
       await stopped;
     },
   };
+  registerStartedFake({ fake, unmetered: o.unmetered });
+  return fake;
 }

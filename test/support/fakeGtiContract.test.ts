@@ -17,7 +17,7 @@ const C = makeFakeFile('contract-c');
 const UNKNOWN = 'f'.repeat(64);
 
 async function fake(over: Partial<FakeGtiOptions> = {}): Promise<FakeGti> {
-  const f = await startFakeGti({ apiKey: KEY, files: [A, B, C], ...over });
+  const f = await startFakeGti({ apiKey: KEY, files: [A, B, C], unmetered: 'tests of the fake itself: raw HTTP, no ledger', ...over });
   cleanup(() => f.close());
   return f;
 }
@@ -360,4 +360,36 @@ test("burst 429 with paths 'all' hits /files routes with Retry-After; the 'feed'
   assert.deepEqual(await errorOf(f.feedLink(first(A), 'pcap')), { status: 503, code: 'TransientError' });
   assert.equal((await fetch(f.feedLink(first(A), 'pcap'), { headers: key, redirect: 'manual' })).status, 302);
   assert.equal(f.countFor('/api/v3/feeds/file_behaviours/', 503), 1);
+});
+
+test('resetMidObject cuts single-object answers, resetApiBeforeHeaders resets file routes unanswered, and operations() counts answered requests per operation', async () => {
+  const f = await fake({ quotas: { alice: { x: 1 } } });
+  f.setFaults({ resetMidObject: { paths: '/api/v3/file_behaviours/' } });
+  const cut = await fetch(behaviourUrl(f, first(A)), { headers: key });
+  assert.equal(cut.status, 200);
+  const got = await readAll(cut);
+  assert.ok(got.failed || got.bytes.length < Number(cut.headers.get('content-length')));
+  assert.equal(f.faults.resetMidObject?.times, 0);
+  assert.equal((await getJson(behaviourUrl(f, first(A)))).status, 200);
+
+  f.setFaults({ resetApiBeforeHeaders: 1 });
+  await assert.rejects(fetch(`${f.baseUrl}/private/files/${A.sha256}`, { headers: key }));
+  assert.equal(f.requests.at(-1)?.status, 0);
+  assert.equal((await getJson(`${f.baseUrl}/private/files/${A.sha256}`)).status, 200);
+  assert.equal((await getJson(`${f.baseUrl}/users/alice/overall_quotas`)).status, 200);
+  assert.throws(() => f.setFaults({ resetMidObject: { paths: 'x' } }), RangeError);
+
+  // a feed-line link on another host is the feed link's operation; a redirect target is none
+  assert.equal((await fetch(f.feedLink(first(A), 'pcap', { foreignHost: true }))).status, 200);
+  const viaApi = await fetch(behaviourUrl(f, first(A), '/evtx'), { headers: key });
+  assert.equal(viaApi.status, 200);
+  await viaApi.arrayBuffer();
+  assert.equal(f.requests.at(-1)?.operation, null);
+  assert.deepEqual(f.operations(), {
+    'GET /file_behaviours/{id}': 2,
+    'GET /private/files/{id}': 1,
+    'GET /users/{id}/overall_quotas': 1,
+    'GET /feeds/file_behaviours/{token}/pcap': 1,
+    'GET /file_behaviours/{id}/evtx': 1,
+  });
 });

@@ -24,7 +24,7 @@ export class RedisServer {
     this.dir = mkdtempSync(join(tmpdir(), 'sandtrail-test-redis-'));
   }
 
-  /** Starts a server; `aof`: appendonly yes with an fsync per write, as the README advises. */
+  /** Starts a server; `aof`: appendonly yes with an fsync per write, as docs/reliability.md advises. */
   static async start(o: { aof: boolean }): Promise<RedisServer> {
     const s = new RedisServer(await freePort(), o.aof);
     await s.launch();

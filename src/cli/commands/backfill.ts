@@ -1,18 +1,19 @@
-import { SandtrailError } from '../../errors/index.js';
-import { createSource } from '../../feed/index.js';
+import { readdir } from 'node:fs/promises';
+import { errorCode, isStoreFault, messageOf, SandtrailError } from '../../errors/index.js';
+import { BATCH_FILE_NAMES, createSource, HOURLY_PACKAGE_NAME } from '../../feed/index.js';
 import { artefactStage } from '../../artefacts/index.js';
 import {
   closeQueues,
   createQueues,
+  recordFailures,
   runBackfill,
   startProcessOps,
   superviseWorkers,
   type ArtefactChoice,
   type BackfillSummary,
 } from '../../queue/index.js';
-import { ensureRedis } from '../../redis/index.js';
-import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
+import { openStoreAndRedis } from '../storeAndRedis.js';
 import { createProgressReporter } from '../progress.js';
 import { isMinuteId, minuteRange, type MinuteId } from '../../minute/index.js';
 
@@ -41,12 +42,17 @@ export function backfillExitCode(run: BackfillRun): number {
   return run.signalled || run.summary.batches.pending > 0 ? 130 : 0;
 }
 
-/** Resolves the minutes of a backfill: the given range, or every minute between the first and last found. */
+/**
+ * Resolves the minutes of a backfill: the given range, or every minute between the first and last
+ * found. A directory with no batch file (in the range) is an error naming it and the file names
+ * it should hold: a backfill with nothing to do is a wrong --source, not a success.
+ */
 export async function resolveMinutes(
   sourceSpec: string,
   from: string | undefined,
   to: string | undefined,
   ctx: CliContext,
+  hourly = false,
 ): Promise<MinuteId[]> {
   for (const [flag, v] of [
     ['--from', from],
@@ -54,16 +60,49 @@ export async function resolveMinutes(
   ] as const) {
     if (v !== undefined && !isMinuteId(v)) throw new SandtrailError('USAGE', `${flag} must be a UTC minute YYYYMMDDhhmm, got "${v}"`);
   }
-  if (from && to) {
-    if (from > to) throw new SandtrailError('USAGE', `--from ${from} is after --to ${to}`);
-    return [...minuteRange(from, to)];
+  if (from && to && from > to) throw new SandtrailError('USAGE', `--from ${from} is after --to ${to}`);
+  if (sourceSpec === 'api') {
+    if (from && to) return [...minuteRange(from, to)];
+    throw new SandtrailError('USAGE', 'the api source needs both --from and --to');
   }
-  if (sourceSpec === 'api') throw new SandtrailError('USAGE', 'the api source needs both --from and --to');
-  const found = await createSource(sourceSpec, { decoder: ctx.config.feed.decoder }).listMinutes({ from, to });
+  const source = createSource(sourceSpec, { decoder: ctx.config.feed.decoder });
+  const all = await source.listMinutes();
+  const dir = source.spec.slice('dir:'.length);
+  if (all.length === 0) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    // hourly packages are not listed by minute: with --hourly the range says which hours to read
+    if (hourly && from && to && names.some((n) => HOURLY_PACKAGE_NAME.test(n))) return [...minuteRange(from, to)];
+    throw noBatches(dir, names);
+  }
+  if (from && to) return [...minuteRange(from, to)];
+  const found = all.filter((m) => (!from || m >= from) && (!to || m <= to));
   const first = from ?? found[0];
   const last = to ?? found[found.length - 1];
+  if (!first || !last || first > last) {
+    const range = from ? `from ${from}` : `up to ${to}`;
+    throw new SandtrailError(
+      'SOURCE_NOT_FOUND',
+      `no feed batches in ${dir} ${range}: its ${all.length} batch file(s) span ${all[0]} to ${all[all.length - 1]}`,
+    );
+  }
   // gaps inside the found span are real missing minutes and get reported as such
-  return first && last ? [...minuteRange(first, last)] : [];
+  return [...minuteRange(first, last)];
+}
+
+/** The error of a feed directory holding no batch file: what it holds, and what it should. */
+function noBatches(dir: string, names: readonly string[]): SandtrailError {
+  const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ', ...' : '');
+  const holds = names.length === 0 ? 'it is empty' : `none of its ${names.length} entries is named by a minute (${shown})`;
+  const packages = names.some((n) => HOURLY_PACKAGE_NAME.test(n))
+    ? `; its hourly packages (YYYYMMDDhh.tar.bz2) are read with --hourly and both --from and --to`
+    : '';
+  return new SandtrailError(
+    'SOURCE_NOT_FOUND',
+    `no feed batches in ${dir}: ${holds}; a directory source reads ${BATCH_FILE_NAMES}${packages}`,
+    {
+      dir,
+    },
+  );
 }
 
 /**
@@ -72,15 +111,15 @@ export async function resolveMinutes(
  */
 export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): Promise<BackfillRun> {
   const { config, log } = ctx;
-  const minutes = await resolveMinutes(args.source, args.from, args.to, ctx);
-  const redis = await ensureRedis({ url: config.redisUrl, log });
-  const store = openStore(config.store, config);
+  const minutes = await resolveMinutes(args.source, args.from, args.to, ctx, args.hourly);
+  const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
+  if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
+  // the store before Redis: a wrong --store ends the command here, before a private Redis is started
+  const { store, redis } = await openStoreAndRedis(ctx);
   const queues = createQueues(redis.url, config, log);
   let closeStage: (() => Promise<void>) | undefined;
   let closeOps: (() => Promise<void>) | undefined;
   try {
-    const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
-    if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
     const progress = createProgressReporter();
     const stage = artefactStage({ redisUrl: redis.url, config, store, queues, log });
     closeStage = stage.close;
@@ -117,8 +156,14 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       },
     });
     progress.done();
-    if (out.fatal) throw out.fatal;
+    // refused GTI credentials end the command with their one message; a store fault with a summary
+    if (out.fatal && (!out.result || !isStoreFault(out.fatal))) throw out.fatal;
     const summary = out.result as BackfillSummary;
+    // refused credentials stopped the stages: what is unfinished failed for that cause, not a signal
+    if (out.fatal) {
+      failUnfinished(summary, `${errorCode(out.fatal) ?? 'ERROR'}: ${messageOf(out.fatal)}`);
+      await recordFailures(store, sourceSpec, summary, log);
+    }
     return { minutes, summary, sink: store.spec, signalled: out.signalled };
   } finally {
     await closeOps?.().catch(() => undefined);
@@ -127,6 +172,18 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     await store.close();
     await redis.stop();
   }
+}
+
+/** Turns the minutes a stop left unfinished into failures with the cause that stopped the run. */
+function failUnfinished(summary: BackfillSummary, reason: string): void {
+  for (const f of summary.failures) {
+    if (f.status !== 'pending') continue;
+    f.status = 'failed';
+    f.reason = reason;
+  }
+  summary.batches.failed += summary.batches.pending;
+  summary.batches.pending = 0;
+  summary.interrupted = false;
 }
 
 /** Failed minutes listed in the human summary (all of them are in --json). */

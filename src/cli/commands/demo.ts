@@ -33,15 +33,16 @@ export async function demoCommand(opts: { feed?: string; fresh?: boolean }, ctx:
       const [top] = await store.sink.top(kind, 1);
       if (!top) continue;
       const ids = await store.sink.query(kind, top.value);
-      await writeOut(`\n$ sandtrail query ${flag} ${top.value} --store ${sink}\n`);
+      await writeOut(`\n$ npx sandtrail query ${flag} ${top.value} --store ${sink}\n`);
       for (const id of ids.slice(0, 5)) await writeOut(`  ${id}\n`);
       if (ids.length > 5) await writeOut(`  ... ${ids.length - 5} more\n`);
     }
     const dead = await store.dlq.list({ limit: 3 });
     if (dead.length) {
-      await writeOut(`\n$ sandtrail dlq list --store ${sink}   (first ${dead.length})\n`);
+      await writeOut(`\n$ npx sandtrail dlq list --store ${sink}   (first ${dead.length})\n`);
       for (const d of dead) await writeOut(`  ${d.id}  ${d.code}  ${d.message.slice(0, 70)}\n`);
     }
+    await writeOut(`\nMore reads on this store (docs/hunting.md):\n$ npx sandtrail top behash --limit 3 --store ${sink}\n`);
   } finally {
     await store.close();
   }

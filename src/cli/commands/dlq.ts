@@ -1,7 +1,11 @@
+import { createInterface } from 'node:readline/promises';
 import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
-import type { DeadLetterStage } from '../../store/index.js';
+import type { DeadLetterStage, Store } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
+
+/** Runs `fn` on the configured store, which must exist: replay and purge change a store, never start one. */
+const changeStore = <T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { mustExist: true });
 
 export async function dlqList(
   opts: { json?: boolean; limit?: string; offset?: string; stage?: string; batch?: string },
@@ -48,7 +52,7 @@ export async function dlqShow(id: string, opts: { json?: boolean }, ctx: CliCont
 export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boolean }, ctx: CliContext): Promise<number> {
   if (!opts.all && ids.length === 0) throw new SandtrailError('USAGE', 'dlq replay needs --all or one or more ids');
   if (opts.all && ids.length > 0) throw new SandtrailError('USAGE', 'dlq replay takes --all or ids, not both');
-  return withStore(ctx, async (s) => {
+  return changeStore(ctx, async (s) => {
     const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, { maxDepth: ctx.config.feed.maxDepth });
     const out = {
       replayed: r.replayed,
@@ -74,10 +78,36 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
   });
 }
 
-export async function dlqPurge(opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  return withStore(ctx, async (s) => {
-    const n = await s.dlq.purge();
+/**
+ * `sandtrail dlq purge`: deletes every dead letter, only with --yes or once confirmed on a terminal.
+ * Without --yes and without a terminal to ask on, it says how many would go and exits 2.
+ */
+export async function dlqPurge(opts: { json?: boolean; yes?: boolean }, ctx: CliContext): Promise<number> {
+  return changeStore(ctx, async (s) => {
+    const count = opts.yes ? undefined : await s.dlq.count();
+    if (count !== undefined && count > 0) {
+      const what = `dlq purge would delete ${count} dead letter(s)`;
+      if (!process.stdin.isTTY || !process.stderr.isTTY) {
+        process.stderr.write(`sandtrail: ${what}: pass --yes to delete them\n`);
+        return 2;
+      }
+      if (!(await confirm(`${what}. Delete them? [y/N] `))) {
+        process.stderr.write('nothing deleted\n');
+        return 1;
+      }
+    }
+    const n = count === 0 ? 0 : await s.dlq.purge();
     await writeOut(opts.json ? `${JSON.stringify({ purged: n })}\n` : `purged ${n} dead letter(s)\n`);
     return 0;
   });
+}
+
+/** Asks a yes/no question on the terminal; only "y" or "yes" is a yes. */
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
 }

@@ -3,12 +3,11 @@ import { fetchArtefact, HAS_FLAG, parseArtefactFilter } from '../../artefacts/in
 import { messageOf, SandtrailError } from '../../errors/index.js';
 import { fetchBehaviour, RunBudget } from '../../lookup/index.js';
 import { createRedis } from '../../queue/index.js';
-import { ensureRedis } from '../../redis/index.js';
-import { openStore } from '../../store/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
+import { openStoreAndRedis } from '../storeAndRedis.js';
 
 export interface FetchArgs extends BudgetFlags, ArtefactFlags {
   relationships?: boolean;
@@ -39,9 +38,9 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
   const guard = await guardBudget(o, lines, ctx);
   if (!guard) return 0;
   if (!config.gti.apiKey) throw new SandtrailError('USAGE', 'fetch needs GTI_APIKEY');
-  const redis = await ensureRedis({ url: config.redisUrl, log });
+  // the store before Redis: a wrong --store ends the command here, before a private Redis is started
+  const { store, redis } = await openStoreAndRedis(ctx);
   const connection = createRedis(redis.url);
-  const store = openStore(config.store, config);
   const run = randomUUID();
   const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
   try {
@@ -66,7 +65,14 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
             maxApiUnits,
             maxBytes: choice.maxBytes,
           };
-          const a = await fetchArtefact({ config, store, redis: connection, data });
+          // retried in place like the queued downloads: a cut body, a reset, a 429 or a 5xx is asked again
+          const a = await fetchArtefact({
+            config,
+            store,
+            redis: connection,
+            data,
+            onRetry: (i) => log.warn({ kind, attempt: i.attempt, code: i.code }, `artefact download retried: ${i.message}`),
+          });
           artefacts.push({ kind, size: a.size, path: a.path, skipped: a.skipped });
         } catch (err) {
           artefacts.push({ kind, error: messageOf(err) });

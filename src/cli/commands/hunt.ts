@@ -1,18 +1,15 @@
 import { SandtrailError } from '../../errors/index.js';
-import type { BehaviourLine, FileRollup, PivotKind, PivotStats, PivotSummary, RelatedBehaviours } from '../../store/index.js';
+import {
+  pivotKindOf,
+  type BehaviourLine,
+  type FileRollup,
+  type PivotKind,
+  type PivotStats,
+  type PivotSummary,
+  type RelatedBehaviours,
+} from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 import { PIVOT_FLAGS } from './query.js';
-
-/** Pivot kinds as `top` takes them: the flag spelling or the stored name. */
-const KIND_NAMES: Readonly<Record<string, Exclude<PivotKind, 'sha256'>>> = {
-  behash: 'behash',
-  'sigma-rule': 'sigma_rule_id',
-  sigma_rule_id: 'sigma_rule_id',
-  ja3: 'ja3',
-  ja3s: 'ja3s',
-  'dropped-sha256': 'dropped_sha256',
-  dropped_sha256: 'dropped_sha256',
-};
 
 function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000): number {
   if (raw === undefined) return fallback;
@@ -74,8 +71,10 @@ export async function topCommand(
   opts: { since?: string; limit?: string; json?: boolean },
   ctx: CliContext,
 ): Promise<number> {
-  const kind = KIND_NAMES[kindName];
-  if (!kind) throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
+  // the flag spelling (sigma-rule) or the stored name (sigma_rule_id)
+  const kind = pivotKindOf(kindName);
+  if (!kind || kind === 'sha256')
+    throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
   const since = parseSince(opts.since);
   const limit = positive('--limit', opts.limit, 10, 1000);
   const top = await withStore(ctx, (s) => s.hunt.top(kind, { since, limit }));

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
 import {
+  checkRedis,
   closeQueues,
   createQueues,
   formatCursor,
@@ -8,15 +10,17 @@ import {
   Scheduler,
   startProcessOps,
   superviseWorkers,
+  redactUrl,
   type ProcessOps,
+  type Queues,
 } from '../../queue/index.js';
-import { ensureRedis } from '../../redis/index.js';
 import { openStore, type BatchLogEntry } from '../../store/index.js';
 import { artefactStage } from '../../artefacts/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
-import { addMinutes, isMinuteId, minuteToMs } from '../../minute/index.js';
+import { openStoreAndRedis } from '../storeAndRedis.js';
+import { addMinutes, isMinuteId, minuteRange, minuteToMs, type MinuteId } from '../../minute/index.js';
 
 /**
  * `sandtrail run`: live ingestion. A scheduler enqueues each minute once it can be published,
@@ -34,9 +38,9 @@ export async function runCommand(
   if (!Number.isInteger(lagMinutes) || lagMinutes < 0) throw new SandtrailError('USAGE', '--lag-minutes must be a whole number of minutes');
   const sourceSpec = opts.source === 'api' ? 'api' : createSource(opts.source).spec;
   if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
-  if (!config.redisUrl) log.warn('no REDIS_URL: using a private Redis, so the cursor is lost when this process ends');
-  const redis = await ensureRedis({ url: config.redisUrl, log });
-  const store = openStore(config.store, config);
+  // the store before Redis: a wrong --store ends the command here, before a private Redis is started
+  const { store, redis } = await openStoreAndRedis(ctx);
+  if (redis.isPrivate) log.warn('no REDIS_URL: using a private Redis, so the cursor is lost when this process ends');
   const queues = createQueues(redis.url, config, log);
   const scheduler = new Scheduler({
     queues,
@@ -82,26 +86,80 @@ export async function runCommand(
 }
 
 export interface StatusReport {
+  /** Null without REDIS_URL: the live cursor is kept in Redis. */
   cursor: string | null;
   scheduled: string | null;
+  /** Now minus the end of the newest minute through which every minute is done (the live cursor, else the batch log). */
   lag_seconds: number | null;
-  queues: { feed: Record<string, number>; index: Record<string, number> };
+  /** Null without REDIS_URL: the queues live in Redis. */
+  queues: { feed: Record<string, number>; index: Record<string, number> } | null;
   recent_batches: Pick<BatchLogEntry, 'batch' | 'status' | 'accepted' | 'rejected' | 'error'>[];
   gaps: string[];
   alerts: string[];
   dead_letters: number;
 }
 
-/** `sandtrail status`: cursor, lag, queue depths, recent batches, gaps and dead letters. */
+/** How long status waits for Redis, to connect and for its reads, before saying it cannot reach it. */
+const STATUS_REDIS_TIMEOUT_MS = 5000;
+
+/** `p`, or a REDIS_UNAVAILABLE error naming the URL (password hidden) once `ms` have passed. */
+async function fromRedis<T>(p: Promise<T>, url: string, ms = STATUS_REDIS_TIMEOUT_MS): Promise<T> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      p,
+      sleep(ms, undefined, { signal: timer.signal }).then(() => {
+        throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: no answer within ${ms} ms`);
+      }),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}
+
+/**
+ * The newest minute of the batch log through which every minute, from the oldest it holds, has
+ * its outcome (anything but `pending`): what the live cursor would be, for stores filled by
+ * backfills (they keep no cursor).
+ */
+export function doneThrough(entries: readonly Pick<BatchLogEntry, 'batch' | 'status'>[]): MinuteId | null {
+  const byBatch = new Map(entries.map((e) => [e.batch, e.status]));
+  const sorted = [...byBatch.keys()].sort();
+  const oldest = sorted[0];
+  const newest = sorted[sorted.length - 1];
+  if (!oldest || !newest) return null;
+  let done: MinuteId | null = null;
+  for (const m of minuteRange(oldest, newest)) {
+    const status = byBatch.get(m);
+    if (status === undefined || status === 'pending') break;
+    done = m;
+  }
+  return done;
+}
+
+/**
+ * `sandtrail status`: cursor, lag, queue depths, recent batches, gaps and dead letters. The batch
+ * log and the dead letters are read from the store; the cursor and the queue depths from Redis,
+ * only when REDIS_URL names one (a private Redis is gone with the command that started it).
+ */
 export async function statusCommand(opts: { json?: boolean; last?: string }, ctx: CliContext): Promise<number> {
   const { config } = ctx;
-  if (!config.redisUrl) throw new SandtrailError('USAGE', 'status reads the shared Redis: set REDIS_URL');
   const last = opts.last ? Number(opts.last) : 10;
-  const store = openStore(config.store, config);
-  const queues = createQueues(config.redisUrl, config);
+  if (!Number.isInteger(last) || last < 0) throw new SandtrailError('USAGE', '--last must be a whole number of batches');
+  const store = openStore(config.store, config, { readOnly: true });
+  const redisUrl = config.redisUrl;
+  let queues: Queues | undefined;
   try {
-    const { cursor, scheduled } = await Scheduler.pointers(queues, config.queuePrefix);
+    if (redisUrl) {
+      await checkRedis(redisUrl, STATUS_REDIS_TIMEOUT_MS);
+      queues = createQueues(redisUrl, config);
+    }
     const counts = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+    const q = queues;
+    const { cursor, scheduled } =
+      q && redisUrl ? await fromRedis(Scheduler.pointers(q, config.queuePrefix), redisUrl) : { cursor: null, scheduled: null };
+    const depths =
+      q && redisUrl ? await fromRedis(Promise.all([q.feed.getJobCounts(...counts), q.index.getJobCounts(...counts)]), redisUrl) : undefined;
     // lookups share the batch log under lookup-<hash> keys; status is about feed minutes
     const recent = (await store.batches.recent(Math.max(last, 1440))).filter((e) => isMinuteId(e.batch));
     const missing = recent
@@ -116,12 +174,14 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     }
     const failed = recent.filter((e) => e.status === 'failed').length;
     if (failed) alerts.push(`${failed} failed batch(es) in the last ${recent.length}`);
+    // the live cursor when a scheduler keeps one; else the batch log says how far every minute is done
+    const done = cursor ?? doneThrough(recent);
     const report: StatusReport = {
       cursor: cursor ? formatCursor({ minute: addMinutes(cursor, 1), consumed: 0 }) : null,
       scheduled,
       // lag: now minus the end of the newest fully processed minute
-      lag_seconds: cursor ? Math.round((Date.now() - minuteToMs(cursor) - 60_000) / 1000) : null,
-      queues: { feed: await queues.feed.getJobCounts(...counts), index: await queues.index.getJobCounts(...counts) },
+      lag_seconds: done ? Math.round((Date.now() - minuteToMs(done) - 60_000) / 1000) : null,
+      queues: depths ? { feed: depths[0], index: depths[1] } : null,
       recent_batches: newest
         .slice(0, last)
         .map(({ batch, status, accepted, rejected, error }) => ({ batch, status, accepted, rejected, error })),
@@ -132,13 +192,16 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     if (opts.json) {
       await writeOut(`${JSON.stringify(report)}\n`);
     } else {
-      const q = (c: Record<string, number>): string => counts.map((k) => `${k} ${c[k] ?? 0}`).join(', ');
+      const line = (c: Record<string, number>): string => counts.map((k) => `${k} ${c[k] ?? 0}`).join(', ');
+      const noRedis = "set REDIS_URL to the pipeline's Redis to see them";
       await writeOut(
         [
-          `cursor: ${report.cursor ?? '(none)'}   scheduled through: ${report.scheduled ?? '(none)'}`,
+          redisUrl
+            ? `cursor: ${report.cursor ?? '(none)'}   scheduled through: ${report.scheduled ?? '(none)'}`
+            : `cursor: - (the live cursor and the queue figures are kept in Redis: ${noRedis})`,
           `lag: ${report.lag_seconds === null ? '-' : `${report.lag_seconds} s`}`,
-          `feed queue: ${q(report.queues.feed)}`,
-          `index queue: ${q(report.queues.index)}`,
+          `feed queue: ${report.queues ? line(report.queues.feed) : '-'}`,
+          `index queue: ${report.queues ? line(report.queues.index) : '-'}`,
           `dead letters: ${report.dead_letters}`,
           `gaps (missing minutes): ${report.gaps.length ? report.gaps.join(' ') : 'none'}`,
           ...report.alerts.map((a) => `ALERT: ${a}`),
@@ -151,7 +214,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     }
     return 0;
   } finally {
-    await queues.close();
+    if (queues) await closeQueues(queues, ctx.log);
     await store.close();
   }
 }

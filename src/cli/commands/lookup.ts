@@ -1,22 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { SingleBar } from 'cli-progress';
-import { SandtrailError } from '../../errors/index.js';
+import { messageOf, SandtrailError } from '../../errors/index.js';
 import { artefactStage } from '../../artefacts/index.js';
 import {
+  classifyHash,
   collectHashes,
   createLookupQueue,
   LookupWorker,
+  planLookup,
   RunBudget,
   runLookup,
+  type HashInput,
   type LookupProgress,
   type LookupSummary,
 } from '../../lookup/index.js';
 import { closeQueues, createQueues, superviseWorkers } from '../../queue/index.js';
-import { ensureRedis } from '../../redis/index.js';
-import { openStore } from '../../store/index.js';
+import { openStore, type Store } from '../../store/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
+import { openStoreAndRedis } from '../storeAndRedis.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
+import { formatEta } from '../progress.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 
 export interface LookupArgs extends BudgetFlags, ArtefactFlags {
@@ -37,6 +41,14 @@ export function lookupExitCode(s: LookupSummary): number {
  * hash), indexed like feed records. Refused hashes cost nothing; `--dry-run` calls nothing.
  */
 export async function lookupCommand(args: string[], o: LookupArgs, ctx: CliContext): Promise<number> {
+  // a hash given on the command line that is not one is a mistake in the command: nothing is asked
+  const refused = args.filter((a) => !('hash' in classifyHash(a)));
+  if (refused.length > 0) {
+    throw new SandtrailError(
+      'USAGE',
+      `not an MD5, SHA-1 or SHA-256 (32, 40 or 64 hex characters): ${refused.map((a) => JSON.stringify(a)).join(', ')}`,
+    );
+  }
   const summary = await runLookupCommand(args, o, ctx);
   if (!summary) return 0;
   await print(summary, o.json);
@@ -54,8 +66,8 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   const pages = `/files/{hash}/behaviours?limit=${ctx.config.lookup.pageSize}`;
   const lines = [
     estimateLine(
-      `GET ${pages} (one page per hash; one more per ${ctx.config.lookup.pageSize} reports)`,
-      valid.length,
+      `GET ${pages} (one page per hash left to fetch; one more per ${ctx.config.lookup.pageSize} reports)`,
+      await leftToFetch(hashes, o, ctx),
       'GET',
       `/files/x/behaviours`,
     ),
@@ -86,8 +98,8 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   }
   if (!ctx.config.gti.apiKey) throw new SandtrailError('USAGE', 'lookup needs GTI_APIKEY');
   const { config, log } = ctx;
-  const redis = await ensureRedis({ url: config.redisUrl, log });
-  const store = openStore(config.store, config);
+  // the store before Redis: a wrong --store ends the command here, before a private Redis is started
+  const { store, redis } = await openStoreAndRedis(ctx);
   const queues = createQueues(redis.url, config, log);
   const queue = createLookupQueue(queues, config);
   const run = randomUUID();
@@ -154,6 +166,27 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   }
 }
 
+/**
+ * Hashes the run will pay pages for: a re-run does not ask again for those an earlier run
+ * finished (unless --refresh), so they are neither estimated nor weighed against the allowance.
+ * Hashes an interrupted run fetched are counted (their chunks may be gone): an upper bound.
+ */
+async function leftToFetch(hashes: readonly HashInput[], o: LookupArgs, ctx: CliContext): Promise<number> {
+  const valid = hashes.filter((h) => 'hash' in h).length;
+  if (o.refresh || valid === 0) return valid;
+  let store: Store | undefined;
+  try {
+    store = openStore(ctx.config.store, ctx.config, { readOnly: true });
+    return (await planLookup({ store, hashes })).todo.length;
+  } catch (err) {
+    // no store yet (a first run): nothing is done, every hash is left
+    ctx.log.debug({ err: messageOf(err) }, 'the batch log could not be read: every hash is estimated');
+    return valid;
+  } finally {
+    await store?.close().catch(() => undefined);
+  }
+}
+
 async function print(s: LookupSummary, json: boolean | undefined): Promise<void> {
   if (json) {
     await writeOut(`${JSON.stringify(s)}\n`);
@@ -188,6 +221,7 @@ function progressBar(stream: NodeJS.WriteStream = process.stderr): { update(p: L
     hideCursor: false,
     etaBuffer: 20,
     fps: 5,
+    formatTime: formatEta,
   });
   let started = false;
   let stopped = false;

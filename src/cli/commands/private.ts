@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { collectHashes, lookupPrivateFiles, privateLookupRefusal, type PrivateLookupSummary } from '../../lookup/index.js';
 import { createRedis } from '../../queue/index.js';
-import { ensureRedis } from '../../redis/index.js';
-import { openStore } from '../../store/index.js';
 import { SandtrailError } from '../../errors/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
+import { openStoreAndRedis } from '../storeAndRedis.js';
 
 /**
  * `sandtrail private lookup SHA256...`: private file reports (Private Scanning licence), stored
@@ -25,11 +24,11 @@ export async function privateLookupCommand(
   const asked = given.filter((g) => !privateLookupRefusal(g)).length;
   const guard = await guardBudget(o, [estimateLine('GET /private/files/{sha256}', asked, 'GET', '/private/files/x')], ctx);
   if (!guard) return 0;
-  const { config, log } = ctx;
+  const { config } = ctx;
   if (asked > 0 && !config.gti.apiKey) throw new SandtrailError('USAGE', 'private lookup needs GTI_APIKEY');
-  const redis = await ensureRedis({ url: config.redisUrl, log });
+  // the store before Redis: a wrong --store ends the command here, before a private Redis is started
+  const { store, redis } = await openStoreAndRedis(ctx);
   const connection = createRedis(redis.url);
-  const store = openStore(config.store, config);
   try {
     const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
     const s = await lookupPrivateFiles({ config, redis: connection, store, hashes: given, run: randomUUID(), maxApiUnits });

@@ -26,7 +26,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
   }
   const [, key, kind, , privateKey] = given[0] as (typeof PIVOT_FLAGS)[number];
   const value = opts[key] as string;
-  const store = openStore(ctx.config.store, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
   try {
     const ids = kind ? await store.sink.query(kind, value) : [];
     if (privateKey) ids.push(...(await store.privateFiles.query(privateKey, value)).map((id) => `${PRIVATE_PREFIX}${id}`));
@@ -42,7 +42,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
  * private file report (`private:<sha256>`, or a bare SHA-256), marked `"private": true`.
  */
 export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.store, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
   try {
     const bare = id.startsWith(PRIVATE_PREFIX) ? id.slice(PRIVATE_PREFIX.length) : id;
     let out: Record<string, unknown> | null = null;
@@ -79,7 +79,7 @@ export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliC
 
 /** `sandtrail artefacts list ID`: what was downloaded for one behaviour report. */
 export async function artefactsListCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.store, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
   try {
     const list = await store.artefacts.list(id);
     if (opts.json) await writeOut(`${JSON.stringify(list)}\n`);

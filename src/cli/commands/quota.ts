@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SandtrailError } from '../../errors/index.js';
-import { createRedis } from '../../queue/index.js';
+import { checkRedis, createRedis } from '../../queue/index.js';
 import { ledgerClient, QuotaLedger, replayOperations, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
@@ -34,11 +34,16 @@ export async function quotaReplayCommand(file: string, opts: { json?: boolean })
   return errors.length > 0 ? 3 : 0;
 }
 
+/** How long the ledger commands wait for Redis to answer before saying it cannot reach it. */
+const LEDGER_REDIS_TIMEOUT_MS = 5000;
+
 async function withLedger<T>(ctx: CliContext, fn: (l: QuotaLedger | undefined) => Promise<T>, required: boolean): Promise<T> {
   if (!ctx.config.redisUrl) {
     if (required) throw new SandtrailError('USAGE', 'the ledger lives in the shared Redis: set REDIS_URL (or --redis-url)');
     return fn(undefined);
   }
+  // an unreachable Redis is said at once (a ledger read would wait for it forever)
+  await checkRedis(ctx.config.redisUrl, LEDGER_REDIS_TIMEOUT_MS);
   const redis = createRedis(ctx.config.redisUrl);
   try {
     return await fn(new QuotaLedger(redis, ctx.config.queuePrefix));

@@ -6,7 +6,7 @@ import type { CliContext } from '../context.js';
 
 /** `sandtrail serve`: the v3-compatible read API and the hunting page, until SIGINT/SIGTERM. */
 export async function serveCommand(ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.store, ctx.config);
+  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
   try {
     const api = await startReadApi({ config: ctx.config, store, log: ctx.log });
     process.stderr.write(`sandtrail serve: ${api.url}/ (hunting page), API base ${api.url}/api/v3\n`);

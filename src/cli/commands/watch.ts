@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
-import { openStore, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
+import { openStore, type Store, type StoreAccess, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
 import { recordRetroHits, redactWebhook } from '../../watch/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
@@ -30,14 +30,19 @@ function notifyText(w: Watch): string {
   return parts.filter(Boolean).join(', ') || 'record only';
 }
 
-async function withStore<T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(ctx.config.store, ctx.config);
+/** Runs `fn` on the configured store; `readOnly` for the reads (list, hits), which need an existing store. */
+async function withStore<T>(ctx: CliContext, fn: (store: Store) => Promise<T>, access: StoreAccess = {}): Promise<T> {
+  const store = openStore(ctx.config.store, ctx.config, access);
   try {
     return await fn(store);
   } finally {
     await store.close();
   }
 }
+
+const readStore = <T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { readOnly: true });
+/** Removing a watch changes an existing store; it never starts one. */
+const changeStore = <T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { mustExist: true });
 
 /** `sandtrail watch add NAME (--behash V | ...)... [--file PATH] [--webhook URL] [--retro]`. */
 export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: CliContext): Promise<number> {
@@ -65,7 +70,7 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
 
 /** `sandtrail watch list`. */
 export async function watchListCommand(o: { json?: boolean }, ctx: CliContext): Promise<number> {
-  return withStore(ctx, async (store) => {
+  return readStore(ctx, async (store) => {
     const watches = await store.watches.list();
     if (o.json) await writeOut(`${JSON.stringify(watches.map(shown))}\n`);
     else if (watches.length === 0) await writeOut(`no watches in ${store.spec}\n`);
@@ -84,7 +89,7 @@ export async function watchListCommand(o: { json?: boolean }, ctx: CliContext): 
 
 /** `sandtrail watch remove NAME`: the watch and its hits. */
 export async function watchRemoveCommand(name: string, o: { json?: boolean }, ctx: CliContext): Promise<number> {
-  return withStore(ctx, async (store) => {
+  return changeStore(ctx, async (store) => {
     if (!(await store.watches.remove(name))) throw new SandtrailError('NOT_FOUND', `no watch named "${name}" in ${store.spec}`);
     await writeOut(o.json ? `${JSON.stringify({ removed: name })}\n` : `watch ${name} removed, with its hits\n`);
     return 0;
@@ -122,7 +127,7 @@ export async function watchHitsCommand(
     limit: count('--limit', o.limit, 100),
     offset: count('--offset', o.offset, 0),
   };
-  return withStore(ctx, async (store) => {
+  return readStore(ctx, async (store) => {
     if (!(await store.watches.get(name))) throw new SandtrailError('NOT_FOUND', `no watch named "${name}" in ${store.spec}`);
     const hits = await store.watches.hits(name, q);
     if (o.json) await writeOut(`${JSON.stringify(hits)}\n`);

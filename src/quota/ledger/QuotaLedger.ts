@@ -23,7 +23,7 @@ export interface UsageRow {
   period: Period;
   bucket: string;
   units: Partial<Record<QuotaKind, number>>;
-  /** Per operation label (`GET /feeds/file_behaviours/{minute}`, `ioc_delta`, ...): calls and units by kind. */
+  /** Per operation label (`GET /feeds/file_behaviours/{id}`, `GET /users/{id}/overall_quotas`, `ioc_delta`, ...): calls and units by kind. */
   operations: Record<string, { calls: number; units: Partial<Record<QuotaKind, number>> }>;
 }
 

@@ -21,7 +21,15 @@ function withLag(entry: BatchLogEntry): Record<string, unknown> {
   return { ...entry, '@timestamp': minuteStart, lag_seconds: Math.round((entry.finishedAt - minuteStart - 60_000) / 1000) };
 }
 
-/** `_id` of the mark saying chunk n of a batch is stored. */
+/** A chunk's mark: stored (with the documents it wrote) or failed (with why). */
+interface ChunkMark {
+  batch: string;
+  chunk: number;
+  records?: number;
+  error?: string;
+}
+
+/** `_id` of the mark saying chunk n of a batch is stored, or failed. */
 const chunkId = (batch: MinuteId, n: number): string => `${batch}.chunk.${n}`;
 
 /**
@@ -41,13 +49,11 @@ export class ElasticsearchBatchLog implements BatchLog {
   async record(entry: BatchLogEntry): Promise<void> {
     try {
       await this.o.ready?.();
-      let status = entry.status;
-      if (status === 'ok' && entry.chunks > 0 && (await this.storedChunks(entry.batch, entry.chunks)).length < entry.chunks)
-        status = 'pending';
+      const settled = entry.status === 'ok' && entry.chunks > 0 ? await this.settled(entry) : entry;
       await this.client.index({
         index: this.index,
         id: entry.batch,
-        document: withLag({ ...entry, status }),
+        document: withLag(settled),
         refresh: this.o.refresh ?? 'wait_for',
       });
     } catch (err) {
@@ -55,44 +61,77 @@ export class ElasticsearchBatchLog implements BatchLog {
     }
   }
 
-  async chunkStored(batch: MinuteId, n: number): Promise<void> {
+  async chunkStored(batch: MinuteId, n: number, records?: number): Promise<void> {
+    await this.mark(batch, n, { batch, chunk: n, ...(records === undefined ? {} : { records }) }, 'chunkStored');
+  }
+
+  async chunkFailed(batch: MinuteId, n: number, reason: string): Promise<void> {
+    // this try's failure stands even over a mark of an earlier run: the store did not take it now
+    await this.mark(batch, n, { batch, chunk: n, error: reason }, 'chunkFailed');
+  }
+
+  /**
+   * Writes a chunk mark, then settles the batch's entry from its marks. Two writers can race here
+   * and leave a stale status; reads settle entries from the marks again, so they still answer right.
+   */
+  private async mark(batch: MinuteId, n: number, mark: ChunkMark, op: string): Promise<void> {
     try {
       await this.o.ready?.();
-      await this.client.index({ index: this.index, id: chunkId(batch, n), document: { batch, chunk: n } });
-      // Flip the entry to ok when this was its last chunk. Two writers can race here and both
-      // leave `pending`; reads derive the status from the marks, so they still answer `ok`.
+      await this.client.index({ index: this.index, id: chunkId(batch, n), document: mark });
       const r = await this.client.get<BatchLogEntry>({ index: this.index, id: batch, _source_excludes: DERIVED }).catch(() => null);
       const e = r?.found ? r._source : undefined;
-      if (e?.status === 'pending' && (await this.storedChunks(batch, e.chunks)).length >= e.chunks) {
-        await this.client.update({ index: this.index, id: batch, doc: { status: 'ok' }, refresh: this.o.refresh ?? 'wait_for' });
+      if (!e || e.chunks === 0) return;
+      const s = await this.settled(e);
+      if (s.status !== e.status || s.error !== e.error) {
+        await this.client.update({
+          index: this.index,
+          id: batch,
+          doc: { status: s.status, error: s.error },
+          refresh: this.o.refresh ?? 'wait_for',
+        });
       }
     } catch (err) {
-      throw failure('chunkStored', err);
+      throw failure(op, err);
     }
   }
 
-  async storedChunks(batch: MinuteId, below: number): Promise<number[]> {
-    const out: number[] = [];
+  /** The marks of chunks 0..below-1 of a batch (mget is real-time: a mark is seen at once, whatever the refresh interval). */
+  private async marks(batch: MinuteId, below: number): Promise<ChunkMark[]> {
+    const out: ChunkMark[] = [];
     try {
       for (let k = 0; k < below; k += 1000) {
         const ids = Array.from({ length: Math.min(1000, below - k) }, (_, i) => chunkId(batch, k + i));
-        // mget is real-time: a mark is seen at once, whatever the refresh interval
-        const r = await this.client.mget<{ chunk: number }>({ index: this.index, ids });
-        for (const d of r.docs) if ('found' in d && d.found && d._source) out.push(d._source.chunk);
+        const r = await this.client.mget<ChunkMark>({ index: this.index, ids });
+        for (const d of r.docs) if ('found' in d && d.found && d._source) out.push(d._source);
       }
     } catch (err) {
       if (isIndexNotFound(err)) return [];
       throw failure('storedChunks', err);
     }
-    return out.sort((a, b) => a - b);
+    return out.sort((a, b) => a.chunk - b.chunk);
   }
 
-  /** Entries still `pending` whose marks are all in read `ok` (a lost race in chunkStored). */
+  async storedChunks(batch: MinuteId, below: number): Promise<number[]> {
+    return (await this.marks(batch, below)).filter((m) => !m.error).map((m) => m.chunk);
+  }
+
+  async storedRecords(batch: MinuteId, below: number): Promise<number> {
+    return (await this.marks(batch, below)).reduce((sum, m) => sum + (m.error ? 0 : (m.records ?? 0)), 0);
+  }
+
+  /** A feed-finished entry with its status from its chunk marks: failed (first failed chunk's reason), ok, or pending. */
+  private async settled(e: BatchLogEntry): Promise<BatchLogEntry> {
+    const marks = await this.marks(e.batch, e.chunks);
+    const failed = marks.find((m) => m.error);
+    if (failed) return { ...e, status: 'failed', error: failed.error ?? null };
+    return { ...e, status: marks.length >= e.chunks ? 'ok' : 'pending', error: null };
+  }
+
+  /** Entries of batches with chunks, settled from their marks (a lost race in mark). */
   private async settle(entries: BatchLogEntry[]): Promise<BatchLogEntry[]> {
-    for (const e of entries) {
-      if (e.status === 'pending' && (await this.storedChunks(e.batch, e.chunks)).length >= e.chunks) e.status = 'ok';
-    }
-    return entries;
+    const out: BatchLogEntry[] = [];
+    for (const e of entries) out.push(e.chunks > 0 && (e.status === 'pending' || e.status === 'failed') ? await this.settled(e) : e);
+    return out;
   }
 
   async get(batches: readonly MinuteId[]): Promise<BatchLogEntry[]> {

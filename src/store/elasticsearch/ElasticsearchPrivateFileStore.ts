@@ -10,7 +10,7 @@ import {
   type PrivateFileStore,
 } from '../PrivateFileStore.js';
 import type { ItemResult } from '../Sink.js';
-import { classifyRequestError, isIndexNotFound, isNotFound, storeFailure } from './classify.js';
+import { classifyRequestError, esFaultError, isIndexNotFound, isNotFound, storeFailure } from './classify.js';
 import { bulkSender, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
@@ -85,6 +85,7 @@ export class ElasticsearchPrivateFileStore implements PrivateFileStore {
       if (err instanceof SandtrailError) throw err;
       const f = classifyRequestError(err);
       if (f.kind === 'auth') throw authError(f.reason, err);
+      if (f.kind === 'store') throw esFaultError(f.fault, this.index, f.reason, err);
       if (f.kind !== 'retryable')
         throw new SandtrailError('SINK_UNAVAILABLE', `Elasticsearch is not ready for writes: ${f.reason}`, {}, { cause: err });
       for (const p of pending) results[p.i] = { id: p.id, status: 'retryable', code: f.code, reason: f.reason };
@@ -98,6 +99,7 @@ export class ElasticsearchPrivateFileStore implements PrivateFileStore {
 
     if (outcome.missingIndex) this.o.onMissingIndex?.();
     if (outcome.auth) throw authError(outcome.auth.reason, outcome.auth.err);
+    if (outcome.fault) throw esFaultError(outcome.fault.fault, this.index, outcome.fault.reason, outcome.fault.err);
     return results;
   }
 

@@ -12,7 +12,7 @@ import {
   type Sink,
   type SinkDoc,
 } from '../Sink.js';
-import { classifyRequestError, isIndexNotFound, isNotFound, readFailure } from './classify.js';
+import { classifyRequestError, esFaultError, isIndexNotFound, isNotFound, readFailure } from './classify.js';
 import { bulkSender, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
@@ -125,6 +125,7 @@ export class ElasticsearchSink implements Sink {
       if (err instanceof SandtrailError) throw err;
       const f = classifyRequestError(err);
       if (f.kind === 'auth') throw authError(f.reason, err);
+      if (f.kind === 'store') throw esFaultError(f.fault, this.names.alias, f.reason, err);
       if (f.kind === 'retryable') return failAll('retryable', f.code, f.reason);
       throw new SandtrailError('SINK_UNAVAILABLE', `Elasticsearch is not ready for writes: ${f.reason}`, {}, { cause: err });
     }
@@ -173,6 +174,7 @@ export class ElasticsearchSink implements Sink {
       this.o.onMissingAlias?.();
     }
     if (outcome.auth) throw authError(outcome.auth.reason, outcome.auth.err);
+    if (outcome.fault) throw esFaultError(outcome.fault.fault, this.names.alias, outcome.fault.reason, outcome.fault.err);
     return results;
   }
 

@@ -1,6 +1,6 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { ItemResult } from '../Sink.js';
-import { classifyItem, classifyRequestError, type EsErrorCause } from './classify.js';
+import { classifyItem, classifyRequestError, esStoreFault, type EsErrorCause, type EsStoreFault } from './classify.js';
 
 /** One document ready for a bulk request: its action and source lines, already serialized. */
 export interface PreparedItem {
@@ -17,6 +17,8 @@ export interface PreparedItem {
 export interface BulkOutcome {
   /** Refused credentials (reported once, after every item has its result). */
   auth?: { reason: string; err: unknown };
+  /** A store fault (a block, a closed index, refused privileges) met by a request or an item. */
+  fault?: { fault: EsStoreFault; reason: string; err?: unknown };
   /** An item's index (or write alias) does not exist. */
   missingIndex: boolean;
 }
@@ -48,7 +50,8 @@ export function bulkSender(
         return;
       }
       if (f.kind === 'auth') outcome.auth ??= { reason: f.reason, err };
-      const status = f.kind === 'retryable' || f.kind === 'auth' ? 'retryable' : 'rejected';
+      if (f.kind === 'store') outcome.fault ??= { fault: f.fault, reason: f.reason, err };
+      const status = f.kind === 'retryable' || f.kind === 'auth' || f.kind === 'store' ? 'retryable' : 'rejected';
       for (const p of chunk) results[p.i] = { id: p.id, status, code: f.code, reason: f.reason };
       return;
     }
@@ -57,6 +60,19 @@ export function bulkSender(
       const item = entry ? (Object.values(entry)[0] as { status?: number; error?: EsErrorCause } | undefined) : undefined;
       const r = classifyItem(p.id, p.version, item);
       if (r.status === 'retryable' && r.code === 'index_not_found_exception') outcome.missingIndex = true;
+      // a user without the write privilege on this index: refused credentials, as for a whole request
+      if (r.status !== 'ok' && item?.error?.type === 'security_exception') {
+        outcome.auth ??= { reason: r.reason, err: undefined };
+        results[p.i] = { ...r, status: 'retryable' };
+        return;
+      }
+      const fault = r.status === 'ok' ? undefined : esStoreFault(item?.error);
+      // the index's state refused it: the store's fault, never the document's
+      if (fault && r.status !== 'ok') {
+        outcome.fault ??= { fault, reason: r.reason };
+        results[p.i] = { ...r, status: 'retryable' };
+        return;
+      }
       results[p.i] = r;
     });
   };

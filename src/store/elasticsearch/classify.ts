@@ -1,4 +1,4 @@
-import { SandtrailError } from '../../errors/index.js';
+import { SandtrailError, type ErrorCode } from '../../errors/index.js';
 import type { ItemResult } from '../Sink.js';
 
 /** The `error` object of a failed bulk item or error response. */
@@ -18,6 +18,48 @@ export function describeCause(e: EsErrorCause | undefined): string {
   let s = e.reason ? `${e.type ?? 'error'}: ${e.reason}` : (e.type ?? 'error');
   if (e.caused_by) s += ` (caused by ${describeCause(e.caused_by)})`;
   return s;
+}
+
+/** A store fault told by an error's type and reason: the cluster's or the index's state, never a document's. */
+export interface EsStoreFault {
+  fault: ErrorCode;
+  /** The words a user searches for. */
+  words: string;
+  fix: string;
+}
+
+/**
+ * The Elasticsearch backend's one table of store faults, by `error.type` (and, for blocks, the
+ * block the reason names). The flood-stage disk watermark puts a read-only-allow-delete block on
+ * every index with a shard on the full node: writes fail with a `cluster_block_exception` (429 in
+ * 8.x, 403 before) until disk use falls below the high watermark, when the block is lifted.
+ */
+export function esStoreFault(e: EsErrorCause | undefined): EsStoreFault | undefined {
+  const type = e?.type;
+  const reason = e?.reason ?? '';
+  if (type === 'cluster_block_exception') {
+    // a cluster still recovering its state (503) is unavailable for a moment, not at fault
+    if (/SERVICE_UNAVAILABLE|state not recovered|no master/i.test(reason)) return undefined;
+    if (/flood[- ]stage|read-only-allow-delete|read_only_allow_delete|disk usage exceeded/i.test(reason))
+      return {
+        fault: 'STORE_FULL',
+        words: 'disk full (flood-stage disk watermark exceeded: the index is read-only)',
+        fix: 'free disk space on the data nodes (or add nodes); Elasticsearch lifts the block once disk use falls below the high watermark, then run the same backfill again',
+      };
+    return {
+      fault: 'STORE_READONLY',
+      words: 'index blocked for writes',
+      fix: 'remove the block (PUT INDEX/_settings {"index.blocks.write": null, "index.blocks.read_only": null}) or check the cluster-wide read-only setting',
+    };
+  }
+  if (type === 'index_closed_exception')
+    return { fault: 'STORE_READONLY', words: 'index closed', fix: 'open it (POST INDEX/_open), then run the same backfill again' };
+  return undefined;
+}
+
+/** The typed error of a store fault met while writing to `target` (an index or alias). */
+export function esFaultError(f: EsStoreFault, target: string, reason: string, cause?: unknown): SandtrailError {
+  return new SandtrailError(f.fault, `${f.words}: Elasticsearch index ${target}: ${reason}; ${f.fix}`, { index: target }, { cause });
 }
 
 const CONFLICT = /current version \[(\d+)\] is higher than the provided version \[(\d+)\]/;
@@ -51,7 +93,8 @@ export type RequestFailure =
   | { kind: 'retryable'; code: string; reason: string }
   | { kind: 'rejected'; code: string; reason: string }
   | { kind: 'too_large'; code: string; reason: string }
-  | { kind: 'auth'; code: string; reason: string };
+  | { kind: 'auth'; code: string; reason: string }
+  | { kind: 'store'; code: string; reason: string; fault: EsStoreFault };
 
 /**
  * The client's errors are recognised by `name` (what @elastic/transport sets), not `instanceof`:
@@ -91,6 +134,9 @@ export function classifyRequestError(err: unknown): RequestFailure {
         : { type: `http_${status}`, reason: typeof body === 'string' ? body.slice(0, 500) : null };
     const code = cause?.type ?? `http_${status}`;
     const reason = `${describeCause(cause)} [status ${status}]`;
+    // a block or a closed index answers 403/429/400: the index's state, not credentials or load
+    const fault = esStoreFault(cause);
+    if (fault) return { kind: 'store', code, reason, fault };
     if (RETRYABLE_STATUS.has(status)) return { kind: 'retryable', code: `http_${status}`, reason };
     if (status === 401 || status === 403) return { kind: 'auth', code, reason };
     if (status === 413) return { kind: 'too_large', code: 'request_entity_too_large', reason };
@@ -132,6 +178,7 @@ export function isIndexNotFound(err: unknown): boolean {
 export function storeFailure(what: string, err: unknown): SandtrailError {
   if (err instanceof SandtrailError) return err;
   const f = classifyRequestError(err);
+  if (f.kind === 'store') return esFaultError(f.fault, what, f.reason, err);
   if (f.kind === 'auth') {
     return new SandtrailError(
       'SINK_AUTH',

@@ -2,7 +2,7 @@
  * Index design for hunters' pivots. Everything here is plain JSON sent as-is by setupElasticsearch
  * (and shown by its dry run), so the tests can assert it exactly.
  *
- * Decisions (the README summarizes them for operators):
+ * Decisions (docs/elasticsearch.md summarizes them for operators):
  * - `dynamic: false` at the root: a new upstream field is kept in `_source` (so `get` still returns
  *   it) but never creates a mapping, so the feed can never cause a mapping explosion. Fields are
  *   indexed only when listed here.

@@ -20,7 +20,8 @@ export class SqliteArtefactLog implements ArtefactLog {
   private readonly select: Statement;
 
   constructor(db: Database) {
-    db.exec(SCHEMA);
+    // a read-only connection finds the schema in place (openForReads checks it) and never writes
+    if (!db.readonly) db.exec(SCHEMA);
     this.upsert = db.prepare(`
       INSERT INTO artefacts (behaviour_id, kind, path, size, sha256, source, fetched_at)
       VALUES (@behaviourId, @kind, @path, @size, @sha256, @source, @fetchedAt)

@@ -42,6 +42,8 @@ const fromRow = <T extends { rawTruncated: number }>(r: T): Omit<T, 'rawTruncate
 /** Dead letters in the same SQLite file as the embedded sink. */
 export class SqliteDeadLetterStore implements DeadLetterStore {
   constructor(private readonly db: Database) {
+    // a read-only connection finds the schema in place (openForReads checks it) and never writes
+    if (db.readonly) return;
     db.exec(SCHEMA);
     // stores written before raw_sha256 existed gain the column (NULL for their entries)
     const cols = db.prepare('PRAGMA table_info(dead_letters)').all() as { name: string }[];

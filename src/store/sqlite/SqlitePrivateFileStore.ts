@@ -41,7 +41,8 @@ export class SqlitePrivateFileStore implements PrivateFileStore {
     private readonly db: Database,
     private readonly maxDepth = DEFAULT_MAX_DEPTH,
   ) {
-    db.exec(SCHEMA);
+    // a read-only connection finds the schema in place (openForReads checks it) and never writes
+    if (!db.readonly) db.exec(SCHEMA);
     // Newer wins; an equal fetched_at rewrites the same state, which keeps replays idempotent.
     this.upsertDoc = db.prepare(`
       INSERT INTO private_files (id, sha256, sha1, md5, vhash, fetched_at, doc)
@@ -57,7 +58,7 @@ export class SqlitePrivateFileStore implements PrivateFileStore {
     try {
       return write.immediate(docs);
     } catch (err) {
-      return docs.map((d) => callFailed(err, resultId(d)));
+      return docs.map((d) => callFailed(err, resultId(d), this.db.name));
     }
   }
 

@@ -161,12 +161,15 @@ export class SqliteSink implements Sink {
     private readonly db: Database,
     private readonly maxDepth = DEFAULT_MAX_DEPTH,
   ) {
-    db.exec(TABLES);
-    migrating(db, () => {
-      migrateHuntColumns(db);
-      migratePivotColumns(db);
-    });
-    db.exec(INDEXES);
+    // a read-only connection finds the schema current (openForReads checks it) and never writes
+    if (!db.readonly) {
+      db.exec(TABLES);
+      migrating(db, () => {
+        migrateHuntColumns(db);
+        migratePivotColumns(db);
+      });
+      db.exec(INDEXES);
+    }
     // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
     // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
     this.upsertDoc = db.prepare(`
@@ -200,7 +203,7 @@ export class SqliteSink implements Sink {
     try {
       return write.immediate(docs);
     } catch (err) {
-      return docs.map((d) => callFailed(err, d.meta.id));
+      return docs.map((d) => callFailed(err, d.meta.id, this.db.name));
     }
   }
 

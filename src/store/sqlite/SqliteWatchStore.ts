@@ -65,7 +65,8 @@ export class SqliteWatchStore implements WatchStore {
   private readonly insertHit: Statement;
 
   constructor(private readonly db: Database) {
-    db.exec(SCHEMA);
+    // a read-only connection finds the schema in place (openForReads checks it) and never writes
+    if (!db.readonly) db.exec(SCHEMA);
     this.insertWatch = db.prepare('INSERT INTO watches (name, conditions, notify, created_at) VALUES (?, ?, ?, ?)');
     // the primary key decides "first time": a replayed job's insert changes nothing
     this.insertHit = db.prepare(`

@@ -9,4 +9,4 @@ export { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 export { SqliteArtefactLog } from './SqliteArtefactLog.js';
 export { SqliteWatchStore } from './SqliteWatchStore.js';
 export { writeWhenFree } from './writeWhenFree.js';
-export { isTransientSqlite, isBusy } from './sqliteErrors.js';
+export { isTransientSqlite, isBusy, sqliteStoreFault } from './sqliteErrors.js';

@@ -1,5 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
 import type { Store } from '../Store.js';
@@ -10,7 +9,9 @@ import { SqliteHuntReader } from './SqliteHuntReader.js';
 import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
-import { isBusy } from './sqliteErrors.js';
+import { guardPart } from './guardStore.js';
+import { checkStoreFile, openForReads } from './openForReads.js';
+import { isBusy, sqliteStoreFault } from './sqliteErrors.js';
 
 /** Page cache of each connection, KiB. */
 const CACHE_KIB = 64 * 1024;
@@ -45,17 +46,60 @@ function useWal(db: BetterSqlite3.Database): void {
 export interface SqliteStoreOptions {
   /** Documents nested deeper are rejected `too_deep`. */
   maxDepth?: number;
+  /**
+   * For commands that only read: a read-only connection to an existing store, which creates,
+   * migrates and writes nothing (a store shared read-only is read as it is). See openForReads.
+   */
+  readOnly?: boolean;
+  /** For commands that change an existing store only (dead-letter replay): a missing file is an error, not a new store. */
+  mustExist?: boolean;
 }
 
 /**
  * The embedded store: documents, private file reports (a table of their own), dead letters and
- * the batch log in one SQLite file (created with its directory when missing), in WAL mode so
- * lookups run while a worker writes.
+ * the batch log in one SQLite file, in WAL mode so lookups run while a worker writes. A write
+ * creates the file when missing, never its directory; a path that is a directory or a file that
+ * is not a SQLite database is refused before SQLite is asked.
  */
 export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store {
+  try {
+    return openGuarded(file, o);
+  } catch (err) {
+    // a file that is not a database, damaged or unwritable fails at its first statement, here
+    throw sqliteStoreFault(err, resolve(file)) ?? err;
+  }
+}
+
+function openGuarded(file: string, o: SqliteStoreOptions): Store {
   if (!file) throw new SandtrailError('USAGE', 'sqlite: store needs a file, e.g. --store sqlite:./sandtrail.db');
   const path = resolve(file);
-  mkdirSync(dirname(path), { recursive: true });
+  checkStoreFile(path, o);
+  const db = o.readOnly
+    ? openForReads(path, () => void openGuarded(file, { ...o, readOnly: false }).close(), BUSY_TIMEOUT_MS)
+    : openForWrites(path);
+  let closed = false;
+  // the sink first: it creates (or migrates) the tables the hunting reads query
+  const sink = new SqliteSink(db, o.maxDepth);
+  // every part's failures go through the backend's one error table (guardPart)
+  return {
+    spec: `sqlite:${path}`,
+    sink: guardPart(sink, path),
+    dlq: guardPart(new SqliteDeadLetterStore(db), path),
+    batches: guardPart(new SqliteBatchLog(db), path),
+    privateFiles: guardPart(new SqlitePrivateFileStore(db, o.maxDepth), path),
+    artefacts: guardPart(new SqliteArtefactLog(db), path),
+    hunt: guardPart(new SqliteHuntReader(db), path),
+    watches: guardPart(new SqliteWatchStore(db), path),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+/** A read-write connection, created when missing, tuned for the index stage's writes. */
+function openForWrites(path: string): BetterSqlite3.Database {
   let db: BetterSqlite3.Database;
   try {
     db = new BetterSqlite3(path);
@@ -80,22 +124,5 @@ export function openSqliteStore(file: string, o: SqliteStoreOptions = {}): Store
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   db.pragma(`wal_autocheckpoint = ${Math.ceil(CHECKPOINT_BYTES / pageSize)}`);
   db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
-  let closed = false;
-  // the sink first: it creates (or migrates) the tables the hunting reads query
-  const sink = new SqliteSink(db, o.maxDepth);
-  return {
-    spec: `sqlite:${path}`,
-    sink,
-    dlq: new SqliteDeadLetterStore(db),
-    batches: new SqliteBatchLog(db),
-    privateFiles: new SqlitePrivateFileStore(db, o.maxDepth),
-    artefacts: new SqliteArtefactLog(db),
-    hunt: new SqliteHuntReader(db),
-    watches: new SqliteWatchStore(db),
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      db.close();
-    },
-  };
+  return db;
 }

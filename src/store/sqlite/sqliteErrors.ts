@@ -1,3 +1,4 @@
+import { SandtrailError, type ErrorCode } from '../../errors/index.js';
 import type { ItemResult } from '../Sink.js';
 
 /** The code of an error thrown by better-sqlite3 (`SQLITE_BUSY`, `SQLITE_IOERR_WRITE`, ...), else ''. */
@@ -8,20 +9,50 @@ function codeOf(err: unknown): string {
 
 /** `SQLITE_IOERR_WRITE` → `SQLITE_IOERR`: SQLite's extended codes refine a primary one. */
 function primaryCode(code: string): string {
+  if (!code.startsWith('SQLITE_')) return code;
   const cut = code.indexOf('_', 'SQLITE_'.length);
   return cut < 0 ? code : code.slice(0, cut);
 }
 
-/** Primary codes of the failures that clear up by themselves: another writer holds the lock, the disk is full or failing. */
-const TRANSIENT_PRIMARY: ReadonlySet<string> = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR']);
-
 /**
- * Whether a SQLite failure may go away on a retry, extended codes included (SQLITE_BUSY_RECOVERY
- * while another connection recovers the WAL, SQLITE_IOERR_FSYNC, ...): the writes it aborted are
- * retried, never dead-lettered as if the document were at fault.
+ * What a SQLite failure means, by primary code: the one table of the SQLite backend.
+ * - `transient`: another connection holds the lock, or the statement was interrupted; the call
+ *   is retried as it is.
+ * - a store-fault code: the store's own failure (full disk, I/O, a damaged or unwritable file);
+ *   the whole call fails with it and no document is blamed.
+ * - anything else (a constraint, a value too big, a statement error) is the document's: it alone
+ *   is rejected and dead-lettered.
  */
+const MEANING: Readonly<Record<string, { kind: 'transient' } | { kind: 'store'; code: ErrorCode; words: string }>> = {
+  SQLITE_BUSY: { kind: 'transient' },
+  SQLITE_LOCKED: { kind: 'transient' },
+  SQLITE_INTERRUPT: { kind: 'transient' },
+  SQLITE_PROTOCOL: { kind: 'transient' },
+  SQLITE_SCHEMA: { kind: 'transient' },
+  SQLITE_FULL: { kind: 'store', code: 'STORE_FULL', words: 'disk full' },
+  SQLITE_IOERR: { kind: 'store', code: 'STORE_IO', words: 'I/O error reading or writing the file' },
+  SQLITE_NOMEM: { kind: 'store', code: 'STORE_IO', words: 'out of memory' },
+  SQLITE_CORRUPT: { kind: 'store', code: 'STORE_DAMAGED', words: 'the file is damaged' },
+  SQLITE_NOTADB: { kind: 'store', code: 'STORE_DAMAGED', words: 'the file is not a SQLite database' },
+  SQLITE_FORMAT: { kind: 'store', code: 'STORE_DAMAGED', words: 'the file is not a SQLite database' },
+  SQLITE_READONLY: { kind: 'store', code: 'STORE_READONLY', words: 'the store is read-only' },
+  SQLITE_PERM: { kind: 'store', code: 'STORE_READONLY', words: 'permission denied' },
+  SQLITE_AUTH: { kind: 'store', code: 'STORE_READONLY', words: 'permission denied' },
+  SQLITE_CANTOPEN: { kind: 'store', code: 'STORE_READONLY', words: 'cannot open the file (missing, or its directory is not writable)' },
+};
+
+/** What the fix is, per store-fault code, for the one line an operator reads. */
+const FIX: Partial<Record<ErrorCode, string>> = {
+  STORE_FULL: 'free space on its filesystem (or move the store), then run the same backfill again',
+  STORE_IO: 'check the disk and the kernel log, then run the same backfill again',
+  STORE_DAMAGED:
+    'restore it from a backup, or recover it (sqlite3 FILE ".recover" | sqlite3 NEW.db) and point --store at the recovered file',
+  STORE_READONLY: 'give the process write access to the file and its directory (the -wal and -shm files live beside it)',
+};
+
+/** Whether a SQLite failure may go away when the same call is made again (lock held, interrupted). */
 export function isTransientSqlite(err: unknown): boolean {
-  return TRANSIENT_PRIMARY.has(primaryCode(codeOf(err)));
+  return MEANING[primaryCode(codeOf(err))]?.kind === 'transient';
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds the lock (or recovers the WAL). */
@@ -29,14 +60,37 @@ export function isBusy(err: unknown): boolean {
   return primaryCode(codeOf(err)) === 'SQLITE_BUSY';
 }
 
-/** The result of an item whose write failed: the error is rethrown when transient (its transaction aborts and the whole call is retried), else the item alone is rejected. */
+/**
+ * The store fault a SQLite failure is, as a typed error naming the file, the cause in the words a
+ * user searches for, and the fix; undefined when the failure is transient or the document's.
+ */
+export function sqliteStoreFault(err: unknown, file: string): SandtrailError | undefined {
+  if (err instanceof SandtrailError) return err;
+  const raw = codeOf(err);
+  const meaning = MEANING[primaryCode(raw)];
+  if (meaning?.kind !== 'store') return undefined;
+  const message = `${meaning.words}: SQLite store ${file}: ${(err as Error).message} (${raw}); ${FIX[meaning.code] ?? ''}`;
+  return new SandtrailError(meaning.code, message, { sqlite: raw, file }, { cause: err });
+}
+
+/** Throws the failure as the store's when the table says so; otherwise returns, for the caller to decide. */
+export function throwIfStoreFault(err: unknown, file: string): void {
+  const fault = sqliteStoreFault(err, file);
+  if (fault) throw fault;
+}
+
+/** The result of an item whose write failed: rethrown when transient or the store's (its transaction aborts), else the item alone is rejected. */
 export function rejectUnlessTransient(err: unknown, id: string): ItemResult {
-  if (isTransientSqlite(err)) throw err;
+  if (isTransientSqlite(err) || MEANING[primaryCode(codeOf(err))]?.kind === 'store' || err instanceof SandtrailError) throw err;
   return { id, status: 'rejected', code: codeOf(err) || 'SQLITE_ERROR', reason: (err as Error).message };
 }
 
-/** The result of each item of a call whose transaction itself failed (lock timeout, I/O): retryable when transient, else rejected. */
-export function callFailed(err: unknown, id: string): ItemResult {
+/**
+ * The result of each item of a call whose transaction itself failed: retryable when transient;
+ * a store fault is thrown (typed, naming `file`); otherwise every item is rejected.
+ */
+export function callFailed(err: unknown, id: string, file: string): ItemResult {
+  throwIfStoreFault(err, file);
   const code = codeOf(err) || 'SQLITE_ERROR';
   const reason = (err as Error).message;
   return isTransientSqlite(err) ? { id, status: 'retryable', code, reason } : { id, status: 'rejected', code, reason };

@@ -17,6 +17,8 @@ export class ArtefactLinks {
   private readonly downloads = new Map<string, { behaviourId: string; kind: ArtefactKind }>();
   /** Feed-link token → behaviour id. */
   private readonly feedTokens = new Map<string, string>();
+  /** Download tokens handed out as feed-line links on another host (not as redirect targets). */
+  private readonly foreignLinks = new Set<string>();
 
   constructor(
     private readonly catalog: FileCatalog,
@@ -31,7 +33,11 @@ export class ArtefactLinks {
     const found = this.catalog.behaviour(behaviourId);
     if (!found) throw new RangeError(`fake GTI feedLink: no file has behaviour ${JSON.stringify(behaviourId)}`);
     const id = found.behaviour.id as string;
-    if (opts.foreignHost) return this.downloadUrl(id, kind);
+    if (opts.foreignHost) {
+      const url = this.downloadUrl(id, kind);
+      this.foreignLinks.add(new URL(url).searchParams.get('token') as string);
+      return url;
+    }
     const token = Buffer.from(`${id}|feed`).toString('base64url');
     this.feedTokens.set(token, id);
     return `${this.origin()}/api/v3/feeds/${this.spelling}/${token}/${kind}`;
@@ -67,7 +73,11 @@ export class ArtefactLinks {
     const m = DOWNLOAD_RE.exec(ex.entry.path);
     if (!m) return false;
     const [, encodedId, kind] = m as unknown as [string, string, ArtefactKind];
-    const t = this.downloads.get(ex.url.searchParams.get('token') ?? '');
+    const token = ex.url.searchParams.get('token') ?? '';
+    // a feed-line link on another host is a call of its own (the feed link's operation, rule 3);
+    // a download a 302 pointed to is part of the call that answered the 302
+    if (this.foreignLinks.has(token)) ex.entry.operation = `GET /feeds/${this.spelling}/{token}/${kind}`;
+    const t = this.downloads.get(token);
     if (ex.req.method !== 'GET' || !t || t.kind !== kind || safeDecode(encodedId) !== t.behaviourId) {
       ex.reply(403, apiError('ForbiddenError', 'invalid or expired download token'));
       return true;

@@ -47,6 +47,17 @@ export interface TruncateArtefactFault {
   atFraction?: number;
 }
 
+/**
+ * The next `times` (default 1) 200 single-object JSON answers of the file routes (a behaviour
+ * report, its `file` relationship, a private file report) whose path starts with `paths`
+ * (default `/api/v3/`) send half of the body while advertising the full content-length, then the
+ * socket is destroyed.
+ */
+export interface ResetMidObjectFault {
+  paths?: string;
+  times?: number;
+}
+
 export interface FakeGtiFaults {
   /** Minutes ≥ this (and hours whose last minute is ≥ this) answer 400 NotAvailableYet. */
   notAvailableAfter?: string;
@@ -72,6 +83,12 @@ export interface FakeGtiFaults {
   /** Files (any hash form, any case) whose API routes (as for `forbidden`) answer 404 NotFoundError although known. */
   notFoundHashes?: string[];
   resetMidBody?: ResetMidBodyFault;
+  resetMidObject?: ResetMidObjectFault;
+  /**
+   * The next N requests to the file routes (`/api/v3/files/...`, `/api/v3/file_behaviours/...`,
+   * `/api/v3/private/...`) get their socket destroyed before any response (status 0: unanswered).
+   */
+  resetApiBeforeHeaders?: number;
   truncateArtefact?: TruncateArtefactFault;
 }
 
@@ -133,6 +150,13 @@ function validate(f: FakeGtiFaults): void {
       throw new RangeError(`fake GTI resetMidBody.paths: expected a path prefix starting with /, got ${JSON.stringify(p)}`);
     if (f.resetMidBody.times !== undefined) checkCount('resetMidBody.times', f.resetMidBody.times);
   }
+  if (f.resetMidObject) {
+    const p = f.resetMidObject.paths;
+    if (p !== undefined && (typeof p !== 'string' || !p.startsWith('/')))
+      throw new RangeError(`fake GTI resetMidObject.paths: expected a path prefix starting with /, got ${JSON.stringify(p)}`);
+    if (f.resetMidObject.times !== undefined) checkCount('resetMidObject.times', f.resetMidObject.times);
+  }
+  if (f.resetApiBeforeHeaders !== undefined) checkCount('resetApiBeforeHeaders', f.resetApiBeforeHeaders);
   if (f.truncateArtefact) {
     checkFraction('truncateArtefact.atFraction', f.truncateArtefact.atFraction);
     if (f.truncateArtefact.times !== undefined) checkCount('truncateArtefact.times', f.truncateArtefact.times);
@@ -156,6 +180,8 @@ export class FaultState {
   private truncateLeft = 0;
   private resetLeft = 0;
   private resetMidBodyLeft = 0;
+  private resetMidObjectLeft = 0;
+  private apiResetLeft = 0;
   private truncateArtefactLeft = 0;
 
   constructor(initial: FakeGtiFaults | undefined) {
@@ -179,6 +205,8 @@ export class FaultState {
     if ('truncate' in patch) this.truncateLeft = patch.truncate ? (patch.truncate.times ?? Number.POSITIVE_INFINITY) : 0;
     if ('resetBeforeHeaders' in patch) this.resetLeft = patch.resetBeforeHeaders ?? 0;
     if ('resetMidBody' in patch) this.resetMidBodyLeft = patch.resetMidBody ? (patch.resetMidBody.times ?? 1) : 0;
+    if ('resetMidObject' in patch) this.resetMidObjectLeft = patch.resetMidObject ? (patch.resetMidObject.times ?? 1) : 0;
+    if ('resetApiBeforeHeaders' in patch) this.apiResetLeft = patch.resetApiBeforeHeaders ?? 0;
     if ('truncateArtefact' in patch)
       this.truncateArtefactLeft = patch.truncateArtefact ? (patch.truncateArtefact.times ?? Number.POSITIVE_INFINITY) : 0;
   }
@@ -190,6 +218,8 @@ export class FaultState {
     this.truncateLeft = 0;
     this.resetLeft = 0;
     this.resetMidBodyLeft = 0;
+    this.resetMidObjectLeft = 0;
+    this.apiResetLeft = 0;
     this.truncateArtefactLeft = 0;
   }
 
@@ -201,6 +231,8 @@ export class FaultState {
     if (s.truncate && this.truncateLeft !== Number.POSITIVE_INFINITY) s.truncate.times = this.truncateLeft;
     if (s.resetBeforeHeaders !== undefined) s.resetBeforeHeaders = this.resetLeft;
     if (s.resetMidBody) s.resetMidBody.times = this.resetMidBodyLeft;
+    if (s.resetMidObject) s.resetMidObject.times = this.resetMidObjectLeft;
+    if (s.resetApiBeforeHeaders !== undefined) s.resetApiBeforeHeaders = this.apiResetLeft;
     if (s.truncateArtefact && this.truncateArtefactLeft !== Number.POSITIVE_INFINITY) s.truncateArtefact.times = this.truncateArtefactLeft;
     return s;
   }
@@ -208,6 +240,13 @@ export class FaultState {
   takeReset(): boolean {
     if (this.resetLeft <= 0) return false;
     this.resetLeft -= 1;
+    return true;
+  }
+
+  /** True when this file-route request must be reset before any response (consumes a resetApiBeforeHeaders count). */
+  takeApiReset(): boolean {
+    if (this.apiResetLeft <= 0) return false;
+    this.apiResetLeft -= 1;
     return true;
   }
 
@@ -277,6 +316,14 @@ export class FaultState {
     const r = this.f.resetMidBody;
     if (!r || this.resetMidBodyLeft <= 0 || !path.startsWith(r.paths ?? '/api/v3/files/')) return false;
     this.resetMidBodyLeft -= 1;
+    return true;
+  }
+
+  /** True when this 200 single-object answer at `path` must be cut mid-body (consumes a resetMidObject count). */
+  takeResetMidObject(path: string): boolean {
+    const r = this.f.resetMidObject;
+    if (!r || this.resetMidObjectLeft <= 0 || !path.startsWith(r.paths ?? '/api/v3/')) return false;
+    this.resetMidObjectLeft -= 1;
     return true;
   }
 

@@ -60,6 +60,11 @@ export async function routeFileApi(ex: Exchange, c: FileApiContext): Promise<boo
     }
     return false;
   };
+  /** A 200 single-object answer (cut mid-body under the resetMidObject fault). */
+  const object = async (body: unknown): Promise<void> => {
+    if (c.faults.takeResetMidObject(path)) return replyCutMidBody(ex, body);
+    ex.reply(200, body);
+  };
   const page = async (items: unknown[], extraLinks: Record<string, string> = {}): Promise<void> => {
     const r = collectionPage(items, self);
     if ('error' in r) return ex.reply(400, r.error);
@@ -99,7 +104,7 @@ export async function routeFileApi(ex: Exchange, c: FileApiContext): Promise<boo
     const attributes: Record<string, unknown> = { ...file.private };
     if (ex.entry.xTool && file.gtiAssessment) attributes.gti_assessment = file.gtiAssessment;
     const data = { type: 'private_file', id: file.sha256, attributes, links: { self: `${baseUrl}/private/files/${file.sha256}` } };
-    ex.reply(200, { data });
+    await object({ data });
     return true;
   }
 
@@ -116,9 +121,9 @@ export async function routeFileApi(ex: Exchange, c: FileApiContext): Promise<boo
   const { file, behaviour } = found;
   const stored = String(behaviour.id);
   const related = `${baseUrl}/file_behaviours/${encodeURIComponent(stored)}`;
-  if (rel === undefined) ex.reply(200, { data: served(behaviour) });
+  if (rel === undefined) await object({ data: served(behaviour) });
   else if (segments.length === 2 && ARTEFACT_KINDS.includes(rel as ArtefactKind)) c.artefacts.redirect(ex, stored, rel as ArtefactKind);
-  else if (segments.length === 2 && rel === 'file') ex.reply(200, { data: fileObject(file, baseUrl) });
+  else if (segments.length === 2 && rel === 'file') await object({ data: fileObject(file, baseUrl) });
   else if (segments.length === 2 && rel === 'attack_techniques')
     await page(techniqueIdsOf(behaviour).map((t) => attackTechnique(t, baseUrl)));
   else if (rel === 'relationships' && sub !== undefined && RELATIONSHIPS.includes(sub))

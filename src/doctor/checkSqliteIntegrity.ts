@@ -1,0 +1,62 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { checkOf, type CheckResult } from './CheckResult.js';
+
+/** How long `PRAGMA quick_check` may run before doctor reports it unfinished (it reads every page: ~1 s per GB). */
+export const INTEGRITY_TIMEOUT_MS = 20_000;
+
+/** Problems listed by quick_check at most (the first ones say enough). */
+const MAX_PROBLEMS = 5;
+
+// A worker thread, so a check that runs past its time is terminated instead of blocking doctor:
+// better-sqlite3 runs the pragma synchronously and SQLite offers no timeout of its own.
+const CHECK = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+let db;
+try {
+  db = new Database(workerData.file, { readonly: true, fileMustExist: true });
+  const rows = db.pragma('quick_check(' + workerData.max + ')');
+  parentPort.postMessage({ ok: true, rows: rows.map((r) => String(Object.values(r)[0])) });
+} catch (e) {
+  parentPort.postMessage({ ok: false, code: e.code ?? null, message: e.message });
+} finally {
+  if (db) db.close();
+}`;
+
+type Reply = { ok: true; rows: string[] } | { ok: false; code: string | null; message: string };
+
+const RECOVER =
+  'stop the workers, restore the file from a backup, or recover what it holds: sqlite3 FILE ".recover" | sqlite3 RECOVERED.db, then point --store at the recovered file';
+
+/**
+ * The SQLite store's integrity: `PRAGMA quick_check` on a read-only connection, bounded by
+ * `timeoutMs` (a warning, not a failure, when a big file takes longer). A damaged file fails,
+ * naming the first problems and how to recover.
+ */
+export async function checkSqliteIntegrity(file: string, timeoutMs = INTEGRITY_TIMEOUT_MS): Promise<CheckResult> {
+  const c = checkOf('store.integrity', 'SQLite integrity');
+  const module = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(CHECK, { eval: true, workerData: { file, module, max: MAX_PROBLEMS } });
+  let timer: NodeJS.Timeout | undefined;
+  const reply = await Promise.race([
+    new Promise<Reply>((resolve) => {
+      worker.once('message', resolve);
+      worker.once('error', (err) => resolve({ ok: false, code: null, message: err.message }));
+    }),
+    new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs))),
+  ]);
+  clearTimeout(timer);
+  await worker.terminate();
+  if (!reply)
+    return c.warn(
+      `quick_check did not finish within ${timeoutMs / 1000} s`,
+      `run it without a time limit: sqlite3 ${file} "PRAGMA quick_check"`,
+    );
+  if (!reply.ok) {
+    if (/^SQLITE_(CORRUPT|NOTADB)/.test(reply.code ?? '')) return c.fail(`${file} is damaged: ${reply.message}`, RECOVER);
+    return c.warn(`could not check ${file}: ${reply.message}`, `run: sqlite3 ${file} "PRAGMA quick_check"`);
+  }
+  if (reply.rows.length === 1 && reply.rows[0] === 'ok') return c.pass('quick_check: ok');
+  return c.fail(`${file} is damaged: ${reply.rows.join('; ')}`, RECOVER);
+}

@@ -1,0 +1,521 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, test } from 'vitest';
+import { writeFeed } from '../../src/synth/index.js';
+import { baseEnv } from '../support/cli.js';
+import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+
+/**
+ * Misuses of the command line, run as a user would (the real CLI in a child process). Each run has
+ * a deadline, after which it is killed and the test fails; each test checks that no redis-server
+ * the command started is left running. The commands run with their own TMPDIR: a private
+ * redis-server works in a directory under it, so the servers of a test are told apart from any
+ * other on the machine by their working directory.
+ */
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+interface Started {
+  child: ChildProcess;
+  stderr: () => string;
+  done: Promise<Run>;
+}
+
+const NO_REDIS_URL = { REDIS_URL: '', SANDTRAIL_REDIS_URL: '' };
+
+/** Test directories whose redis-servers are killed after each test, whatever its outcome. */
+const scopes: string[] = [];
+afterEach(async () => {
+  for (const dir of scopes.splice(0)) for (const pid of redisServersUnder(dir)) killQuietly(pid);
+});
+
+/** A fresh directory for a test, with the TMPDIR its commands use. */
+function scope(): { dir: string; tmp: string } {
+  const dir = tempDir('sandtrail-misuse-');
+  const tmp = join(dir, 'tmp');
+  mkdirSync(tmp);
+  scopes.push(dir);
+  return { dir, tmp };
+}
+
+/** Starts the CLI; `done` settles once it exits, or after `deadlineMs` (it is then killed and reported so). */
+function start(args: string[], o: { tmp: string; env?: NodeJS.ProcessEnv; deadlineMs?: number; asUser?: string[] }): Started {
+  const deadlineMs = o.deadlineMs ?? 30_000;
+  const argv = [process.execPath, '--import', 'tsx', 'src/cli/run.ts', ...args];
+  const [cmd, ...rest] = [...(o.asUser ?? []), ...argv] as [string, ...string[]];
+  const child = spawn(cmd, rest, {
+    env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...o.env, TMPDIR: o.tmp },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const t0 = Date.now();
+  const done = new Promise<Run>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`sandtrail ${args.join(' ')} did not exit within ${deadlineMs} ms; stderr: ${stderr.slice(-1500)}`));
+    }, deadlineMs);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      // the pipes close right after the exit: their last bytes are read before settling
+      setImmediate(() => resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 }));
+    });
+  });
+  done.catch(() => undefined);
+  return { child, stderr: () => stderr, done };
+}
+
+const cli = (args: string[], o: Parameters<typeof start>[1]): Promise<Run> => start(args, o).done;
+
+/** Pids of the running redis-servers working in a directory under `dir` (a private server works in its --dir). */
+function redisServersUnder(dir: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() !== 'redis-server') continue;
+      // a zombie (killed, not yet reaped) has no working directory: it is not running
+      if (readlinkSync(`/proc/${name}/cwd`).startsWith(dir)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return pids;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Fails when a redis-server started under `dir` still runs 3 s after the command ended (a SIGKILL takes a moment). */
+async function assertNoRedisLeft(dir: string): Promise<void> {
+  let left = redisServersUnder(dir);
+  for (let i = 0; i < 30 && left.length > 0; i++) {
+    await sleep(100);
+    left = redisServersUnder(dir);
+  }
+  assert.deepEqual(left, [], `redis-server process(es) left running: ${left.join(', ')}`);
+}
+
+/** Waits until `started` wrote `text` on stderr (or exited, or 60 s passed). */
+async function waitFor(started: Started, text: string): Promise<void> {
+  for (let i = 0; i < 600 && !started.stderr().includes(text); i++) {
+    if (started.child.exitCode !== null) break;
+    await sleep(100);
+  }
+  assert.ok(started.stderr().includes(text), `never logged "${text}": ${started.stderr().slice(-1500)}`);
+}
+
+const SHA = 'a'.repeat(64);
+const ID = `${SHA}_Zenbox`;
+
+describe('a store that cannot be one ends the command at once, before any private Redis', () => {
+  const cases: [string, (s: { dir: string }) => string[], number, RegExp | ((s: { dir: string }) => RegExp)][] = [
+    ['backfill --store foo:bar', () => ['backfill', '--store', 'foo:bar'], 2, /unknown store "foo:bar"/],
+    [
+      'backfill --store sqlite:<a directory>',
+      ({ dir }) => ['backfill', '--store', `sqlite:${dir}`],
+      1,
+      ({ dir }) => new RegExp(`${dir} is a directory`),
+    ],
+    [
+      'backfill --store sqlite:<a text file>',
+      ({ dir }) => ['backfill', '--store', `sqlite:${join(dir, 'notes.txt')}`],
+      1,
+      ({ dir }) => new RegExp(`${join(dir, 'notes.txt')} is not a SQLite database`),
+    ],
+    ['run --store foo:bar', () => ['run', '--store', 'foo:bar'], 2, /unknown store "foo:bar"/],
+    [
+      'lookup --store sqlite:<a directory>',
+      ({ dir }) => ['lookup', SHA, '--store', `sqlite:${dir}`],
+      1,
+      ({ dir }) => new RegExp(`${dir} is a directory`),
+    ],
+    [
+      'fetch --store sqlite:<a text file>',
+      ({ dir }) => ['fetch', ID, '--store', `sqlite:${join(dir, 'notes.txt')}`],
+      1,
+      /is not a SQLite database/,
+    ],
+    ['private lookup --store foo:bar', () => ['private', 'lookup', SHA, '--store', 'foo:bar'], 2, /unknown store "foo:bar"/],
+  ];
+  for (const [name, args, code, message] of cases) {
+    test(`${name}: exit ${code} with the reason, no redis-server left`, { timeout: 60_000 }, async () => {
+      const s = scope();
+      const feed = join(s.dir, 'feed');
+      await writeFeed({ out: feed, seed: 1, start: '202611010000', minutes: 1, perMinute: 2, malformedRate: 0 });
+      writeFileSync(join(s.dir, 'notes.txt'), 'these are notes, not a store\n');
+      const given = args(s);
+      const withSource = given[0] === 'backfill' || given[0] === 'run' ? [...given, '--source', `dir:${feed}`] : given;
+      const r = await cli(withSource, { tmp: s.tmp, env: { ...NO_REDIS_URL, GTI_APIKEY: 'not-a-real-key' }, deadlineMs: 30_000 });
+      assert.equal(r.code, code, r.stderr);
+      assert.match(r.stderr, typeof message === 'function' ? message(s) : message);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
+      await assertNoRedisLeft(s.dir);
+    });
+  }
+
+  test('with REDIS_URL set the same mistake exits 2 as well', { timeout: 60_000 }, async () => {
+    const s = scope();
+    mkdirSync(join(s.dir, 'feed'));
+    writeFileSync(join(s.dir, 'feed', '202611010000.jsonl'), '');
+    const r = await cli(['backfill', '--source', `dir:${join(s.dir, 'feed')}`, '--store', 'foo:bar'], {
+      tmp: s.tmp,
+      env: { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() },
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /unknown store "foo:bar"/);
+  });
+});
+
+describe('a command running on a private Redis stops it on every signal and on error', () => {
+  const signals: [string, NodeJS.Signals[]][] = [
+    ['SIGINT', ['SIGINT']],
+    ['SIGTERM', ['SIGTERM']],
+    ['a second SIGINT', ['SIGINT', 'SIGINT']],
+    ['SIGHUP (the terminal closed)', ['SIGHUP']],
+  ];
+  for (const [name, sent] of signals) {
+    test(`run: ${name} ends it within 30 s and leaves no redis-server`, { timeout: 120_000 }, async () => {
+      const s = scope();
+      const feed = join(s.dir, 'feed');
+      mkdirSync(feed);
+      const run = start(['run', '--source', `dir:${feed}`], {
+        tmp: s.tmp,
+        env: { ...NO_REDIS_URL, SANDTRAIL_STORE: `sqlite:${join(s.dir, 'live.db')}`, SANDTRAIL_LOG_LEVEL: 'info' },
+        deadlineMs: 90_000,
+      });
+      await waitFor(run, 'live ingestion started');
+      assert.equal(redisServersUnder(s.dir).length, 1, 'the command runs on its private redis-server');
+      const t0 = Date.now();
+      for (const sig of sent) {
+        run.child.kill(sig);
+        await sleep(200);
+      }
+      const r = await Promise.race([
+        run.done,
+        sleep(30_000).then(() => {
+          run.child.kill('SIGKILL');
+          throw new Error(`still running 30 s after ${sent.join(', ')}: ${run.stderr().slice(-1500)}`);
+        }),
+      ]);
+      assert.ok(Date.now() - t0 < 30_000);
+      // a drain ends 0, a forced stop 130; SIGHUP ends the process as the signal does
+      if (sent[0] === 'SIGHUP') assert.ok(r.signal === 'SIGHUP' || r.code === 129, `ended by ${r.signal ?? r.code}`);
+      else assert.ok(r.code === 0 || r.code === 130, `exit ${r.code} ${r.signal}: ${r.stderr.slice(-1500)}`);
+      await assertNoRedisLeft(s.dir);
+    });
+  }
+
+  test('run: an error after the private Redis started (the HTTP port taken) exits 1 and stops it', { timeout: 120_000 }, async () => {
+    const s = scope();
+    const feed = join(s.dir, 'feed');
+    mkdirSync(feed);
+    const busy: Server = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const r = await cli(['run', '--source', `dir:${feed}`], {
+        tmp: s.tmp,
+        env: { ...NO_REDIS_URL, SANDTRAIL_STORE: `sqlite:${join(s.dir, 'live.db')}`, SANDTRAIL_HTTP_PORT: String(port) },
+        deadlineMs: 60_000,
+      });
+      assert.equal(r.code, 1, r.stderr);
+      await assertNoRedisLeft(s.dir);
+    } finally {
+      busy.close();
+    }
+  });
+});
+
+describe('an unreachable REDIS_URL is said within seconds', () => {
+  for (const args of [['status'], ['ledger']]) {
+    test(`${args[0]}: "cannot reach Redis at ..." (password hidden), exit 1`, { timeout: 60_000 }, async () => {
+      const s = scope();
+      const store = join(s.dir, 's.db');
+      // a store to report on: the command gets as far as Redis
+      assert.equal((await cli(['watch', 'add', 'w', '--behash', 'x', '--store', `sqlite:${store}`], { tmp: s.tmp })).code, 0);
+      const r = await cli(args, {
+        tmp: s.tmp,
+        env: { REDIS_URL: 'redis://hunter:s3cret@127.0.0.1:1', SANDTRAIL_STORE: `sqlite:${store}` },
+        deadlineMs: 20_000,
+      });
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(r.ms < 15_000, `took ${r.ms} ms`);
+      assert.match(r.stderr, /cannot reach Redis at redis:\/\/hunter:\*\*\*@127\.0\.0\.1:1/);
+      assert.doesNotMatch(r.stderr, /s3cret/);
+    });
+  }
+});
+
+describe('reads never create a store', () => {
+  const reads: string[][] = [
+    ['query', '--behash', 'x'],
+    ['pivot', '--behash', 'x'],
+    ['top', 'behash'],
+    ['get', ID],
+    ['related', ID],
+    ['file', SHA],
+    ['dlq', 'list'],
+    ['dlq', 'show', 'x'],
+    ['dlq', 'replay', '--all'],
+    ['watch', 'list'],
+    ['artefacts', 'list', ID],
+    ['status'],
+    ['serve', '--port', '0'],
+  ];
+  test(
+    'each read (and dead-letter replay) of a mistyped store path fails naming it, exit 1, and creates nothing',
+    { timeout: 300_000 },
+    async () => {
+      const s = scope();
+      const path = join(s.dir, 'sandtrial.db');
+      const failures: string[] = [];
+      for (const args of reads) {
+        const r = await cli([...args, '--store', `sqlite:${path}`], { tmp: s.tmp, env: NO_REDIS_URL, deadlineMs: 30_000 });
+        const expected = `no store at ${path} (sqlite:${path}): run a backfill first or check --store`;
+        if (r.code !== 1 || !r.stderr.includes(expected))
+          failures.push(`${args.join(' ')}: exit ${r.code}, stderr ${JSON.stringify(r.stderr)}`);
+        if (existsSync(path)) failures.push(`${args.join(' ')} created ${path}`);
+      }
+      assert.deepEqual(failures, []);
+      assert.deepEqual(readdirSync(s.dir).sort(), ['tmp']);
+    },
+  );
+
+  test('backfill into a missing directory fails naming it, creates nothing, starts no Redis', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const feed = join(s.dir, 'feed');
+    await writeFeed({ out: feed, seed: 1, start: '202611010000', minutes: 1, perMinute: 2, malformedRate: 0 });
+    const missing = join(s.dir, 'no', 'such', 'dir');
+    const r = await cli(['backfill', '--source', `dir:${feed}`, '--store', `sqlite:${join(missing, 'x.db')}`], {
+      tmp: s.tmp,
+      env: NO_REDIS_URL,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`${missing} does not exist`));
+    assert.equal(existsSync(join(s.dir, 'no')), false);
+    assert.deepEqual(
+      readdirSync(s.tmp).filter((n) => n.startsWith('sandtrail-redis-')),
+      [],
+      'no private Redis was started',
+    );
+    await assertNoRedisLeft(s.dir);
+  });
+});
+
+/** setpriv arguments running a command as `nobody`, or why that is not possible here. */
+function asNobody(): string[] | string {
+  if (process.getuid?.() !== 0) return [];
+  if (spawnSync('setpriv', ['--version']).status !== 0) return 'running as root without setpriv: permission bits are not enforced for root';
+  if (spawnSync('getent', ['passwd', 'nobody']).status !== 0) return 'running as root without a nobody user';
+  return ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+}
+
+describe('a store the hunter may only read', () => {
+  const user = asNobody();
+  const sha = (f: string): string => createHash('sha256').update(readFileSync(f)).digest('hex');
+
+  /**
+   * A store filled by a backfill, readable by everyone; its directory is left as `dirMode`. The
+   * -shm and -wal files a read leaves beside a store in WAL mode are removed unless `keepShm`.
+   */
+  async function sharedStore(
+    dirMode: number,
+    keepShm = false,
+  ): Promise<{ s: ReturnType<typeof scope>; file: string; value: string; ids: string[] }> {
+    const s = scope();
+    chmodSync(s.dir, 0o755);
+    chmodSync(s.tmp, 0o777);
+    const shared = join(s.dir, 'shared');
+    mkdirSync(shared);
+    const file = join(shared, 'hunt.db');
+    await writeFeed({ out: join(s.dir, 'feed'), seed: 4, start: '202611010000', minutes: 2, perMinute: 10, malformedRate: 0 });
+    const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix(), SANDTRAIL_STORE: `sqlite:${file}` };
+    const b = await cli(['backfill', '--source', `dir:${join(s.dir, 'feed')}`, '--json'], { tmp: s.tmp, env, deadlineMs: 120_000 });
+    assert.equal(b.code, 0, b.stderr);
+    const top = JSON.parse((await cli(['top', 'behash', '--json', '--store', `sqlite:${file}`], { tmp: s.tmp })).stdout) as {
+      value: string;
+    }[];
+    const value = (top[0] as { value: string }).value;
+    const q = await cli(['query', '--behash', value, '--json', '--store', `sqlite:${file}`], { tmp: s.tmp });
+    const ids = JSON.parse(q.stdout) as string[];
+    assert.ok(ids.length > 0);
+    if (!keepShm) for (const suffix of ['-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    assert.deepEqual(readdirSync(shared).sort(), keepShm ? ['hunt.db', 'hunt.db-shm', 'hunt.db-wal'] : ['hunt.db']);
+    chmodSync(file, 0o444);
+    chmodSync(shared, dirMode);
+    return { s, file, value, ids };
+  }
+
+  for (const [what, dirMode, keepShm] of [
+    ['a 0444 file in a directory the hunter cannot write', 0o555, false],
+    ['a 0444 file in a directory the hunter cannot write, with the -shm an earlier reader left', 0o555, true],
+    ['a 0444 file in a directory the hunter can write', 0o777, false],
+  ] as const) {
+    test(`${what}: query, pivot and status answer, and the file is not changed`, { timeout: 300_000 }, async (ctx) => {
+      if (typeof user === 'string') {
+        console.warn(`skipped: ${user}`);
+        ctx.skip();
+        return;
+      }
+      const { s, file, value, ids } = await sharedStore(dirMode, keepShm);
+      try {
+        const before = sha(file);
+        const store = ['--store', `sqlite:${file}`];
+        const q = await cli(['query', '--behash', value, '--json', ...store], { tmp: s.tmp, asUser: user, env: NO_REDIS_URL });
+        assert.equal(q.code, 0, q.stderr);
+        assert.deepEqual(JSON.parse(q.stdout), ids);
+        const p = await cli(['pivot', '--behash', value, '--json', ...store], { tmp: s.tmp, asUser: user, env: NO_REDIS_URL });
+        assert.equal(p.code, 0, p.stderr);
+        assert.equal((JSON.parse(p.stdout) as { behaviours: number }).behaviours, ids.length);
+        const st = await cli(['status', '--json', ...store], { tmp: s.tmp, asUser: user, env: NO_REDIS_URL });
+        assert.equal(st.code, 0, st.stderr);
+        assert.equal((JSON.parse(st.stdout) as { recent_batches: unknown[] }).recent_batches.length, 2);
+        assert.equal(sha(file), before, 'a read does not change the store');
+      } finally {
+        chmodSync(join(s.dir, 'shared'), 0o755);
+      }
+    });
+  }
+
+  test('a store file the hunter may not read at all: the error names it, exit 1', { timeout: 300_000 }, async (ctx) => {
+    if (typeof user === 'string') {
+      console.warn(`skipped: ${user}`);
+      ctx.skip();
+      return;
+    }
+    const { s, file, value } = await sharedStore(0o755);
+    chmodSync(file, 0o000);
+    const r = await cli(['query', '--behash', value, '--store', `sqlite:${file}`], { tmp: s.tmp, asUser: user, env: NO_REDIS_URL });
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(file), r.stderr);
+    assert.match(r.stderr, /permission denied/);
+  });
+});
+
+describe('a feed directory with nothing to backfill', () => {
+  const layouts: [string, Record<string, string>][] = [
+    ['empty', {}],
+    [
+      'holding only files whose names carry no minute',
+      { 'readme.txt': 'notes', 'batch.jsonl': '{}\n', 'behaviours-2026-11-01.jsonl': '{}\n' },
+    ],
+  ];
+  for (const [what, files] of layouts) {
+    for (const range of [[], ['--from', '202611010000', '--to', '202611010005']]) {
+      test(
+        `${what}${range.length ? ', with --from/--to' : ''}: exit 1 naming the directory and the names it reads, no Redis`,
+        { timeout: 60_000 },
+        async () => {
+          const s = scope();
+          const feed = join(s.dir, 'feed');
+          mkdirSync(feed);
+          for (const [name, text] of Object.entries(files)) writeFileSync(join(feed, name), text);
+          const r = await cli(['backfill', '--source', `dir:${feed}`, ...range, '--store', `sqlite:${join(s.dir, 's.db')}`], {
+            tmp: s.tmp,
+            env: NO_REDIS_URL,
+          });
+          assert.equal(r.code, 1, r.stderr);
+          assert.ok(r.stderr.includes(`no feed batches in ${feed}`), r.stderr);
+          assert.match(r.stderr, /YYYYMMDDhhmm/);
+          assert.doesNotMatch(r.stderr, /redis/i);
+          assert.deepEqual(
+            readdirSync(s.tmp).filter((n) => n.startsWith('sandtrail-redis-')),
+            [],
+            'no private Redis was started',
+          );
+          await assertNoRedisLeft(s.dir);
+        },
+      );
+    }
+  }
+});
+
+describe('status of a store filled by backfills', () => {
+  test(
+    'without REDIS_URL it reports the batch log, dead letters and the lag, and says queue figures need REDIS_URL',
+    { timeout: 180_000 },
+    async () => {
+      const s = scope();
+      const feed = join(s.dir, 'feed');
+      const manifest = await writeFeed({ out: feed, seed: 7, start: '202611010000', minutes: 3, perMinute: 20, malformedRate: 0.1 });
+      const env = { ...NO_REDIS_URL, SANDTRAIL_STORE: `sqlite:${join(s.dir, 's.db')}` };
+      const b = await cli(['backfill', '--source', `dir:${feed}`, '--json'], { tmp: s.tmp, env, deadlineMs: 120_000 });
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal((JSON.parse(b.stdout) as { batches: { ok: number } }).batches.ok, 3);
+      await assertNoRedisLeft(s.dir);
+
+      const j = await cli(['status', '--json'], { tmp: s.tmp, env, deadlineMs: 30_000 });
+      assert.equal(j.code, 0, j.stderr);
+      const report = JSON.parse(j.stdout) as {
+        cursor: string | null;
+        lag_seconds: number | null;
+        queues: unknown;
+        recent_batches: { batch: string; status: string }[];
+        dead_letters: number;
+      };
+      assert.equal(report.queues, null);
+      assert.equal(report.cursor, null);
+      assert.deepEqual(
+        report.recent_batches.map((e) => [e.batch, e.status]),
+        [
+          ['202611010002', 'ok'],
+          ['202611010001', 'ok'],
+          ['202611010000', 'ok'],
+        ],
+      );
+      assert.equal(report.dead_letters, manifest.malformedLines);
+      // every batch is ok: the lag runs from the end of the newest minute
+      const expected = (Date.now() - Date.UTC(2026, 10, 1, 0, 3)) / 1000;
+      assert.ok(
+        report.lag_seconds !== null && Math.abs(report.lag_seconds - expected) < 120,
+        `lag ${report.lag_seconds}, about ${expected}`,
+      );
+
+      const t = await cli(['status'], { tmp: s.tmp, env, deadlineMs: 30_000 });
+      assert.equal(t.code, 0, t.stderr);
+      assert.match(t.stdout, /REDIS_URL/);
+      assert.match(t.stdout, /^lag: \d+ s$/m);
+      assert.match(t.stdout, new RegExp(`dead letters: ${manifest.malformedLines}`));
+      assert.match(t.stdout, /202611010002 ok/);
+    },
+  );
+
+  test('with REDIS_URL and every batch ok, the lag is shown', { timeout: 180_000 }, async () => {
+    const s = scope();
+    const feed = join(s.dir, 'feed');
+    await writeFeed({ out: feed, seed: 8, start: '202611020000', minutes: 2, perMinute: 5, malformedRate: 0 });
+    const env = {
+      REDIS_URL: await testRedisUrl(),
+      SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+      SANDTRAIL_STORE: `sqlite:${join(s.dir, 's.db')}`,
+    };
+    assert.equal((await cli(['backfill', '--source', `dir:${feed}`, '--json'], { tmp: s.tmp, env, deadlineMs: 120_000 })).code, 0);
+    const j = await cli(['status', '--json'], { tmp: s.tmp, env, deadlineMs: 30_000 });
+    assert.equal(j.code, 0, j.stderr);
+    const report = JSON.parse(j.stdout) as { lag_seconds: number | null; queues: { feed: Record<string, number> } | null };
+    assert.ok(report.queues !== null);
+    assert.equal(report.queues.feed.completed, 2);
+    const expected = (Date.now() - Date.UTC(2026, 10, 2, 0, 2)) / 1000;
+    assert.ok(report.lag_seconds !== null && Math.abs(report.lag_seconds - expected) < 120, `lag ${report.lag_seconds}, about ${expected}`);
+  });
+});

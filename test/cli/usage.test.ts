@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { test } from 'vitest';
+import { buildProgram } from '../../src/cli/index.js';
+import { openStore, type DeadLetterInput } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
+import { tempDir } from '../support/env.js';
+
+const GLOBAL_FLAGS = ['--config <file>', '--redis-url <url>', '--store <spec>', '--queue-prefix <prefix>', '--log-level <level>'];
+
+/** Every command below the program, groups included, with its full name. */
+function commandsOf(cmd: Command, path: string[] = []): [string, Command][] {
+  return cmd.commands.flatMap((c) => [[[...path, c.name()].join(' '), c] as [string, Command], ...commandsOf(c, [...path, c.name()])]);
+}
+
+test("every command's --help lists the global options", () => {
+  const program = buildProgram({}, () => undefined);
+  const commands = commandsOf(program).filter(([name]) => name !== 'gen-feed'); // gen-feed's --help is the generator's own
+  assert.ok(commands.length > 30, `${commands.length} commands`);
+  for (const [name, cmd] of commands) {
+    const help = cmd.helpInformation();
+    assert.match(help, /Global Options:/, name);
+    for (const flag of GLOBAL_FLAGS) assert.ok(help.includes(flag), `${name} --help shows ${flag}`);
+  }
+});
+
+test('a subcommand --help run from the shell shows the global options', async () => {
+  const r = await runCli(['dlq', 'purge', '--help']);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /--yes/);
+  assert.match(r.stdout, /Global Options:[\s\S]*--redis-url <url>[\s\S]*--store <spec>/);
+});
+
+test('quota replay --help documents its input format', async () => {
+  const r = await runCli(['quota', 'replay', '--help']);
+  assert.equal(r.code, 0);
+  for (const text of [
+    '"op"',
+    '"user"',
+    '"group"',
+    '"at"',
+    'ioc_delta',
+    'file_upload',
+    'livehunt_ruleset',
+    'graph_create',
+    'exit status is 3',
+  ])
+    assert.ok(r.stdout.includes(text), text);
+});
+
+test('lookup with an argument that is not a hash is a usage error naming it, before anything is asked', async () => {
+  const only = await runCli(['lookup', 'nothex'], { env: { GTI_APIKEY: '' } });
+  assert.equal(only.code, 2, only.stderr);
+  assert.match(only.stderr, /not an MD5, SHA-1 or SHA-256.*"nothex"/);
+  const mixed = await runCli(['lookup', '44d88612fea8a8f36de82e1278abb02f', 'zz', '--dry-run'], { env: { GTI_APIKEY: '' } });
+  assert.equal(mixed.code, 2, mixed.stderr);
+  assert.match(mixed.stderr, /"zz"/);
+  assert.doesNotMatch(mixed.stderr, /44d88612/);
+  assert.equal(mixed.stdout, '', 'not even the estimate is printed');
+});
+
+test('a worker without Redis is a configuration error: exit 2, one JSON log line saying what to set', async () => {
+  const dir = tempDir();
+  const r = await runCli(['worker', 'feed'], {
+    env: { REDIS_URL: '', SANDTRAIL_REDIS_URL: '', SANDTRAIL_STORE: `sqlite:${join(dir, 'w.db')}`, SANDTRAIL_LOG_LEVEL: 'info' },
+  });
+  assert.equal(r.code, 2, r.stderr);
+  const line = JSON.parse(r.stderr.trim().split('\n').at(-1) as string) as { code: string; msg: string };
+  assert.equal(line.code, 'USAGE');
+  assert.match(line.msg, /set REDIS_URL/);
+});
+
+test('dlq purge says how many it would delete and deletes only with --yes', async () => {
+  const file = join(tempDir(), 'store.db');
+  const store = openStore(`sqlite:${file}`);
+  const entry = (line: number): DeadLetterInput => ({
+    id: `normalize:202611010000:${line}`,
+    stage: 'normalize',
+    batch: '202611010000',
+    line,
+    docId: null,
+    code: 'not_json',
+    path: null,
+    message: 'not JSON',
+    raw: 'x',
+    rawEncoding: 'utf8',
+    rawSize: 1,
+    rawTruncated: false,
+  });
+  try {
+    await store.dlq.put([entry(1), entry(2), entry(3)]);
+  } finally {
+    await store.close();
+  }
+  const cli = (...args: string[]) => runCli(['--store', `sqlite:${file}`, 'dlq', 'purge', ...args]);
+
+  // the test's stdin is a pipe, not a terminal: nobody to ask
+  const refused = await cli();
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /would delete 3 dead letter\(s\): pass --yes/);
+  assert.equal(refused.stdout, '');
+  const reopened = openStore(`sqlite:${file}`);
+  try {
+    assert.equal(await reopened.dlq.count(), 3, 'nothing was deleted');
+  } finally {
+    await reopened.close();
+  }
+
+  const done = await cli('--yes', '--json');
+  assert.equal(done.code, 0, done.stderr);
+  assert.deepEqual(JSON.parse(done.stdout), { purged: 3 });
+
+  const empty = await cli();
+  assert.equal(empty.code, 0, 'nothing left to delete: nothing to confirm');
+  assert.equal(empty.stdout, 'purged 0 dead letter(s)\n');
+});

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { test } from 'vitest';
+import { runLookupCommand } from '../../src/cli/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { accountApi } from '../support/apiAccounting.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
+
+const KEY = 'rerun-key-8e42';
+
+/** What a call writes to stdout (the dry run's estimate). */
+async function stdoutOf(fn: () => Promise<unknown>): Promise<string> {
+  const out: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+  try {
+    await fn();
+  } finally {
+    process.stdout.write = write;
+  }
+  return out.join('');
+}
+
+test('a re-run is estimated, weighed against the daily allowance and charged only for the hashes left to fetch', async () => {
+  const done = [1, 2, 3, 4, 5, 6].map((n) => makeFakeFile(`rerun-${n}`, { behaviours: 1 }));
+  const fresh = [7, 8].map((n) => makeFakeFile(`rerun-${n}`, { behaviours: 1 }));
+  const allowance = { allowed: 100, used: 0 };
+  const fake = await startFakeGti({
+    apiKey: KEY,
+    files: [...done, ...fresh],
+    quotas: { analyst: { api_requests_daily: { user: allowance } } },
+  });
+  cleanup(() => fake.close());
+  const config = await testConfig(tempDir(), { gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 } });
+  const account = accountApi(fake, config);
+  const ctx = { config, log: createLogger('silent') };
+  const hashes = done.map((f) => f.sha256);
+
+  const first = await runLookupCommand(hashes, {}, ctx);
+  assert.deepEqual(first?.counts, { ok: 6 });
+  assert.equal(first?.api_units, 6);
+  account.summary(first?.api_units);
+
+  // the day's allowance is used up: a re-run of finished hashes costs nothing, so nothing stops it
+  allowance.used = 100;
+  assert.match(await stdoutOf(() => runLookupCommand(hashes, { dryRun: true }, ctx)), /estimated API units: 0\b/);
+  const before = fake.requests.length;
+  const again = await runLookupCommand(hashes, {}, ctx);
+  assert.deepEqual(again?.counts, { skipped: 6 });
+  assert.equal(again?.api_units, 0);
+  assert.equal(fake.requests.length, before, 'not even the allowance was read: there was nothing to pay');
+  account.summary(again?.api_units);
+
+  // two new hashes among the six: 2 units estimated, weighed against the one left
+  allowance.used = 99;
+  const mixed = [...hashes, ...fresh.map((f) => f.sha256)];
+  assert.match(await stdoutOf(() => runLookupCommand(mixed, { dryRun: true }, ctx)), /estimated API units: 2\b/);
+  await assert.rejects(runLookupCommand(mixed, {}, ctx), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'BUDGET_EXCEEDED');
+    assert.match(err.message, /estimate \(2 API units\) exceeds the 1 units left today/);
+    return true;
+  });
+  allowance.used = 98;
+  const last = await runLookupCommand(mixed, {}, ctx);
+  assert.deepEqual(last?.counts, { skipped: 6, ok: 2 });
+  assert.equal(last?.api_units, 2);
+  account.summary(last?.api_units);
+  // --refresh fetches every hash again: all of them are estimated
+  assert.match(await stdoutOf(() => runLookupCommand(mixed, { dryRun: true, refresh: true }, ctx)), /estimated API units: 8\b/);
+});

@@ -1,0 +1,311 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, copyFileSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, test } from 'vitest';
+import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun } from '../../src/cli/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { addMinutes } from '../../src/minute/index.js';
+import { openElasticsearchStore } from '../../src/store/index.js';
+import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+import { storeContents } from '../support/storeContents.js';
+
+/**
+ * A store fault (a damaged file, a full disk, a read-only store, a cluster block, refused
+ * credentials, a closed index) is the store's: the run ends non-zero with the cause and the store
+ * named, the batch log marks the minutes failed where the store can still be written, no record is
+ * dead-lettered for it, and a re-run once the fault is gone ends exact.
+ */
+
+const log = createLogger('silent');
+const START = '202611070000';
+const MINUTES = 4;
+
+/** A feed with no updates and no malformed lines: every record is one stored behaviour. */
+async function feed(dir: string, perMinute = 25, seed = 5): Promise<FeedManifest> {
+  return writeFeed({
+    out: join(dir, 'feed'),
+    seed,
+    start: START,
+    minutes: MINUTES,
+    perMinute,
+    malformedRate: 0,
+    bigRate: 0,
+    variants: { update: 0 },
+  });
+}
+
+function backfill(dir: string, config: Awaited<ReturnType<typeof testConfig>>): Promise<BackfillRun> {
+  return runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: START, to: addMinutes(START, MINUTES - 1) }, { config, log });
+}
+
+/** Batch-log rows of a SQLite store, read straight from the file. */
+function batchRows(file: string): { batch: string; status: string; error: string | null }[] {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return db.prepare('SELECT batch, status, error FROM batches ORDER BY batch').all() as {
+      batch: string;
+      status: string;
+      error: string | null;
+    }[];
+  } finally {
+    db.close();
+  }
+}
+
+test('a SQLite store with damaged pages fails the run naming the damage and the file; no valid record is dead-lettered; restored, a re-run is exact', async () => {
+  const dir = tempDir();
+  const manifest = await feed(dir);
+  const file = join(dir, 'store.db');
+  const config = await testConfig(dir, { index: { chunkMaxDocs: 10 } });
+  const first = await backfill(dir, config);
+  assert.equal(backfillExitCode(first), 0, JSON.stringify(first.summary.failures));
+  const good = storeContents(file);
+  assert.equal(good.ids.length, manifest.records);
+  const backup = join(dir, 'backup.db');
+  copyFileSync(file, backup);
+
+  // garbage over every page of the pivot rows' table and index, as a crash on a bad disk leaves
+  // (the write-ahead log folded in first, so the pages are read from the file)
+  const rw = new BetterSqlite3(file);
+  rw.pragma('wal_checkpoint(TRUNCATE)');
+  rw.close();
+  const db = new BetterSqlite3(file, { readonly: true });
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pages = (db.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
+    (r) => r.pageno,
+  );
+  db.close();
+  assert.ok(pages.length > 1);
+  const fd = openSync(file, 'r+');
+  for (const p of pages) writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (p - 1) * pageSize);
+  closeSync(fd);
+
+  const damaged = await backfill(dir, config);
+  assert.equal(backfillExitCode(damaged), 1);
+  assert.ok(damaged.summary.batches.failed > 0, JSON.stringify(damaged.summary));
+  assert.equal(damaged.summary.batches.ok + damaged.summary.batches.failed, MINUTES);
+  for (const f of damaged.summary.failures) {
+    assert.match(f.reason, /STORE_DAMAGED: the file is damaged: SQLite store/, f.reason);
+    assert.ok(f.reason.includes(file), f.reason);
+  }
+  assert.equal(damaged.summary.records.rejected, 0, 'nothing is blamed on the records');
+  // the dead letters and the batch log live on other pages: readable, and exact
+  const after = new BetterSqlite3(file, { readonly: true });
+  try {
+    assert.equal((after.prepare('SELECT count(*) AS n FROM dead_letters').get() as { n: number }).n, 0, 'no record dead-lettered');
+  } finally {
+    after.close();
+  }
+  const failedRows = batchRows(file).filter((r) => r.status === 'failed');
+  assert.deepEqual(
+    failedRows.map((r) => r.batch),
+    damaged.summary.failures.map((f) => f.batch),
+    'the batch log marks the failed minutes',
+  );
+  for (const r of failedRows) assert.match(r.error ?? '', /STORE_DAMAGED/);
+
+  // restored from the backup, the same run ends exact
+  copyFileSync(backup, file);
+  const again = await backfill(dir, config);
+  assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+  assert.deepEqual(storeContents(file), good);
+  assert.deepEqual(
+    batchRows(file).map((r) => r.status),
+    Array(MINUTES).fill('ok'),
+  );
+});
+
+/** Mounts a tmpfs of `sizeMb` at a new directory, or says why not (not root, no mount rights). */
+function smallFilesystem(dir: string, sizeMb: number): { path: string; resize(mb: number): void } | string {
+  const path = join(dir, 'small');
+  mkdirSync(path);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'tmpfs', path], { stdio: 'pipe' });
+  } catch (err) {
+    return `cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`;
+  }
+  cleanup(() => execFileSync('umount', ['-l', path], { stdio: 'pipe' }));
+  return { path, resize: (mb) => execFileSync('mount', ['-o', `remount,size=${mb}m`, path], { stdio: 'pipe' }) };
+}
+
+const probeDir = tempDir();
+const probe = smallFilesystem(probeDir, 1);
+
+test.skipIf(typeof probe === 'string')(
+  `a full disk ends the run within seconds saying "disk full" and the file; failed minutes are marked failed; the summary counts only what is stored; with room again a re-run is exact${typeof probe === 'string' ? ` [skipped: ${probe}]` : ''}`,
+  async () => {
+    const dir = tempDir();
+    const manifest = await feed(dir, 60, 9);
+    const fs = smallFilesystem(dir, 3);
+    assert.ok(typeof fs !== 'string', String(fs));
+    const file = join(fs.path, 'store.db');
+    const config = await testConfig(dir, { store: `sqlite:${file}`, index: { chunkMaxDocs: 20 } });
+    const started = Date.now();
+    const full = await backfill(dir, config);
+    const tookMs = Date.now() - started;
+    assert.equal(backfillExitCode(full), 1);
+    assert.ok(tookMs < 60_000, `ended in ${tookMs} ms`);
+    assert.ok(full.summary.batches.failed > 0);
+    const diskFull = full.summary.failures.filter((f) => /disk full/.test(f.reason));
+    assert.ok(diskFull.length > 0, JSON.stringify(full.summary.failures));
+    for (const f of diskFull) assert.ok(f.reason.includes(file), f.reason);
+    const held = storeContents(file);
+    assert.equal(held.dead.length, 0, 'no record dead-lettered for a full disk');
+    assert.ok(full.summary.records.indexed <= held.ids.length, `summary ${full.summary.records.indexed}, store ${held.ids.length}`);
+    assert.ok(full.summary.records.indexed < manifest.records);
+    // every minute the run touched has its true status in the store's batch log
+    const rows = new Map(batchRows(file).map((r) => [r.batch, r]));
+    for (const f of full.summary.failures) {
+      const row = rows.get(f.batch);
+      if (row) assert.equal(row.status, 'failed', `${f.batch}: ${row.status}`);
+    }
+    assert.ok(
+      [...rows.values()].some((r) => r.status === 'failed' && /disk full/.test(r.error ?? '')),
+      'the batch log says disk full',
+    );
+
+    fs.resize(64);
+    const again = await backfill(dir, config);
+    assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+    assert.equal(again.summary.records.indexed, manifest.records);
+    assert.deepEqual(storeContents(file).ids, [...manifest.expectedIds].sort());
+    assert.deepEqual(
+      batchRows(file).map((r) => r.status),
+      Array(MINUTES).fill('ok'),
+    );
+  },
+);
+
+test.skipIf(typeof probe === 'string')(
+  `a store on a read-only filesystem fails at once naming the file; mounted writable again, a re-run is exact${typeof probe === 'string' ? ` [skipped: ${probe}]` : ''}`,
+  async () => {
+    const dir = tempDir();
+    const manifest = await feed(dir, 10, 13);
+    const fs = smallFilesystem(dir, 32);
+    assert.ok(typeof fs !== 'string', String(fs));
+    const file = join(fs.path, 'store.db');
+    const config = await testConfig(dir, { store: `sqlite:${file}` });
+    assert.equal(backfillExitCode(await backfill(dir, config)), 0);
+    const before = storeContents(file);
+    execFileSync('mount', ['-o', 'remount,ro', fs.path], { stdio: 'pipe' });
+    // refused when opened (no -wal/-shm beside it) or at the first write (they are left by a reader)
+    const outcome = await backfill(dir, config).then(
+      (run) => {
+        assert.equal(backfillExitCode(run), 1);
+        assert.ok(run.summary.failures.length > 0);
+        return run.summary.failures.map((x) => x.reason);
+      },
+      (err: Error & { code?: string }) => [`${err.code}: ${err.message}`],
+    );
+    for (const reason of outcome) {
+      assert.match(reason, /^STORE_READONLY: /, reason);
+      assert.ok(reason.includes(file), reason);
+    }
+    execFileSync('mount', ['-o', 'remount,rw', fs.path], { stdio: 'pipe' });
+    assert.deepEqual(storeContents(file), before);
+    assert.equal(backfillExitCode(await backfill(dir, config)), 0);
+    assert.equal(storeContents(file).ids.length, manifest.records);
+  },
+);
+
+const fake = new FakeElasticsearch();
+afterAll(() => fake.close());
+
+/** Each Elasticsearch fault: how it is injected, and the words of the summary's reason. */
+const ES_FAULTS: { name: string; inject(prefix: string): void; reason: RegExp }[] = [
+  {
+    name: 'the flood-stage disk watermark (cluster_block_exception, 429 per item)',
+    inject: (prefix) =>
+      fake.failItems(
+        (_id, index) => index.startsWith(`${prefix}-behaviours`),
+        {
+          status: 429,
+          type: 'cluster_block_exception',
+          reason: `index [${prefix}-behaviours-000001] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];`,
+        },
+        1_000_000,
+      ),
+    reason: /STORE_FULL: disk full \(flood-stage disk watermark exceeded/,
+  },
+  {
+    name: 'a write block on the index (cluster_block_exception, 403 per item)',
+    inject: (prefix) =>
+      fake.failItems(
+        (_id, index) => index.startsWith(`${prefix}-behaviours`),
+        {
+          status: 403,
+          type: 'cluster_block_exception',
+          reason: `index [${prefix}-behaviours-000001] blocked by: [FORBIDDEN/8/index write (api)];`,
+        },
+        1_000_000,
+      ),
+    reason: /STORE_READONLY: index blocked for writes/,
+  },
+  {
+    name: 'a closed index (index_closed_exception)',
+    inject: (prefix) =>
+      fake.failItems(
+        (_id, index) => index.startsWith(`${prefix}-behaviours`),
+        { status: 400, type: 'index_closed_exception', reason: 'closed' },
+        1_000_000,
+      ),
+    reason: /STORE_READONLY: index closed/,
+  },
+  {
+    name: 'a user without write privileges on the behaviours (403 security_exception per item)',
+    inject: (prefix) =>
+      fake.failItems(
+        (_id, index) => index.startsWith(`${prefix}-behaviours`),
+        { status: 403, type: 'security_exception', reason: 'action [indices:data/write/bulk[s]] is unauthorized for user [hunter]' },
+        1_000_000,
+      ),
+    reason: /SINK_AUTH: Elasticsearch refused the credentials or privileges/,
+  },
+];
+
+for (const f of ES_FAULTS) {
+  test(`Elasticsearch: ${f.name} fails the run with the cause and the index named, marks the minutes failed, dead-letters nothing; without it a re-run is exact`, async () => {
+    const url = await fake.listen();
+    const dir = tempDir();
+    const manifest = await feed(dir, 12, 21);
+    const prefix = `fault${ES_FAULTS.indexOf(f)}`;
+    const config = await testConfig(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix }, index: { chunkMaxDocs: 10 } });
+    f.inject(prefix);
+    const run = await backfill(dir, config);
+    fake.clearFaults();
+    assert.equal(backfillExitCode(run), 1);
+    assert.equal(run.summary.batches.failed, MINUTES, JSON.stringify(run.summary));
+    assert.equal(run.summary.records.indexed, 0);
+    assert.equal(run.summary.records.rejected, 0);
+    const byCause = run.summary.failures.filter((x) => f.reason.test(x.reason));
+    assert.ok(byCause.length > 0, JSON.stringify(run.summary.failures));
+    // the index is named with the fault; refused credentials are the cluster's, named in the summary's first line
+    if (!/SINK_AUTH/.test(String(f.reason))) for (const x of byCause) assert.ok(x.reason.includes(`${prefix}-behaviours`), x.reason);
+    assert.ok(formatSummary(run).split('\n')[0]?.includes(new URL(url).host), formatSummary(run));
+    assert.equal(fake.docs(`${prefix}-behaviours-000001`).size, 0);
+    const es = openElasticsearchStore(`es:${url}`, { indexPrefix: prefix });
+    try {
+      assert.equal(await es.dlq.count(), 0, 'no record dead-lettered');
+      const rows = await es.batches.get(manifest.files.map((m) => m.minute));
+      assert.ok(rows.length > 0);
+      for (const r of rows) assert.equal(r.status, 'failed', `${r.batch}: ${r.status}`);
+
+      const again = await backfill(dir, config);
+      assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+      assert.equal(again.summary.records.indexed, manifest.records);
+      await new Promise((r) => setTimeout(r, 300)); // the fake's refresh interval
+      assert.deepEqual([...fake.docs(`${prefix}-behaviours-000001`).keys()].sort(), [...manifest.expectedIds].sort());
+      assert.deepEqual(
+        (await es.batches.get(manifest.files.map((m) => m.minute))).map((r) => r.status),
+        Array(MINUTES).fill('ok'),
+      );
+      assert.equal(await es.dlq.count(), 0);
+    } finally {
+      await es.close();
+    }
+  });
+}
