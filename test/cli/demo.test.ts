@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+
+/** The words of a command line as a shell splits it (single quotes only, as the docs write them). */
+function words(line: string): string[] {
+  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => (m[1] ?? m[2]) as string);
+}
+
+const DEMO_STORE = 'sqlite:.data/demo.db';
+
+test('the demo prints commands that work pasted as written, and so do the README and hunting page sessions on its store', async () => {
+  const store = `sqlite:${join(tempDir(), 'demo.db')}`;
+  const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
+  const demo = await runCli(['demo', '--store', store], { env });
+  assert.equal(demo.code, 0, demo.stderr);
+
+  // every command it shows is one to paste: npx (sandtrail is not on the PATH of a clone) and the demo's store
+  const shown = demo.stdout.split('\n').filter((l) => l.startsWith('$ '));
+  assert.ok(shown.length >= 5, demo.stdout);
+  for (const l of shown) assert.match(l, new RegExp(`^\\$ npx sandtrail .* --store ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), l);
+  // pasted, the first example prints the ids the demo listed under it
+  const [first] = shown;
+  const args = words((first as string).slice('$ npx sandtrail '.length));
+  const pasted = await runCli(args, { env });
+  assert.equal(pasted.code, 0, pasted.stderr);
+  const listed = demo.stdout.split('\n').slice(demo.stdout.split('\n').indexOf(first as string) + 1);
+  const ids = listed.slice(
+    0,
+    listed.findIndex((l) => !l.startsWith('  ') || l.startsWith('  ... ')),
+  );
+  assert.ok(ids.length > 0);
+  assert.deepEqual(
+    pasted.stdout.split('\n').slice(0, ids.length),
+    ids.map((l) => l.trim()),
+  );
+
+  // the README's quick start, on the store the demo wrote (there .data/demo.db)
+  const readme = readFileSync('README.md', 'utf8');
+  const quick = readme.split('\n').filter((l) => l.startsWith('npx sandtrail ') && !l.startsWith('npx sandtrail serve'));
+  assert.ok(quick.length >= 3);
+  for (const line of quick) {
+    assert.ok(line.includes(`--store ${DEMO_STORE}`), `${line} names the demo's store`);
+    const r = await runCli(words(line.replace(DEMO_STORE, store)).slice(2), { env });
+    assert.equal(r.code, 0, `${line}: ${r.stderr}`);
+    assert.notEqual(r.stdout.trim(), '', `${line} answers something`);
+  }
+
+  // the example session of docs/hunting.md: each command's first line of output is the one shown
+  const hunting = readFileSync('docs/hunting.md', 'utf8').split('\n');
+  const session = hunting.flatMap((l, i): [string, string][] => (l.startsWith('$ npx sandtrail ') ? [[l, hunting[i + 1] as string]] : []));
+  assert.ok(session.length >= 4);
+  for (const [line, expected] of session) {
+    assert.ok(line.includes(`--store ${DEMO_STORE}`), `${line} names the demo's store`);
+    const r = await runCli(words(line.slice(2).replace(DEMO_STORE, store)).slice(2), { env });
+    assert.equal(r.code, 0, `${line}: ${r.stderr}`);
+    assert.equal(r.stdout.split('\n')[0], expected, line);
+  }
+});
