@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, test } from 'vitest';
 import { writeFeed } from '../../src/synth/index.js';
-import { baseEnv } from '../support/cli.js';
+import { baseEnv, builtCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 
 /**
@@ -40,6 +40,8 @@ afterEach(async () => {
   for (const dir of scopes.splice(0)) for (const pid of redisServersUnder(dir)) killQuietly(pid);
 });
 
+const CLI = builtCli();
+
 /** A fresh directory for a test, with the TMPDIR its commands use. */
 function scope(): { dir: string; tmp: string } {
   const dir = tempDir('sandtrail-misuse-');
@@ -52,7 +54,8 @@ function scope(): { dir: string; tmp: string } {
 /** Starts the CLI; `done` settles once it exits, or after `deadlineMs` (it is then killed and reported so). */
 function start(args: string[], o: { tmp: string; env?: NodeJS.ProcessEnv; deadlineMs?: number; asUser?: string[] }): Started {
   const deadlineMs = o.deadlineMs ?? 30_000;
-  const argv = [process.execPath, '--import', 'tsx', 'src/cli/run.ts', ...args];
+  // the built CLI, as a user runs it
+  const argv = [process.execPath, CLI, ...args];
   const [cmd, ...rest] = [...(o.asUser ?? []), ...argv] as [string, ...string[]];
   const child = spawn(cmd, rest, {
     env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...o.env, TMPDIR: o.tmp },

@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface CliResult {
   code: number | null;
@@ -36,4 +38,24 @@ export function runCli(
     child.once('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** Newest modification time of the files under `dir` (0 when it is missing). */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
+  }
+  return t;
+}
+
+/**
+ * The built CLI a user runs (`bin/sandtrail.js` over `dist/`), built first when `dist/` is missing
+ * or older than the sources (the test command builds it; a test file run alone may find it stale).
+ */
+export function builtCli(): string {
+  const entry = 'dist/src/cli/run.js';
+  const stale = !existsSync(entry) || statSync(entry).mtimeMs < Math.max(newest('src'), newest('workers'));
+  if (stale) execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  return 'bin/sandtrail.js';
 }
