@@ -58,5 +58,7 @@ export async function checkSqliteIntegrity(file: string, timeoutMs = INTEGRITY_T
     return c.warn(`could not check ${file}: ${reply.message}`, `run: sqlite3 ${file} "PRAGMA quick_check"`);
   }
   if (reply.rows.length === 1 && reply.rows[0] === 'ok') return c.pass('quick_check: ok');
-  return c.fail(`${file} is damaged: ${reply.rows.join('; ')}`, RECOVER);
+  // the first row may carry several problems on lines of their own, under a "*** in database" heading
+  const problems = reply.rows.flatMap((r) => r.split('\n')).filter((l) => l.trim() && !l.startsWith('***'));
+  return c.fail(`${file} is damaged: ${problems.slice(0, MAX_PROBLEMS).join('; ')}`, RECOVER);
 }

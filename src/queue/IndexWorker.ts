@@ -122,7 +122,6 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     const final = !isRetryable(err) || job.attemptsMade + 1 >= tries;
     const reason = `${code ?? 'ERROR'}: ${messageOf(err)}`;
     if (!final) throw err;
-    this.o.log.error({ stage: 'index', batch, job: job.id, code }, `chunk ${n} of ${batch} not stored: ${messageOf(err)}`);
     // the store may refuse this write too (the disk is still full): the failed job says it then
     await this.o.store.batches
       .chunkFailed(batch, n, reason)
