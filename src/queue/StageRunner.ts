@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { errorCode, messageOf, type ErrorCode } from '../errors/index.js';
+import { errorCode, messageOf, SandtrailError, storeFaultOfReason, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { createRedis } from './connection.js';
 
@@ -17,24 +17,31 @@ export interface StageRunnerOptions<D, R> {
   onFatal?: (err: Error) => void;
 }
 
-/** Errors no retry can fix: refused credentials, with what the operator must fix. */
-const CREDENTIAL_ERRORS: Partial<Record<ErrorCode, string>> = {
+/**
+ * Errors no retry can fix and every further job would meet: refused credentials, a damaged or
+ * unwritable store. With what the operator must fix; the stage stops and keeps its jobs.
+ */
+const STOPPING_ERRORS: Partial<Record<ErrorCode, string>> = {
   GTI_AUTH: 'fix GTI_APIKEY',
   SINK_AUTH: 'fix the store credentials',
+  STORE_DAMAGED: 'repair or restore the store',
+  STORE_READONLY: 'make the store writable',
 };
 
 /** Socket errors of a Redis outage (as opposed to errors of a job or a command). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-/** How long a job is put aside when credentials were refused (the process stops meanwhile). */
+/** How long a job is put aside after a fatal error (the process stops meanwhile). */
 const FATAL_DELAY_MS = 60_000;
 
 /**
  * The BullMQ worker behind a stage, with the lifecycle every stage shares: start once, stop
  * safely twice (drain, or force: active jobs are retried elsewhere once their lock expires),
  * and close the connection BullMQ was handed (it never closes one it did not create). Refused
- * credentials (GTI_AUTH, SINK_AUTH) are fatal for the whole stage: one log line, `onFatal`, and
- * every job put back without spending an attempt, so nothing is dead-lettered for them.
+ * credentials (GTI_AUTH, SINK_AUTH) and a damaged or unwritable store (STORE_DAMAGED,
+ * STORE_READONLY) are fatal for the whole stage: one log line, `onFatal`, and every job put back
+ * without spending an attempt, so nothing is dead-lettered for them and a fleet worker does not
+ * fail the whole queue against a store only an operator can fix.
  */
 export class StageRunner<D, R> {
   private worker: Worker<D, R> | undefined;
@@ -79,11 +86,15 @@ export class StageRunner<D, R> {
     try {
       return await this.o.processor(job, token, signal);
     } catch (err) {
-      const fix = CREDENTIAL_ERRORS[errorCode(err) as ErrorCode];
-      if (!fix) throw err;
-      if (!this.fatal) this.o.log.fatal({ stage: this.o.stage, code: errorCode(err) }, `${messageOf(err)}: ${fix}; stopping`);
-      this.fatal ??= err as Error;
-      this.o.onFatal?.(err as Error);
+      // a store fault may arrive as the reason of an UnrecoverableError: its code leads the message
+      const code = errorCode(err) ?? storeFaultOfReason(messageOf(err));
+      const fix = code && STOPPING_ERRORS[code];
+      if (!code || !fix) throw err;
+      const message = messageOf(err).replace(`${code}: `, '');
+      if (!this.fatal) this.o.log.fatal({ stage: this.o.stage, code }, `${message}: ${fix}; stopping`);
+      const fatal = err instanceof SandtrailError ? err : new SandtrailError(code, message, {}, { cause: err });
+      this.fatal ??= fatal;
+      this.o.onFatal?.(fatal);
       return this.putAside(job, token);
     }
   }

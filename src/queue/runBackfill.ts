@@ -205,7 +205,12 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
   report();
   const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));
   const interrupted = o.signal?.aborted === true && !storeFault;
-  const summary = await summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault });
+  // minutes whose work this run did not see through: a row an earlier run left says nothing of them
+  const unfinished = new Set<MinuteId>([
+    ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
+    ...[...pendingIndex.values()].map(([batch]) => batch),
+  ]);
+  const summary = await summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, unfinished });
   // every minute the run touched gets a row with its true status (best effort: the store may be the fault)
   if (!interrupted) await recordFailures(o.store, o.sourceSpec, summary, o.log);
   return summary;
@@ -301,6 +306,8 @@ export async function summarize(
     jobFailures?: ReadonlyMap<MinuteId, string>;
     /** The store fault that stopped the run early. */
     storeFault?: string;
+    /** Minutes whose jobs had not finished when the run stopped waiting. */
+    unfinished?: ReadonlySet<MinuteId>;
   } = {},
 ): Promise<BackfillSummary> {
   const entries = new Map((await store.batches.get(minutes)).map((e) => [e.batch, e]));
@@ -316,7 +323,7 @@ export async function summarize(
       // a job of this run failed for good: a row left by an earlier run (or none) does not say otherwise
       batches.failed += 1;
       failures.push({ batch: m, status: 'failed', reason: known });
-    } else if (e && e.status !== 'pending') {
+    } else if (e && e.status !== 'pending' && !run.unfinished?.has(m)) {
       batches[e.status] += 1;
       if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? known ?? 'failed' });
     } else {
@@ -326,9 +333,11 @@ export async function summarize(
         : (known ??
           (run.storeFault
             ? `not finished: the run stopped on a store fault (${run.storeFault})`
-            : !e
-              ? 'no outcome recorded (the feed job did not finish)'
-              : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`));
+            : run.unfinished?.has(m)
+              ? 'not finished when the run stopped'
+              : !e
+                ? 'no outcome recorded (the feed job did not finish)'
+                : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`));
       const status = run.interrupted ? 'pending' : 'failed';
       batches[status] += 1;
       failures.push({ batch: m, status, reason });
@@ -340,7 +349,7 @@ export async function summarize(
       continue;
     }
     // only what is in the store counts: a whole minute once every chunk is, else its stored chunks
-    if (e.status === 'ok') {
+    if (e.status === 'ok' && !run.unfinished?.has(m)) {
       indexed += e.accepted;
       okMinutes.push(m);
     } else if (e.chunks > 0) indexed += await store.batches.storedRecords(m, e.chunks);

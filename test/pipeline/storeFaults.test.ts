@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -7,8 +7,11 @@ import { afterAll, test } from 'vitest';
 import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
-import { openElasticsearchStore } from '../../src/store/index.js';
+import { createSource, processBatch } from '../../src/feed/index.js';
+import { ChunkEmitter, createQueues } from '../../src/queue/index.js';
+import { openElasticsearchStore, type SinkDoc } from '../../src/store/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
+import { baseEnv, builtCli } from '../support/cli.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { storeContents } from '../support/storeContents.js';
@@ -309,3 +312,73 @@ for (const f of ES_FAULTS) {
     }
   });
 }
+
+test('a fleet index worker on a damaged store stops with the cause, keeps its jobs instead of failing the queue, and marks the chunk failed', async () => {
+  const dir = tempDir();
+  await feed(dir, 10, 31);
+  const file = join(dir, 'store.db');
+  const config = await testConfig(dir, { index: { chunkMaxDocs: 5 } });
+  assert.equal(backfillExitCode(await backfill(dir, config)), 0);
+  const rw = new BetterSqlite3(file);
+  rw.pragma('wal_checkpoint(TRUNCATE)');
+  const pageSize = rw.pragma('page_size', { simple: true }) as number;
+  const pages = (rw.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
+    (r) => r.pageno,
+  );
+  rw.close();
+  const fd = openSync(file, 'r+');
+  for (const p of pages) writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (p - 1) * pageSize);
+  closeSync(fd);
+
+  // the chunks of one minute queued again, as a fleet's feed worker would queue them
+  const queues = createQueues(config.redisUrl as string, config);
+  const emitter = new ChunkEmitter(queues, config, log);
+  const minute = START;
+  const chunks: SinkDoc[][] = [];
+  await processBatch({
+    source: createSource(`dir:${join(dir, 'feed')}`),
+    batch: minute,
+    maxLineBytes: config.feed.maxLineBytes,
+    prefixBytes: config.feed.dlqPrefixBytes,
+    maxDepth: config.feed.maxDepth,
+    maxBatchBytes: config.feed.maxBatchBytes,
+    dlqMaxBatchBytes: config.feed.dlqMaxBatchBytes,
+    chunkMaxDocs: 5,
+    chunkMaxBytes: config.index.chunkMaxBytes,
+    deadLetter: async () => undefined,
+    emitChunk: async (_n, d) => void chunks.push([...d]),
+  });
+  for (const [n, d] of chunks.entries()) await emitter.emit(minute, n, d);
+  const worker = spawn(process.execPath, [builtCli(), 'worker', 'index'], {
+    env: {
+      ...baseEnv(),
+      SANDTRAIL_STORE: `sqlite:${file}`,
+      REDIS_URL: config.redisUrl,
+      SANDTRAIL_QUEUE_PREFIX: config.queuePrefix,
+      SANDTRAIL_LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  worker.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const timer = setTimeout(
+      () => (worker.kill('SIGKILL'), reject(new Error(`worker index did not stop: ${stderr.slice(-2000)}`))),
+      60_000,
+    );
+    worker.once('exit', (c) => (clearTimeout(timer), resolve(c)));
+  });
+  try {
+    assert.notEqual(code, 0);
+    assert.match(stderr, /the file is damaged: SQLite store .*store\.db/);
+    assert.match(stderr, /repair or restore the store; stopping/);
+    const counts = await queues.index.getJobCounts('failed', 'delayed', 'waiting');
+    assert.equal(counts.failed, 0, 'no job failed for the store');
+    assert.equal((counts.delayed ?? 0) + (counts.waiting ?? 0), chunks.length, 'every chunk kept for a worker on a repaired store');
+    const row = batchRows(file).find((r) => r.batch === minute);
+    assert.equal(row?.status, 'failed');
+    assert.match(row?.error ?? '', /^STORE_DAMAGED: /);
+  } finally {
+    await queues.close();
+  }
+});
