@@ -178,7 +178,52 @@ async function checkHealth(client: Client, prefix: string, signal: AbortSignal):
             ? 'free disk space on the data nodes; Elasticsearch lifts read_only_allow_delete once disk use falls below the high watermark'
             : `remove the block: PUT ${prefix}-*/_settings {"index.blocks.write": null, "index.blocks.read_only": null}`,
         );
-  return [healthResult, blocksResult];
+  return [healthResult, blocksResult, await checkWatermarks(client, signal)];
+}
+
+/**
+ * Disk use of the data nodes against the cluster's disk watermarks: above the high one shards
+ * move away; at the flood stage every index with a shard on the node becomes read-only and every
+ * write fails. Watermarks set as free bytes instead of percentages are not compared.
+ */
+async function checkWatermarks(client: Client, signal: AbortSignal): Promise<CheckResult> {
+  const d = checkOf('store.watermarks', 'Elasticsearch disk watermarks');
+  let rows: { node?: string | null; 'disk.percent'?: string | null }[];
+  let all: Record<string, unknown>;
+  try {
+    const [alloc, s] = await Promise.all([
+      client.cat.allocation({ format: 'json' }, { signal }),
+      client.cluster.getSettings({ include_defaults: true, flat_settings: true }, { signal }),
+    ]);
+    rows = alloc as typeof rows;
+    all = { ...flat(s.defaults), ...flat(s.persistent), ...flat(s.transient) };
+  } catch (err) {
+    if (statusOf(err) === 403)
+      return d.warn(`cannot read disk use: ${messageOf(err)}`, 'check with credentials holding the monitor cluster privilege');
+    throw err;
+  }
+  const percent = (k: string): number | undefined => {
+    const m = /^(\d+(?:\.\d+)?)%$/.exec(String(all[`cluster.routing.allocation.disk.watermark.${k}`] ?? ''));
+    return m ? Number(m[1]) : undefined;
+  };
+  const [high, flood] = [percent('high'), percent('flood_stage')];
+  const nodes = rows
+    .filter((r) => r.node && r.node !== 'UNASSIGNED' && r['disk.percent'] != null)
+    .map((r) => ({ node: String(r.node), used: Number(r['disk.percent']) }));
+  if (high === undefined || flood === undefined)
+    return d.pass(`${nodes.length} data node(s); the watermarks are set in bytes: not compared`);
+  const list = (ns: typeof nodes): string => ns.map((n) => `${n.node} ${n.used}%`).join(', ');
+  const flooded = nodes.filter((n) => n.used >= flood);
+  if (flooded.length > 0)
+    return d.fail(
+      `disk full: ${list(flooded)} at or above the flood-stage watermark (${flood}%): indices with a shard there are read-only`,
+      'free disk space on those nodes or add nodes; Elasticsearch lifts the block once disk use falls below the high watermark',
+    );
+  const highs = nodes.filter((n) => n.used >= high);
+  if (highs.length > 0)
+    return d.warn(`${list(highs)} above the high disk watermark (${high}%); writes stop at ${flood}%`, 'free disk space or add nodes');
+  const fullest = Math.max(0, ...nodes.map((n) => n.used));
+  return d.pass(`disk use at most ${fullest}% on ${nodes.length} data node(s) (high watermark ${high}%, flood stage ${flood}%)`);
 }
 
 /**

@@ -304,7 +304,7 @@ test('doctor checks a SQLite store with quick_check: an intact store passes, one
   assert.equal(report.ok, false);
 });
 
-test('doctor reads the Elasticsearch cluster health and fails on a write block of sandtrail indices (the flood-stage disk watermark), naming the index and the fix', async () => {
+test('doctor reads the Elasticsearch cluster health and disk watermarks, and fails on a full disk or a write block of sandtrail indices, naming the node or index and the fix', async () => {
   const fake = new FakeElasticsearch();
   cleanup(() => fake.close());
   const url = await fake.listen();
@@ -316,6 +316,18 @@ test('doctor reads the Elasticsearch cluster health and fails on a write block o
   const good = await doctor(cfg, dir);
   assert.equal(byId(good, 'store.health').status, 'pass');
   assert.equal(byId(good, 'store.blocks').status, 'pass', byId(good, 'store.blocks').detail);
+
+  assert.equal(byId(good, 'store.watermarks').status, 'pass');
+  assert.match(byId(good, 'store.watermarks').detail, /at most 40% .*high watermark 90%, flood stage 95%/);
+  fake.setDiskPercent(92);
+  const high = byId(await doctor(cfg, dir), 'store.watermarks');
+  assert.equal(high.status, 'warn');
+  assert.match(high.detail, /fake-node 92% above the high disk watermark \(90%\)/);
+  fake.setDiskPercent(96);
+  const flooded = byId(await doctor(cfg, dir), 'store.watermarks');
+  assert.equal(flooded.status, 'fail');
+  assert.match(flooded.detail, /disk full: fake-node 96% at or above the flood-stage watermark/);
+  fake.setDiskPercent(40);
 
   fake.setIndexSetting(`${prefix}-behaviours-000001`, 'blocks.read_only_allow_delete', 'true');
   const full = await doctor(cfg, dir);

@@ -287,6 +287,11 @@ export class FakeElasticsearch {
     });
   }
 
+  /** The disk use `_cat/allocation` reports for the fake's one data node, in percent (default 40). */
+  setDiskPercent(percent: number): void {
+    this.router.diskPercent = percent;
+  }
+
   /** Sets one setting of an index as an operator or the cluster would (`blocks.write`, `blocks.read_only_allow_delete`). */
   setIndexSetting(index: string, key: string, value: unknown): void {
     const idx = this.cluster.indices.get(index);

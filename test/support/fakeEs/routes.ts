@@ -74,6 +74,9 @@ export class Router {
     private readonly itemFault: ItemFaultLookup,
   ) {}
 
+  /** Disk use of the fake's one data node, in percent (`_cat/allocation`). */
+  diskPercent = 40;
+
   route(req: RouteRequest): RouteResponse {
     const segs = req.path
       .split('/')
@@ -125,6 +128,10 @@ export class Router {
           break;
         case '_cluster':
           if (is('GET') && b === 'health') return ok(this.health());
+          if (is('GET') && b === 'settings') return ok(this.clusterSettings());
+          break;
+        case '_cat':
+          if (is('GET') && b === 'allocation') return ok(this.allocation());
           break;
       }
       return noHandler(req);
@@ -457,6 +464,39 @@ export class Router {
       return ok({ acknowledged: true });
     }
     return noHandler(req);
+  }
+
+  /** Elasticsearch's default disk watermarks, as `_cluster/settings?include_defaults&flat_settings` gives them. */
+  private clusterSettings(): Obj {
+    return {
+      persistent: {},
+      transient: {},
+      defaults: {
+        'cluster.routing.allocation.disk.watermark.low': '85%',
+        'cluster.routing.allocation.disk.watermark.high': '90%',
+        'cluster.routing.allocation.disk.watermark.flood_stage': '95%',
+      },
+    };
+  }
+
+  /** `_cat/allocation?format=json` for the one data node. */
+  private allocation(): Obj[] {
+    const total = 100 * 1024 ** 3;
+    const used = Math.round((total * this.diskPercent) / 100);
+    const shards = [...this.cluster.indices.values()].length;
+    return [
+      {
+        shards: String(shards),
+        'disk.indices': '1mb',
+        'disk.used': `${Math.round(used / 1024 ** 3)}gb`,
+        'disk.avail': `${Math.round((total - used) / 1024 ** 3)}gb`,
+        'disk.total': '100gb',
+        'disk.percent': String(this.diskPercent),
+        host: '127.0.0.1',
+        ip: '127.0.0.1',
+        node: 'fake-node',
+      },
+    ];
   }
 
   private health(): Obj {
