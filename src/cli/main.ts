@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { envSettings } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
@@ -16,6 +18,10 @@ import { registerContractCommands, withArtefactOptions } from './registerContrac
 const loadBackfill = () => Promise.all([import('./commands/backfill.js'), import('./budget.js'), import('./artefactChoice.js')]);
 const loadLive = () => import('./commands/live.js');
 const loadQueue = () => import('../queue/index.js');
+
+/** The store every command uses when none is chosen, and the demo's own instead of it. */
+const DEFAULT_STORE = 'sqlite:./sandtrail.db';
+const DEMO_STORE = 'sqlite:.data/demo.db';
 
 /** Variables read at the edge besides the SANDTRAIL_* settings: name, meaning. */
 const EDGE_ENV: [string, string][] = [
@@ -260,12 +266,21 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
 
   program
     .command('demo')
-    .description('ingest the bundled sample feed into a fresh SQLite store and show example pivot queries')
+    .description(
+      `ingest the bundled sample feed into a fresh SQLite store (${DEMO_STORE} unless a store is chosen) and show example pivot queries`,
+    )
     .option('--feed <dir>', 'feed directory (default: the bundled sample)')
     .action(
-      action(async (o: { feed?: string }, cmd: Command) =>
-        (await import('./commands/demo.js')).demoCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
-      ),
+      action(async (o: { feed?: string }, cmd: Command) => {
+        const ctx = ctxOf(cmd, { logLevel: 'warn' });
+        const g = cmd.optsWithGlobals<GlobalOptions>();
+        // the demo deletes its SQLite store first: never the default store a backfill may have filled
+        const own = !(g.store ?? g.sink) && ctx.config.store === DEFAULT_STORE;
+        const demoCtx = own ? { ...ctx, config: Object.freeze({ ...ctx.config, store: DEMO_STORE }) } : ctx;
+        // a store is created with its file, never its directory: the demo's own directory is made here
+        if (own) mkdirSync(dirname(DEMO_STORE.slice('sqlite:'.length)), { recursive: true });
+        return (await import('./commands/demo.js')).demoCommand(o, demoCtx);
+      }),
     );
 
   program

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { test } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { baseEnv, builtCli, runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 
 /** The words of a command line as a shell splits it (single quotes only, as the docs write them). */
@@ -59,4 +60,19 @@ test('the demo prints commands that work pasted as written, and so do the README
     assert.equal(r.code, 0, `${line}: ${r.stderr}`);
     assert.equal(r.stdout.split('\n')[0], expected, line);
   }
+});
+
+test('the demo without --store writes its own store, never the default ./sandtrail.db a backfill may have filled', async () => {
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'sandtrail.db'), 'a store of the user');
+  const r = spawnSync(process.execPath, [resolve(builtCli()), 'demo'], {
+    cwd,
+    env: { ...baseEnv(), REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix(), SANDTRAIL_LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(readFileSync(join(cwd, 'sandtrail.db'), 'utf8'), 'a store of the user');
+  assert.ok(existsSync(join(cwd, '.data', 'demo.db')));
+  assert.match(r.stdout, /--store sqlite:\.data\/demo\.db/);
 });
