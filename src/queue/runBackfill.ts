@@ -55,8 +55,8 @@ export const QUEUE_LOST_HINT =
 
 /**
  * Enqueues one feed job per minute and waits until every feed job and every index job it
- * spawned has finished. Jobs finished by an earlier run are replaced so the range is really
- * processed again (the effects are idempotent); jobs still queued or running are left alone.
+ * spawned has finished. Jobs finished by an earlier run, or put aside until later, are replaced so
+ * the range is really processed now (the effects are idempotent); jobs queued or running are left alone.
  * A job that vanishes from Redis before its work is in the store (Redis restarted empty, a
  * FLUSHALL) is never taken for finished: its feed job is enqueued again, and after
  * `maxRequeues` tries its minutes are reported failed with the cause.
@@ -287,7 +287,9 @@ async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise
     await Promise.all(
       slice.map(async ({ id }) => {
         const state = await o.queues.feed.getJobState(id);
-        if (state === 'completed' || state === 'failed') await (await o.queues.feed.getJob(id))?.remove();
+        // a job put aside (refused credentials, a damaged store) or waiting out a backoff would
+        // hold this run back until its delay ends: it is replaced as a finished one is
+        if (state === 'completed' || state === 'failed' || state === 'delayed') await (await o.queues.feed.getJob(id))?.remove();
       }),
     );
     await o.queues.feed.addBulk(slice.map((j) => ({ name: 'batch', data: j.data, opts: { jobId: j.id } })));

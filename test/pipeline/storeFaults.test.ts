@@ -210,7 +210,10 @@ test.skipIf(typeof probe === 'string')(
     }
     execFileSync('mount', ['-o', 'remount,rw', fs.path], { stdio: 'pipe' });
     assert.deepEqual(storeContents(file), before);
+    // the jobs the stopped stage put aside on the same Redis do not hold the re-run back
+    const t0 = Date.now();
     assert.equal(backfillExitCode(await backfill(dir, config)), 0);
+    assert.ok(Date.now() - t0 < 30_000, `the re-run took ${Date.now() - t0} ms`);
     assert.equal(storeContents(file).ids.length, manifest.records);
   },
 );
