@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
 import { createSource, processBatch } from '../../src/feed/index.js';
 import { ChunkEmitter, createQueues } from '../../src/queue/index.js';
-import { openElasticsearchStore, type SinkDoc } from '../../src/store/index.js';
+import { openElasticsearchStore, setupElasticsearch, type SinkDoc } from '../../src/store/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { baseEnv, builtCli } from '../support/cli.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
@@ -383,5 +383,33 @@ test('a fleet index worker on a damaged store stops with the cause, keeps its jo
     assert.match(row?.error ?? '', /^STORE_DAMAGED: /);
   } finally {
     await queues.close();
+  }
+});
+
+test('Elasticsearch with setup manual and no write alias: the run stops with "index missing" and the fix; after es setup a re-run is exact', async () => {
+  const url = await fake.listen();
+  const dir = tempDir();
+  const manifest = await feed(dir, 8, 41);
+  const prefix = 'nosetup';
+  const config = await testConfig(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix, setup: 'manual' } });
+  const started = Date.now();
+  const run = await backfill(dir, config);
+  assert.equal(backfillExitCode(run), 1);
+  assert.ok(Date.now() - started < 30_000, `ended in ${Date.now() - started} ms`);
+  assert.ok(run.summary.failures.length > 0);
+  for (const f of run.summary.failures)
+    assert.match(f.reason, /^STORE_READONLY: index missing: .*nosetup-behaviours.*run sandtrail es setup/);
+  assert.equal(run.summary.records.rejected, 0);
+
+  const es = openElasticsearchStore(`es:${url}`, { indexPrefix: prefix });
+  try {
+    await setupElasticsearch(es.client, { prefix });
+    assert.equal(await es.dlq.count(), 0, 'no record dead-lettered');
+    const again = await backfill(dir, config);
+    assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+    await new Promise((r) => setTimeout(r, 300)); // the fake's refresh interval
+    assert.deepEqual([...fake.docs(`${prefix}-behaviours-000001`).keys()].sort(), [...manifest.expectedIds].sort());
+  } finally {
+    await es.close();
   }
 });

@@ -172,6 +172,13 @@ export class ElasticsearchSink implements Sink {
     if (outcome.missingIndex) {
       this.aliasCache = undefined;
       this.o.onMissingAlias?.();
+      // without automatic setup nothing will create it: the store's fault until an operator does
+      if (!this.o.ready)
+        throw new SandtrailError(
+          'STORE_READONLY',
+          `index missing: Elasticsearch write alias ${this.names.alias} does not exist and elasticsearch.setup is manual; run sandtrail es setup`,
+          { index: this.names.alias },
+        );
     }
     if (outcome.auth) throw authError(outcome.auth.reason, outcome.auth.err);
     if (outcome.fault) throw esFaultError(outcome.fault.fault, this.names.alias, outcome.fault.reason, outcome.fault.err);
