@@ -58,6 +58,9 @@ test('lookup with an argument that is not a hash is a usage error naming it, bef
   assert.match(mixed.stderr, /"zz"/);
   assert.doesNotMatch(mixed.stderr, /44d88612/);
   assert.equal(mixed.stdout, '', 'not even the estimate is printed');
+  const priv = await runCli(['private', 'lookup', 'nothex'], { env: { GTI_APIKEY: '' } });
+  assert.equal(priv.code, 2, priv.stderr);
+  assert.match(priv.stderr, /not an MD5, SHA-1 or SHA-256.*"nothex"/);
 });
 
 test('a worker without Redis is a configuration error: exit 2, one JSON log line saying what to set', async () => {

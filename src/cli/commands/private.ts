@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { collectHashes, lookupPrivateFiles, privateLookupRefusal, type PrivateLookupSummary } from '../../lookup/index.js';
+import { classifyHash, collectHashes, lookupPrivateFiles, privateLookupRefusal, type PrivateLookupSummary } from '../../lookup/index.js';
 import { createRedis } from '../../queue/index.js';
 import { SandtrailError } from '../../errors/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
@@ -15,6 +15,15 @@ export async function privateLookupCommand(
   o: BudgetFlags & { file?: string[]; json?: boolean },
   ctx: CliContext,
 ): Promise<number> {
+  // as for lookup: an argument that is no hash at all is a mistake in the command, nothing is asked
+  // (an MD5 or SHA-1 is reported `invalid` for this endpoint; lines of a --file list one by one)
+  const wrong = args.filter((a) => !('hash' in classifyHash(a)));
+  if (wrong.length > 0) {
+    throw new SandtrailError(
+      'USAGE',
+      `not an MD5, SHA-1 or SHA-256 (32, 40 or 64 hex characters): ${wrong.map((a) => JSON.stringify(a)).join(', ')}`,
+    );
+  }
   const given = (await collectHashes(args, o.file ?? [])).map((h) => h.given);
   if (given.length === 0) throw new SandtrailError('USAGE', 'give SHA-256 hashes as arguments or --file LIST');
   for (const g of given) {
