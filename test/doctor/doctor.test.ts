@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { closeSync, mkdirSync, openSync, symlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { test } from 'vitest';
 import type { Config, ConfigInput } from '../../src/config/index.js';
@@ -25,6 +24,7 @@ import { cleanup, tempDir, testConfig, testRedisUrl, uniquePrefix } from '../sup
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
+import { damagePivotPages } from '../support/damageStore.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 
 const KEY = 'k-doctor-secret-0123456789';
@@ -285,16 +285,7 @@ test('doctor checks a SQLite store with quick_check: an intact store passes, one
   const intact = byId(await doctor(cfg, dir), 'store.integrity');
   assert.equal(intact.status, 'pass', intact.detail);
 
-  const db = new BetterSqlite3(file);
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const pages = (db.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
-    (r) => r.pageno,
-  );
-  db.close();
-  const fd = openSync(file, 'r+');
-  for (const p of pages) writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (p - 1) * pageSize);
-  closeSync(fd);
+  damagePivotPages(file);
   const report = await doctor(cfg, dir);
   const damaged = byId(report, 'store.integrity');
   assert.equal(damaged.status, 'fail', damaged.detail);

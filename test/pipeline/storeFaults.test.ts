@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, test } from 'vitest';
@@ -12,6 +12,7 @@ import { ChunkEmitter, createQueues } from '../../src/queue/index.js';
 import { openElasticsearchStore, setupElasticsearch, type SinkDoc } from '../../src/store/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { baseEnv, builtCli } from '../support/cli.js';
+import { damagePivotPages } from '../support/damageStore.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { storeContents } from '../support/storeContents.js';
@@ -71,21 +72,7 @@ test('a SQLite store with damaged pages fails the run naming the damage and the 
   const backup = join(dir, 'backup.db');
   copyFileSync(file, backup);
 
-  // garbage over every page of the pivot rows' table and index, as a crash on a bad disk leaves
-  // (the write-ahead log folded in first, so the pages are read from the file)
-  const rw = new BetterSqlite3(file);
-  rw.pragma('wal_checkpoint(TRUNCATE)');
-  rw.close();
-  const db = new BetterSqlite3(file, { readonly: true });
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const pages = (db.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
-    (r) => r.pageno,
-  );
-  db.close();
-  assert.ok(pages.length > 1);
-  const fd = openSync(file, 'r+');
-  for (const p of pages) writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (p - 1) * pageSize);
-  closeSync(fd);
+  damagePivotPages(file);
 
   const damaged = await backfill(dir, config);
   assert.equal(backfillExitCode(damaged), 1);
@@ -137,9 +124,11 @@ function smallFilesystem(dir: string, sizeMb: number): { path: string; resize(mb
 
 const probeDir = tempDir();
 const probe = smallFilesystem(probeDir, 1);
+/** Said in the title of the tests that need a small filesystem, when they are skipped. */
+const unmountable = typeof probe === 'string' ? ` [skipped: ${probe}]` : '';
 
 test.skipIf(typeof probe === 'string')(
-  `a full disk ends the run within seconds saying "disk full" and the file; failed minutes are marked failed; the summary counts only what is stored; with room again a re-run is exact${typeof probe === 'string' ? ` [skipped: ${probe}]` : ''}`,
+  `a full disk ends the run within seconds saying "disk full" and the file; failed minutes are marked failed; the summary counts only what is stored; with room again a re-run is exact${unmountable}`,
   async () => {
     const dir = tempDir();
     const manifest = await feed(dir, 60, 9);
@@ -184,7 +173,7 @@ test.skipIf(typeof probe === 'string')(
 );
 
 test.skipIf(typeof probe === 'string')(
-  `a store on a read-only filesystem fails at once naming the file; mounted writable again, a re-run is exact${typeof probe === 'string' ? ` [skipped: ${probe}]` : ''}`,
+  `a store on a read-only filesystem fails at once naming the file; mounted writable again, a re-run is exact${unmountable}`,
   async () => {
     const dir = tempDir();
     const manifest = await feed(dir, 10, 13);
@@ -322,16 +311,7 @@ test('a fleet index worker on a damaged store stops with the cause, keeps its jo
   const file = join(dir, 'store.db');
   const config = await testConfig(dir, { index: { chunkMaxDocs: 5 } });
   assert.equal(backfillExitCode(await backfill(dir, config)), 0);
-  const rw = new BetterSqlite3(file);
-  rw.pragma('wal_checkpoint(TRUNCATE)');
-  const pageSize = rw.pragma('page_size', { simple: true }) as number;
-  const pages = (rw.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
-    (r) => r.pageno,
-  );
-  rw.close();
-  const fd = openSync(file, 'r+');
-  for (const p of pages) writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (p - 1) * pageSize);
-  closeSync(fd);
+  damagePivotPages(file);
 
   // the chunks of one minute queued again, as a fleet's feed worker would queue them
   const queues = createQueues(config.redisUrl as string, config);

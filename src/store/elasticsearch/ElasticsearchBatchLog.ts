@@ -80,7 +80,8 @@ export class ElasticsearchBatchLog implements BatchLog {
       await this.client.index({ index: this.index, id: chunkId(batch, n), document: mark });
       const r = await this.client.get<BatchLogEntry>({ index: this.index, id: batch, _source_excludes: DERIVED }).catch(() => null);
       const e = r?.found ? r._source : undefined;
-      if (!e || e.chunks === 0) return;
+      // a stored chunk changes nothing of an entry already ok: no read of every mark per chunk
+      if (!e || e.chunks === 0 || (e.status === 'ok' && !mark.error)) return;
       const s = await this.settled(e);
       if (s.status !== e.status || s.error !== e.error) {
         await this.client.update({

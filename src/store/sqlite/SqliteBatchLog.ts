@@ -83,7 +83,8 @@ export class SqliteBatchLog implements BatchLog {
       this.db
         .prepare('INSERT OR REPLACE INTO batch_chunks (batch, n, records, error) VALUES (?, ?, ?, NULL)')
         .run(batch, n, records ?? null);
-      this.settle(batch);
+      // a stored chunk changes nothing of a batch already ok
+      this.settle(batch, true);
     });
   }
 
@@ -99,7 +100,7 @@ export class SqliteBatchLog implements BatchLog {
    * The status of a batch whose feed stage finished with chunks (a failed feed stage records
    * none), from its chunk marks.
    */
-  private settle(batch: MinuteId): void {
+  private settle(batch: MinuteId, unlessOk = false): void {
     this.db
       .prepare(
         `UPDATE batches SET
@@ -111,7 +112,7 @@ export class SqliteBatchLog implements BatchLog {
              WHEN (SELECT count(*) FROM batch_chunks c WHERE c.batch = batches.batch AND c.n < batches.chunks AND c.error IS NULL)
                >= batches.chunks THEN 'ok'
              ELSE 'pending' END
-         WHERE batch = ? AND chunks > 0`,
+         WHERE batch = ? AND chunks > 0${unlessOk ? " AND status <> 'ok'" : ''}`,
       )
       .run(batch);
   }
