@@ -7,6 +7,7 @@ const loadDlq = () => import('./commands/dlq.js');
 const loadDoctor = () => import('./commands/doctor.js');
 const loadElastic = () => import('./commands/elastic.js');
 const loadQuota = () => import('./commands/quota.js');
+const loadPrune = () => import('./commands/prune.js');
 
 /** The store's and the account's housekeeping: dead letters, quota and ledger, Elasticsearch and Kibana setup. */
 export function registerAdminCommands(program: Command, kit: ProgramKit): void {
@@ -47,6 +48,27 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--json', 'JSON result')
     .action(
       action(async (o: { json?: boolean; yes?: boolean }, cmd: Command) => (await loadDlq()).dlqPurge(o, ctxOf(cmd, { logLevel: 'warn' }))),
+    );
+
+  program
+    .command('prune')
+    .description(
+      'remove behaviours last modified more than DAYS ago (and bookkeeping written before its own cutoff), in short steps a running pipeline shares the store with',
+    )
+    .option('--older-than <days>', 'behaviours whose last_modification_date is older than this many days (default: retention.days)')
+    .option(
+      '--bookkeeping-older-than <days>',
+      'dead letters, batch-log rows, watch hits and artefact records written more than this many days ago, or off (default: retention.bookkeepingDays, else --older-than)',
+    )
+    .option('--dry-run', 'count what would go, remove nothing')
+    .option(
+      '--json',
+      'one JSON object: {dryRun, behavioursBefore, bookkeepingBefore, behaviours, partitions, deadLetters, batches, watchHits, artefacts, done}',
+    )
+    .action(
+      action(async (o: { olderThan?: string; bookkeepingOlderThan?: string; dryRun?: boolean; json?: boolean }, cmd: Command) =>
+        (await loadPrune()).pruneCommand(o, ctxOf(cmd, { logLevel: 'warn' })),
+      ),
     );
 
   const quota = program.command('quota').description('GTI quota policy and allowances');

@@ -226,7 +226,11 @@ const elasticsearchSchema = z
       .describe(
         'auto: the first write of a process runs the idempotent setup; manual: only sandtrail es setup does (writers then need no template privileges).',
       ),
-    shards: positiveInt.default(1).describe('Primary shards of new behaviour indices.'),
+    shards: positiveInt
+      .default(2)
+      .describe(
+        'Primary shards of each new daily behaviour index: ceil(GB of behaviour JSON a day / 30) keeps every primary shard under about 30 GB (2 covers 50 GB a day).',
+      ),
     replicas: z.number().int().min(0).default(1).describe('Replicas of new indices.'),
     refreshInterval: z
       .string()
@@ -237,6 +241,41 @@ const elasticsearchSchema = z
     totalFieldsLimit: positiveInt
       .default(2000)
       .describe("index.mapping.total_fields.limit; with dynamic: false only sandtrail's ~120 mapped fields and objects count."),
+  })
+  .strict();
+
+/**
+ * Retention days: a whole number from 1, or `off` (keep everything). Numeric strings (from the
+ * environment) are read as numbers; anything else names the accepted forms.
+ */
+const retentionDays = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*-?\d+(\.\d*)?\s*$/.test(v) ? Number(v) : v),
+  z.custom<number | 'off'>((v) => v === 'off' || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 36_500), {
+    message: 'a whole number of days from 1 to 36500, or off',
+  }),
+);
+
+/**
+ * Retention, by each record's own date: a behaviour by its last_modification_date (so a backfill
+ * of old minutes is kept exactly as long as it would have been live), bookkeeping records by the
+ * time they were written.
+ */
+const retentionSchema = z
+  .object({
+    days: retentionDays
+      .default('off')
+      .describe(
+        "Days a behaviour is kept after its last_modification_date, or off. Elasticsearch: the ILM policy's delete phase on the daily behaviour indices; SQLite: removed in small steps by the index stage (and by sandtrail prune).",
+      ),
+    bookkeepingDays: retentionDays
+      .optional()
+      .describe('Days dead letters, batch-log rows, watch hits and artefact records are kept, or off; unset: the same as retention.days.'),
+    stepRows: positiveInt
+      .default(2000)
+      .describe('Rows one retention step removes at most (one short write transaction, so ingestion never waits long).'),
+    intervalMs: positiveInt
+      .default(60_000)
+      .describe('How often an index worker runs a retention step while retention is on (steps follow at once while expired rows remain).'),
   })
   .strict();
 
@@ -293,6 +332,7 @@ export const configSchema = z
     live: liveSchema.default({}),
     elasticsearch: elasticsearchSchema.default({}),
     kibana: kibanaSchema.default({}),
+    retention: retentionSchema.default({}),
   })
   .strict();
 

@@ -8,7 +8,7 @@ import { QueueWorker } from './QueueWorker.js';
 import type { StageWorkerOptions } from './StageWorker.js';
 import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
 import { UpsertGroup } from './UpsertGroup.js';
-import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../store/index.js';
+import { deadLetterId, jsonText, RetentionLoop, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 
 /**
  * The index stage behind BullMQ: writes one chunk to the sink, retries only the items the sink
@@ -18,6 +18,8 @@ import { deadLetterId, jsonText, type DeadLetterInput, type SinkDoc } from '../s
 export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   /** The chunks this worker holds at once share one sink call (one SQLite transaction). */
   private readonly group: UpsertGroup;
+  /** Retention's short steps run where the documents are written, between the stage's own writes. */
+  private readonly retention: RetentionLoop;
 
   constructor(o: StageWorkerOptions) {
     super(o, INDEX_QUEUE, 'index', o.config.index.concurrency);
@@ -31,6 +33,16 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
       return [...Object.values(f), ...Object.values(i)].every((n) => n === 0);
     };
     this.group = new UpsertGroup(o.store.sink, o.config.index.commitWaitMs, o.config.index.concurrency, quiet);
+    this.retention = new RetentionLoop(o.store.retention, o.config.retention, o.log.child({ stage: 'retention' }));
+  }
+
+  override start(): void {
+    super.start();
+    this.retention.start();
+  }
+
+  override async stop(force = false): Promise<void> {
+    await Promise.all([super.stop(force), this.retention.stop()]);
   }
 
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {

@@ -3,6 +3,7 @@ import type { BatchLog } from './BatchLog.js';
 import type { DeadLetterStore } from './DeadLetterStore.js';
 import type { HuntReader } from './HuntReader.js';
 import type { PrivateFileStore } from './PrivateFileStore.js';
+import type { Retention } from './Retention.js';
 import type { Sink } from './Sink.js';
 import type { WatchStore } from './WatchStore.js';
 
@@ -24,5 +25,7 @@ export interface Store {
   hunt: HuntReader;
   /** Watchlists and their hits (matched as documents are stored, notified once each). */
   watches: WatchStore;
+  /** Removal of what retention says is expired (behaviours by their own date, bookkeeping by when it was written). */
+  retention: Retention;
   close(): Promise<void>;
 }

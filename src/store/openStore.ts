@@ -9,6 +9,10 @@ export interface StoreSettings {
   elasticsearch?: Partial<Config['elasticsearch']>;
   /** `maxDepth`: documents nested deeper are rejected `too_deep` by every backend. */
   feed?: Partial<Pick<Config['feed'], 'maxDepth'>>;
+  /** Retention: writes of behaviours already past it are skipped, Elasticsearch's ILM policy deletes after it. */
+  retention?: Partial<Config['retention']>;
+  /** Test seam: the clock retention is judged by (ms since the epoch). */
+  now?: () => number;
 }
 
 /**
@@ -66,6 +70,8 @@ export function openStore(spec: string, settings: StoreSettings = {}, access: St
       maxDepth: settings.feed?.maxDepth,
       readOnly: access.readOnly,
       mustExist: access.mustExist,
+      retentionDays: settings.retention?.days,
+      now: settings.now,
     });
   }
   throw new SandtrailError('USAGE', `unknown store "${spec}": expected sqlite:FILE or es:URL`);

@@ -11,7 +11,8 @@ export interface BookkeepingFixture {
   close(): Promise<void>;
 }
 
-const letter = (over: Partial<DeadLetterInput> & Pick<DeadLetterInput, 'id' | 'batch'>): DeadLetterInput => ({
+/** A dead letter of the normalize stage, with what `over` sets. */
+export const letter = (over: Partial<DeadLetterInput> & Pick<DeadLetterInput, 'id' | 'batch'>): DeadLetterInput => ({
   stage: 'normalize',
   line: 1,
   docId: null,
@@ -26,7 +27,8 @@ const letter = (over: Partial<DeadLetterInput> & Pick<DeadLetterInput, 'id' | 'b
   ...over,
 });
 
-const entry = (batch: string, finishedAt: number, over: Partial<BatchLogEntry> = {}): BatchLogEntry => ({
+/** An `ok` batch-log row finished at `finishedAt` (epoch ms), with what `over` sets. */
+export const entry = (batch: string, finishedAt: number, over: Partial<BatchLogEntry> = {}): BatchLogEntry => ({
   batch,
   source: 'dir:/feed',
   status: 'ok',

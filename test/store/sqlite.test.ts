@@ -8,6 +8,7 @@ import { artefactLogConformance } from './artefactLogConformance.js';
 import { huntConformance } from './huntConformance.js';
 import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
 import { writePreviousLayout } from './previousLayout.js';
+import { retentionConformance } from './retentionConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { watchConformance } from './watchConformance.js';
 
@@ -27,6 +28,11 @@ privateFileConformance('sqlite', async () => {
 artefactLogConformance('sqlite', async () => {
   const store = openStore(`sqlite:${join(dir, `a${n++}.db`)}`);
   return { artefacts: store.artefacts, close: () => store.close() };
+});
+
+retentionConformance('sqlite', async ({ retentionDays, now }) => {
+  const store = openStore(`sqlite:${join(dir, `r${n++}.db`)}`, { retention: { days: retentionDays }, now });
+  return { store, close: () => store.close() };
 });
 
 watchConformance('sqlite', async () => {
@@ -134,6 +140,7 @@ test('a store created by the previous schema gains the hunting columns at open, 
       .sort();
     assert.deepEqual(indexes, [
       'behaviours_by_date',
+      'behaviours_by_lmd',
       'behaviours_md5',
       'behaviours_sha1',
       'behaviours_sha256',
@@ -217,7 +224,14 @@ test("a store of the previous hunting schema gets pivot rows with their behaviou
     const names = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all() as string[]).filter((x) =>
       /^(behaviours|pivots)_/.test(x),
     );
-    assert.deepEqual(names, ['behaviours_by_date', 'behaviours_md5', 'behaviours_sha1', 'behaviours_sha256', 'pivots_groups']);
+    assert.deepEqual(names, [
+      'behaviours_by_date',
+      'behaviours_by_lmd',
+      'behaviours_md5',
+      'behaviours_sha1',
+      'behaviours_sha256',
+      'pivots_groups',
+    ]);
   } finally {
     db.close();
   }

@@ -12,6 +12,7 @@ CREATE TABLE IF NOT EXISTS artefacts (
   fetched_at INTEGER NOT NULL,
   PRIMARY KEY (behaviour_id, kind)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS artefacts_fetched ON artefacts(fetched_at);
 `;
 
 /** Artefact records in the embedded SQLite file. */

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (
   updated_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS dead_letters_batch ON dead_letters(batch, stage);
+CREATE INDEX IF NOT EXISTS dead_letters_created ON dead_letters(created_at);
 `;
 
 const COLUMNS = `id, stage, batch, line, doc_id AS docId, code, path, message, raw_encoding AS rawEncoding,

@@ -111,7 +111,7 @@ export class SqliteHuntReader implements HuntReader {
    * `limit` from `offset`. A frequent value's page is found sooner by walking all behaviours
    * newest first and keeping those carrying it (about (offset + limit) * total / n of them) than
    * by sorting its n rows; a rare value's rows are few, so they are sorted. max(rowid) bounds
-   * the total without counting (behaviours are never deleted).
+   * the total without counting (storedBehaviours: an upper bound once retention removed some).
    */
   private newestIds(kind: PivotKind, value: string, n: number, limit: number, offset: number): string[] {
     const total = storedBehaviours(this.db);

@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS watch_hits (
   PRIMARY KEY (watch, behaviour_id, last_modified)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS watch_hits_by_at ON watch_hits(watch, at);
+CREATE INDEX IF NOT EXISTS watch_hits_at ON watch_hits(at);
 `;
 
 interface WatchRow {

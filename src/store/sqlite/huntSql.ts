@@ -23,7 +23,10 @@ export const rowsOfParams = (
   ids: JSON.stringify(ids),
   keys: JSON.stringify(values.map((v) => [v.kind, v.value])),
 });
-/** How many behaviours the store holds: they are never deleted, so the largest rowid, without counting them. */
+/**
+ * About how many behaviours the store holds, without counting them: the largest rowid (an upper
+ * bound once retention removed some). Only the hunting reads' choice of plan depends on it.
+ */
 export function storedBehaviours(db: Database): number {
   return (db.prepare('SELECT max(rowid) FROM behaviours').pluck().get() as number | null) ?? 0;
 }

@@ -1,12 +1,14 @@
 import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
+import { retentionCutoffs, type RetentionDays } from '../Retention.js';
 import type { Store } from '../Store.js';
 import { SqliteArtefactLog } from './SqliteArtefactLog.js';
 import { SqliteBatchLog } from './SqliteBatchLog.js';
 import { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
 import { SqliteHuntReader } from './SqliteHuntReader.js';
 import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
+import { SqliteRetention } from './SqliteRetention.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
 import { guardPart } from './guardStore.js';
@@ -53,6 +55,10 @@ export interface SqliteStoreOptions {
   readOnly?: boolean;
   /** For commands that change an existing store only (dead-letter replay): a missing file is an error, not a new store. */
   mustExist?: boolean;
+  /** Retention in days (retention.days): writes of documents already past it are skipped. */
+  retentionDays?: RetentionDays;
+  /** Test seam: the clock retention is judged by (ms since the epoch). */
+  now?: () => number;
 }
 
 /**
@@ -79,7 +85,9 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
     : openForWrites(path);
   let closed = false;
   // the sink first: it creates (or migrates) the tables the hunting reads query
-  const sink = new SqliteSink(db, o.maxDepth);
+  const days = o.retentionDays ?? 'off';
+  const now = o.now ?? Date.now;
+  const sink = new SqliteSink(db, o.maxDepth, () => retentionCutoffs({ days }, now()).behavioursBefore);
   // every part's failures go through the backend's one error table (guardPart)
   return {
     spec: `sqlite:${path}`,
@@ -90,6 +98,7 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
     artefacts: guardPart(new SqliteArtefactLog(db), path),
     hunt: guardPart(new SqliteHuntReader(db), path),
     watches: guardPart(new SqliteWatchStore(db), path),
+    retention: guardPart(new SqliteRetention(db), path),
     close: async () => {
       if (closed) return;
       closed = true;
