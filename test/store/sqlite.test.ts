@@ -303,3 +303,36 @@ test('a store connection writes with a 64 MiB page cache and checkpoints every 2
     await again.close();
   }
 });
+
+test('a store written before retention gains its time indexes at open, then prunes by the behaviour’s own date', async () => {
+  const file = join(dir, `before-retention${n++}.db`);
+  const docs = [makeDoc('a'.repeat(64), 'Zenbox', 1000, { behash: 'b1' }), makeDoc('b'.repeat(64), 'Zenbox', 900_000, { behash: 'b1' })];
+  const old = new BetterSqlite3(file);
+  writePreviousLayout(old, docs);
+  old.close();
+  const timeIndexes = (): string[] => {
+    const db = new BetterSqlite3(file, { readonly: true });
+    try {
+      return db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE name IN ('behaviours_by_lmd', 'dead_letters_created', 'watch_hits_at', 'artefacts_fetched')",
+        )
+        .pluck()
+        .all() as string[];
+    } finally {
+      db.close();
+    }
+  };
+  assert.deepEqual(timeIndexes(), []);
+  const store = openStore(`sqlite:${file}`);
+  try {
+    assert.deepEqual(timeIndexes().sort(), ['artefacts_fetched', 'behaviours_by_lmd', 'dead_letters_created', 'watch_hits_at']);
+    assert.equal((await store.retention.prune({ behavioursBefore: 500_000, dryRun: true })).behaviours, 1);
+    const r = await store.retention.prune({ behavioursBefore: 500_000 });
+    assert.deepEqual([r.behaviours, r.done], [1, true]);
+    assert.deepEqual(await store.sink.query('behash', 'B1'), [docs[1]?.id]);
+    assert.equal(await store.sink.count(), 1);
+  } finally {
+    await store.close();
+  }
+});
