@@ -67,6 +67,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     const dead: DeadLetterInput[] = [];
     let pending = docs;
     const stored: SinkDoc[] = [];
+    let expired = 0;
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
       let results;
@@ -80,6 +81,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
       results.forEach((r, i) => {
         const doc = pending[i] as SinkDoc;
         if (r.status === 'ok') {
+          if (r.expired) expired++;
           if (r.stale) result.stale++;
           else {
             result.indexed++;
@@ -106,6 +108,8 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     await store.dlq.put(dead);
     result.deadLettered = dead.length;
     if (dead.length) log.warn({ deadLettered: dead.length }, 'items dead-lettered');
+    // converged like stale replays (the batch counts them), but a user wonders where they went
+    if (expired) log.info({ expired, retentionDays: config.retention.days }, 'documents already past retention were not stored');
     if (pending.length > 0) {
       // still refused for the store's reasons (overloaded, unavailable): the store's failure, not
       // the documents'; the job is tried again and, once its tries are spent, its batch fails

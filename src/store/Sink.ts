@@ -6,10 +6,11 @@ export const PIVOT_KINDS: readonly PivotKind[] = ['behash', 'sigma_rule_id', 'ja
 
 /**
  * Outcome of one document in a batch write. A document older than the stored one is `ok`
- * with `stale: true`: the store already holds the newer state, so the write has converged.
+ * with `stale: true`: the store already holds the newer state, so the write has converged. A
+ * document already past retention is not written either: `stale` and `expired`.
  */
 export type ItemResult =
-  | { id: string; status: 'ok'; stale?: boolean }
+  | { id: string; status: 'ok'; stale?: boolean; expired?: boolean }
   | { id: string; status: 'retryable'; code: string; reason: string }
   | { id: string; status: 'rejected'; code: string; reason: string };
 

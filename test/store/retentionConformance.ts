@@ -115,7 +115,7 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         const expired = makeDoc(SHA('e'), 'Zenbox', at(10), {});
         const kept = makeDoc(SHA('f'), 'Zenbox', at(16), {});
         const r = await s.sink.upsert(sinkDocs([expired, kept]));
-        assert.deepEqual(r[0], { id: expired.id, status: 'ok', stale: true });
+        assert.deepEqual(r[0], { id: expired.id, status: 'ok', stale: true, expired: true });
         assert.equal(r[1]?.status, 'ok');
         assert.equal(await s.sink.get(expired.id), null);
         assert.equal(await s.sink.count(), 1);

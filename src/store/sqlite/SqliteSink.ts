@@ -241,7 +241,7 @@ export class SqliteSink implements Sink {
     if (deep) return { id: doc.id, status: 'rejected', ...deep };
     // past retention: the store would remove it at its next step, so it has already converged
     const cutoff = this.keptAfter?.();
-    if (cutoff !== undefined && doc.last_modification_date < cutoff) return { id: doc.id, status: 'ok', stale: true };
+    if (cutoff !== undefined && doc.last_modification_date < cutoff) return { id: doc.id, status: 'ok', stale: true, expired: true };
     const json = item.json;
     const hunt = hasHuntFields(doc);
     const verdicts = hunt ? JSON.stringify(doc.verdicts) : '[]';
