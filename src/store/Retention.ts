@@ -29,6 +29,8 @@ export interface PruneReport {
 /** Removal of expired records; every backend implements it (one conformance suite). */
 export interface Retention {
   prune(o: PruneOptions): Promise<PruneReport>;
+  /** The oldest `last_modification_date` (Unix seconds) among the behaviours held; null when none. */
+  oldest(): Promise<number | null>;
 }
 
 const DAY_SEC = 86_400;

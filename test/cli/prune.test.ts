@@ -146,3 +146,26 @@ test('a backfill under retention skips behaviours already past it, and its index
   assert.equal(countIn(file, 'SELECT count(*) FROM behaviours'), stored);
   assert.ok(statSync(file).size <= sizeBefore * 1.1, `${statSync(file).size} against ${sizeBefore}`);
 }, 120_000);
+
+test('status shows the retention and the oldest behaviour, and alerts while expired behaviours stay', async () => {
+  const file = join(tempDir(), 's.db');
+  await storeWith(file, [40, 3]);
+  const env = { SANDTRAIL_STORE: `sqlite:${file}`, REDIS_URL: '', SANDTRAIL_REDIS_URL: '' };
+  const status = async (days: string): Promise<{ alerts: string[]; retention: { days: number | string; oldest_behaviour: string } }> => {
+    const r = await runCli(['status', '--json'], { env: { ...env, SANDTRAIL_RETENTION_DAYS: days } });
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as { alerts: string[]; retention: { days: number | string; oldest_behaviour: string } };
+  };
+  const off = await status('off');
+  assert.equal(off.retention.days, 'off');
+  assert.ok(Math.abs(Date.parse(off.retention.oldest_behaviour) / 1000 - (now() - 40 * DAY)) < 60);
+  assert.deepEqual(off.alerts, []);
+  const late = await status('30');
+  assert.equal(late.retention.days, 30);
+  assert.equal(late.alerts.length, 1);
+  assert.match(late.alerts[0] ?? '', /^retention: behaviours last modified on \d{4}-\d\d-\d\d are still held, more than 30 days ago/);
+  const text = await runCli(['status'], { env: { ...env, SANDTRAIL_RETENTION_DAYS: '30' } });
+  assert.match(text.stdout, /^retention: 30 days; oldest behaviour last modified \d{4}-/m);
+  assert.equal((await runCli(['prune'], { env: { ...env, SANDTRAIL_RETENTION_DAYS: '30' } })).code, 0);
+  assert.deepEqual((await status('30')).alerts, []);
+});

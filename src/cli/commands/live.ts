@@ -14,7 +14,7 @@ import {
   type ProcessOps,
   type Queues,
 } from '../../queue/index.js';
-import { openStore, type BatchLogEntry } from '../../store/index.js';
+import { openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
 import { artefactStage } from '../../artefacts/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
@@ -97,6 +97,8 @@ export interface StatusReport {
   gaps: string[];
   alerts: string[];
   dead_letters: number;
+  /** The retention setting and the oldest behaviour held (null when the store holds none). */
+  retention: { days: RetentionDays; oldest_behaviour: string | null };
 }
 
 /** How long status waits for Redis, to connect and for its reads, before saying it cannot reach it. */
@@ -172,6 +174,14 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
       if (run.length >= config.feed.missingAlertMinutes)
         alerts.push(`${run.length} consecutive minutes missing: ${run[0]} to ${run[run.length - 1]}`);
     }
+    const days = config.retention.days;
+    const oldest = await store.retention.oldest();
+    // a day past the cutoff: the steps of the index workers would have removed it by now
+    if (days !== 'off' && oldest !== null && oldest < Date.now() / 1000 - (days + 1) * 86_400) {
+      alerts.push(
+        `retention: behaviours last modified on ${isoDay(oldest)} are still held, more than ${days} days ago: is an index worker running? (or sandtrail prune)`,
+      );
+    }
     const failed = recent.filter((e) => e.status === 'failed').length;
     if (failed) alerts.push(`${failed} failed batch(es) in the last ${recent.length}`);
     // the live cursor when a scheduler keeps one; else the batch log says how far every minute is done
@@ -188,6 +198,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
       gaps: missing,
       alerts,
       dead_letters: await store.dlq.count(),
+      retention: { days, oldest_behaviour: oldest === null ? null : new Date(oldest * 1000).toISOString() },
     };
     if (opts.json) {
       await writeOut(`${JSON.stringify(report)}\n`);
@@ -203,6 +214,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
           `feed queue: ${report.queues ? line(report.queues.feed) : '-'}`,
           `index queue: ${report.queues ? line(report.queues.index) : '-'}`,
           `dead letters: ${report.dead_letters}`,
+          `retention: ${days === 'off' ? 'off (everything is kept)' : `${days} days`}; oldest behaviour last modified ${report.retention.oldest_behaviour ?? '-'}`,
           `gaps (missing minutes): ${report.gaps.length ? report.gaps.join(' ') : 'none'}`,
           ...report.alerts.map((a) => `ALERT: ${a}`),
           'recent batches:',
@@ -218,6 +230,9 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     await store.close();
   }
 }
+
+/** The UTC day of a Unix time, YYYY-MM-DD. */
+const isoDay = (sec: number): string => new Date(sec * 1000).toISOString().slice(0, 10);
 
 /** Groups sorted missing minutes into runs of consecutive minutes. */
 export function missingRuns(sorted: readonly string[]): string[][] {

@@ -114,6 +114,11 @@ export class SqliteRetention implements Retention {
     return report;
   }
 
+  async oldest(): Promise<number | null> {
+    // the first entry of behaviours_by_lmd
+    return (this.db.prepare('SELECT min(last_modification_date) FROM behaviours').pluck().get() as number | null) ?? null;
+  }
+
   /** One transaction: up to `limit` of the oldest expired behaviours and their pivot rows. */
   private removeBehaviours(before: number, limit: number): number {
     return this.db
