@@ -46,3 +46,13 @@ else
   echo "hunt bench smoke failed; its store is in $hunt_out" >&2
   exit 1
 fi
+# What retention costs against writing, on a small store (figures reported, not asserted): the run
+# only has to end with the store holding what it should. Its own directory, as above.
+echo "== retention bench smoke" >&2
+retention_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-retention-smoke.XXXXXX")
+if npm run --silent bench:retention -- --behaviours 900 --days 3 --out "$retention_out"; then
+  rm -rf "$retention_out"
+else
+  echo "retention bench smoke failed; its store is in $retention_out" >&2
+  exit 1
+fi
