@@ -17,7 +17,7 @@ const BETWEEN_STEPS_MS = 50;
  * Applies retention continuously in short steps beside the index stage: every `intervalMs` one
  * prune of at most `stepRows` rows, followed by the next step almost at once while expired rows
  * remain. A failed step is logged and tried again at the next interval (a store fault also
- * fails the stage's own writes, which report it). `stop()` waits for a step in flight and is safe
+ * fails the stage's own writes, which report it). The caller gives a logger bound to its stage. `stop()` waits for a step in flight and is safe
  * to call twice.
  */
 export class RetentionLoop {
@@ -63,10 +63,10 @@ export class RetentionLoop {
     let next = this.settings.intervalMs;
     try {
       const report = await this.retention.prune({ ...retentionCutoffs(this.settings, this.now()), maxRows: this.settings.stepRows });
-      if (removedAny(report)) this.log.info({ stage: 'retention', ...report }, 'retention removed expired records');
+      if (removedAny(report)) this.log.info({ ...report }, 'retention removed expired records');
       if (!report.done) next = BETWEEN_STEPS_MS;
     } catch (err) {
-      this.log.warn({ stage: 'retention', code: errorCode(err), err: messageOf(err) }, 'retention step failed; tried again later');
+      this.log.warn({ code: errorCode(err), err: messageOf(err) }, 'retention step failed; tried again later');
     }
     this.schedule(next);
   }
