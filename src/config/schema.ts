@@ -232,6 +232,13 @@ const elasticsearchSchema = z
         'Primary shards of each new daily behaviour index: ceil(GB of behaviour JSON a day / 30) keeps every primary shard under about 30 GB (2 covers 50 GB a day).',
       ),
     replicas: z.number().int().min(0).default(1).describe('Replicas of new indices.'),
+    maxPrimaryShardSize: z
+      .string()
+      .regex(/^\d+(\.\d+)?(b|kb|mb|gb|tb)$/, 'a size with its unit, e.g. 30gb or 500mb')
+      .default('30gb')
+      .describe(
+        'The size a primary shard of a daily behaviour index should stay under: doctor warns about an index past it and says how many shards new days need (raise elasticsearch.shards).',
+      ),
     refreshInterval: z
       .string()
       .regex(/^(-1|\d+(ms|s|m|h))$/, 'e.g. 5s, 30s, 1m or -1')

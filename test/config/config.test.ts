@@ -94,3 +94,27 @@ test('Elasticsearch settings are validated: index prefix, unknown keys, enums', 
   assert.throws(() => loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_COMPRESSION: 'zstd' } }), /elasticsearch\.compression/);
   assert.throws(() => loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_REFRESH_INTERVAL: 'soon' } }), /elasticsearch\.refreshInterval/);
 });
+
+test('retention days and the shard size are validated, each bad value named with the forms accepted', () => {
+  const invalid = (input: Parameters<typeof loadConfig>[0], pattern: RegExp): void =>
+    assert.throws(
+      () => loadConfig(input),
+      (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && pattern.test(e.message),
+    );
+  for (const days of ['0', '-3', 'soon', '2.5', '36501']) {
+    invalid({ env: { SANDTRAIL_RETENTION_DAYS: days } }, /retention\.days: a whole number of days from 1 to 36500, or off/);
+  }
+  invalid({ flags: { retention: { days: 0 } } }, /retention\.days: a whole number of days from 1 to 36500, or off/);
+  invalid({ env: { SANDTRAIL_RETENTION_BOOKKEEPING_DAYS: '-1' } }, /retention\.bookkeepingDays: a whole number of days/);
+  for (const size of ['30', '30 gb', 'gb', '30GB', '-1gb']) {
+    invalid(
+      { env: { SANDTRAIL_ELASTICSEARCH_MAX_PRIMARY_SHARD_SIZE: size } },
+      /elasticsearch\.maxPrimaryShardSize: a size with its unit, e.g. 30gb or 500mb/,
+    );
+  }
+  assert.equal(loadConfig({ env: { SANDTRAIL_RETENTION_DAYS: '30' } }).retention.days, 30);
+  assert.equal(loadConfig({ env: { SANDTRAIL_RETENTION_DAYS: 'off' } }).retention.days, 'off');
+  assert.equal(loadConfig({}).retention.days, 'off');
+  assert.equal(loadConfig({ env: { SANDTRAIL_RETENTION_DAYS: '7' } }).retention.bookkeepingDays, undefined);
+  assert.equal(loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_MAX_PRIMARY_SHARD_SIZE: '500mb' } }).elasticsearch.maxPrimaryShardSize, '500mb');
+});
