@@ -111,7 +111,7 @@ async function checkSetup(client: Client, steps: SetupStep[], alias: string, sig
       const exists = isAlias
         ? await client.indices.existsAlias({ name: step.target }, { signal })
         : await client.indices.exists({ index: step.target }, { signal });
-      (exists ? f.present : f.missing).push(isAlias ? `write alias ${step.target}` : `index ${step.target}`);
+      (exists ? f.present : f.missing).push(isAlias ? `read alias ${step.target}` : `index ${step.target}`);
     }
     // `exists` steps (the additive mapping upgrade of existing indices) create nothing to look for
   }
@@ -119,7 +119,7 @@ async function checkSetup(client: Client, steps: SetupStep[], alias: string, sig
   if (f.outdated.length) return c.fail(`outdated: ${f.outdated.join(', ')}`, SETUP_FIX);
   if (f.newer.length)
     return c.warn(`installed by a newer sandtrail: ${f.newer.join(', ')}`, 'upgrade this sandtrail to the version that ran es setup');
-  return c.pass(`${f.present.length} objects present and current (templates, write alias ${alias}, bookkeeping indices)`);
+  return c.pass(`${f.present.length} objects present and current (templates, lifecycle policy, read alias ${alias}, bookkeeping indices)`);
 }
 
 const BLOCKS = ['read_only_allow_delete', 'read_only', 'write'] as const;

@@ -7,7 +7,11 @@ export interface PruneOptions {
   behavioursBefore?: number;
   /** Dead letters, batch-log rows, watch hits and artefact records written before this (Unix seconds) go; absent: none. */
   bookkeepingBefore?: number;
-  /** Upper bound of the rows (documents) this call removes, so one call is a short step; absent: all. */
+  /**
+   * Upper bound of the rows (documents) this call removes one by one, so one call is a short step;
+   * a whole partition past retention (an Elasticsearch day index) is dropped as a step of its own,
+   * whatever it holds, since dropping it costs no more than a small step. Absent: all.
+   */
   maxRows?: number;
   /** Count what would go, remove nothing. */
   dryRun?: boolean;

@@ -50,6 +50,8 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}, ac
     // a read never creates indices: setup runs before writes only, and not at all for a reader
     autoSetup: es.setup !== 'manual' && !access.readOnly,
     maxDepth: settings.feed?.maxDepth,
+    retentionDays: settings.retention?.days,
+    ...(settings.now ? { now: settings.now } : {}),
     index: {
       shards: es.shards,
       replicas: es.replicas,

@@ -7,7 +7,7 @@ import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 const fake = new FakeElasticsearch();
 afterAll(() => fake.close());
 
-test('es setup creates templates, alias and bookkeeping indices once; a second run changes nothing; no secret is printed', async () => {
+test('es setup creates templates, the lifecycle policy, the alias and bookkeeping indices once; a second run changes nothing; no secret is printed', async () => {
   const url = await fake.listen();
   const withPassword = url.replace('http://', 'http://elastic:hunter2@');
   const first = await runCli(['es', 'setup', '--sink', `es:${withPassword}`], { env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli' } });
@@ -16,7 +16,11 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
     first.stdout,
     /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts, cli-watches, cli-watch-hits\n/,
   );
-  assert.match(first.stdout, /ready: write alias cli-behaviours on elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:\d+/);
+  assert.match(first.stdout, /applied {2}lifecycle policy cli-behaviours \(retention off: nothing is deleted\)\n/);
+  assert.match(
+    first.stdout,
+    /ready: read alias cli-behaviours over the daily behaviour indices on elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:\d+/,
+  );
   assert.ok(!first.stdout.includes('hunter2') && !first.stderr.includes('hunter2'));
   assert.deepEqual(fake.indices().sort(), [
     'cli-artefacts',
@@ -54,6 +58,18 @@ test('es setup creates templates, alias and bookkeeping indices once; a second r
     'cli-watch-hits',
     'cli-watches',
   ]);
+  assert.deepEqual(Object.keys(fake.policies()), ['cli-behaviours']);
+  assert.deepEqual(fake.aliases('cli-behaviours-000001'), { 'cli-behaviours': { is_write_index: false } });
+
+  // retention from the settings becomes the policy's delete phase (the whole day past it)
+  const third = await runCli(['es', 'setup', '--json'], {
+    env: { ELASTICSEARCH_URL: url, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'cli', SANDTRAIL_RETENTION_DAYS: '45' },
+  });
+  assert.equal(third.code, 0, third.stderr);
+  assert.deepEqual((fake.policies()['cli-behaviours'] as { phases: Record<string, unknown> }).phases.delete, {
+    min_age: '46d',
+    actions: { delete: {} },
+  });
 });
 
 test('es setup --dry-run prints the plan and needs no cluster; without an Elasticsearch sink it is a usage error', async () => {
@@ -61,7 +77,7 @@ test('es setup --dry-run prints the plan and needs no cluster; without an Elasti
   assert.equal(dry.code, 0, dry.stderr);
   assert.deepEqual(
     JSON.parse(dry.stdout),
-    JSON.parse(JSON.stringify(setupPlan({ replicas: 0, shards: 1, refreshInterval: '5s', totalFieldsLimit: 2000 }))),
+    JSON.parse(JSON.stringify(setupPlan({ replicas: 0, shards: 2, refreshInterval: '5s', totalFieldsLimit: 2000, retentionDays: 'off' }))),
   );
   const text = await runCli(['es', 'setup', '--dry-run']);
   assert.match(
@@ -69,6 +85,7 @@ test('es setup --dry-run prints the plan and needs no cluster; without an Elasti
     /^# component template sandtrail-behaviours-settings\nPUT \/_component_template\/sandtrail-behaviours-settings\n\{/,
   );
   assert.match(text.stdout, /# only when sandtrail-behaviours does not exist\nPUT \/sandtrail-behaviours-000001\n/);
+  assert.match(text.stdout, /\nPUT \/_ilm\/policy\/sandtrail-behaviours\n/);
 
   const usage = await runCli(['es', 'setup', '--sink', 'sqlite:/tmp/x.db']);
   assert.equal(usage.code, 2);

@@ -183,7 +183,7 @@ test('Elasticsearch store: before es setup the setup check fails naming it; afte
   assert.match(byId(before, 'store').detail, /Elasticsearch 8\.19\.0/);
   const missing = byId(before, 'store.setup');
   assert.equal(missing.status, 'fail');
-  assert.match(missing.detail, /missing: .*component template .*write alias/);
+  assert.match(missing.detail, /missing: .*component template .*read alias/);
   assert.match(missing.fix ?? '', /sandtrail es setup/);
   assert.equal(before.ok, false);
 

@@ -29,7 +29,7 @@ test('backfill into Elasticsearch through item 429s, request 503s, a dropped con
     bigRate: 0.05,
   });
   const prefix = 'pipe';
-  const index = `${prefix}-behaviours-000001`;
+  const index = `${prefix}-behaviours`;
   const log = createLogger('silent');
   const config = await testConfig(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix }, index: { chunkMaxDocs: 9 } });
 

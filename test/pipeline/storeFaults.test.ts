@@ -281,7 +281,7 @@ for (const f of ES_FAULTS) {
     // the index is named with the fault; refused credentials are the cluster's, named in the summary's first line
     if (!/SINK_AUTH/.test(String(f.reason))) for (const x of byCause) assert.ok(x.reason.includes(`${prefix}-behaviours`), x.reason);
     assert.ok(formatSummary(run).split('\n')[0]?.includes(new URL(url).host), formatSummary(run));
-    assert.equal(fake.docs(`${prefix}-behaviours-000001`).size, 0);
+    assert.equal(fake.docs(`${prefix}-behaviours`).size, 0);
     const es = openElasticsearchStore(`es:${url}`, { indexPrefix: prefix });
     try {
       assert.equal(await es.dlq.count(), 0, 'no record dead-lettered');
@@ -293,7 +293,7 @@ for (const f of ES_FAULTS) {
       assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
       assert.equal(again.summary.records.indexed, manifest.records);
       await new Promise((r) => setTimeout(r, 300)); // the fake's refresh interval
-      assert.deepEqual([...fake.docs(`${prefix}-behaviours-000001`).keys()].sort(), [...manifest.expectedIds].sort());
+      assert.deepEqual([...fake.docs(`${prefix}-behaviours`).keys()].sort(), [...manifest.expectedIds].sort());
       assert.deepEqual(
         (await es.batches.get(manifest.files.map((m) => m.minute))).map((r) => r.status),
         Array(MINUTES).fill('ok'),
@@ -388,7 +388,7 @@ test('Elasticsearch with setup manual and no write alias: the run stops with "in
     const again = await backfill(dir, config);
     assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
     await new Promise((r) => setTimeout(r, 300)); // the fake's refresh interval
-    assert.deepEqual([...fake.docs(`${prefix}-behaviours-000001`).keys()].sort(), [...manifest.expectedIds].sort());
+    assert.deepEqual([...fake.docs(`${prefix}-behaviours`).keys()].sort(), [...manifest.expectedIds].sort());
   } finally {
     await es.close();
   }

@@ -16,6 +16,7 @@ import { huntConformance } from './huntConformance.js';
 import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
 import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
 import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
+import { retentionConformance } from './retentionConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { sinkDocs } from './sinkConformance.js';
 import { watchConformance } from './watchConformance.js';
@@ -73,6 +74,10 @@ huntConformance('elasticsearch (official client + elasticsearch-mock)', async ()
   const m = openMocked();
   return { sink: m.store.sink, hunt: m.store.hunt, close: m.close };
 });
+retentionConformance('elasticsearch (official client + elasticsearch-mock)', async ({ retentionDays, now }) => {
+  const m = openMocked({ retentionDays, now });
+  return { store: m.store, close: m.close };
+});
 
 const real = await realCluster();
 afterAll(stopRealCluster);
@@ -125,6 +130,36 @@ huntConformance(
   },
   { skip },
 );
+retentionConformance(
+  'elasticsearch (real cluster)',
+  async ({ retentionDays, now }) => {
+    const cluster = real as Exclude<typeof real, { skip: string }>;
+    // the fixture's prefix and cleanup, with a store of its own that has the retention and the clock
+    const r = openRealStore(cluster);
+    const o = { ...cluster.auth, indexPrefix: r.prefix, refresh: 'wait_for' as const, maxRetries: 0, retentionDays, now };
+    const store = openElasticsearchStore(`es:${cluster.url}`, o);
+    return {
+      store,
+      close: async () => {
+        try {
+          await dropPartitions(store.client, r.prefix);
+          await r.close();
+          await store.client.ilm.deleteLifecycle({ name: `${r.prefix}-behaviours` }, { ignore: [404] });
+        } finally {
+          await store.close();
+        }
+      },
+    };
+  },
+  { skip },
+);
+
+/** Deletes the day indices behind a prefix's alias, by name (clusters refuse wildcard deletes by default). */
+async function dropPartitions(client: Client, prefix: string): Promise<void> {
+  const behind = await client.indices.getAlias({ name: `${prefix}-behaviours` }, { ignore: [404] });
+  const days = Object.keys(behind ?? {}).filter((i) => i.startsWith(`${prefix}-behaviours-`) && i !== `${prefix}-behaviours-000001`);
+  if (days.length > 0) await client.indices.delete({ index: days, ignore_unavailable: true });
+}
 
 const SHA = (c: string): string => c.repeat(64);
 const docs = (): BehaviourDoc[] => [
@@ -136,7 +171,7 @@ const bulks = (m: Mocked): unknown[][] =>
   m.fake.requests.filter((r) => r.method === 'POST' && r.path === '/_bulk').map((r) => r.body as unknown[]);
 
 describe('elasticsearch sink: what goes over the wire (mock)', () => {
-  test('the first write sends exactly the setup plan, then one bulk of external_gte index actions through the alias', async () => {
+  test('the first write sends exactly the setup plan, one mget of every id in every partition, the day index, then one bulk of external_gte index actions to it', async () => {
     const m = openMocked();
     try {
       const d = docs();
@@ -144,36 +179,33 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
         (await m.store.sink.upsert(sinkDocs(d))).map((r) => r.status),
         ['ok', 'ok', 'ok'],
       );
+      const day = `${m.prefix}-behaviours-1970.01.01`;
       const sent = m.fake.requests.filter((r) => r.method === 'PUT').map((r) => ({ path: r.path, body: r.body }));
       const plan = setupPlan({ prefix: m.prefix }).filter((s) => s.when !== 'exists');
-      assert.deepEqual(
-        sent,
-        plan.map((s) => ({ path: s.path, body: s.body })),
-      );
+      assert.deepEqual(sent, [...plan.map((s) => ({ path: s.path, body: s.body })), { path: `/${day}`, body: undefined }]);
+      // the lookup: every id in the one partition there is (the undated one), real-time, no source
+      const mgets = m.fake.requests.filter((r) => r.path === '/_mget');
+      assert.equal(mgets.length, 2, 'one lookup, and one of the day index the write created');
+      assert.deepEqual(mgets[0]?.body, { docs: d.map((doc) => ({ _index: `${m.prefix}-behaviours-000001`, _id: doc.id })) });
+      assert.equal(mgets[0]?.querystring._source, 'false');
+      assert.equal(mgets[0]?.querystring.realtime, undefined);
       const [bulk, ...more] = bulks(m);
       assert.equal(more.length, 0);
       assert.deepEqual(
         bulk,
         d.flatMap((doc) => [
-          {
-            index: {
-              _index: `${m.prefix}-behaviours`,
-              _id: doc.id,
-              version: doc.last_modification_date,
-              version_type: 'external_gte',
-              require_alias: true,
-            },
-          },
+          { index: { _index: day, _id: doc.id, version: doc.last_modification_date, version_type: 'external_gte' } },
           { ...doc, ...ecsProjection(doc) },
         ]),
       );
       assert.equal(m.fake.requests.find((r) => r.path === '/_bulk')?.querystring.refresh, 'wait_for');
-      // a second write in the same process does not run the setup again
+      // a second write in the same process does not run the setup again, nor create its day again
       const before = m.fake.requests.length;
       await m.store.sink.upsert(sinkDocs([d[0]!]));
       const second = m.fake.requests.slice(before).map((r) => `${r.method} ${r.path}`);
       assert.ok(!second.some((r) => r.startsWith('PUT ')), second.join(', '));
       assert.equal(second.filter((r) => r === 'POST /_bulk').length, 1);
+      assert.equal(second.filter((r) => r === 'POST /_mget').length, 1);
     } finally {
       await m.close();
     }
@@ -306,22 +338,27 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     }
   });
 
-  test('a deleted write alias is recreated by the next write', async () => {
+  test('a deleted day index is created again by the next write; with every partition gone, the setup runs again', async () => {
     const m = openMocked();
     try {
-      const [a, b] = docs();
+      const [a, b, c] = docs();
       await m.store.sink.upsert(sinkDocs([a!]));
-      await m.client.indices.delete({ index: `${m.prefix}-behaviours-000001` });
-      const r = await m.store.sink.upsert(sinkDocs([b!]));
-      assert.deepEqual(
-        r.map((x) => [x.status, x.status === 'ok' ? '' : x.code]),
-        [['retryable', 'index_not_found_exception']],
-      );
+      const day = `${m.prefix}-behaviours-1970.01.01`;
+      await m.client.indices.delete({ index: day });
       assert.deepEqual(
         (await m.store.sink.upsert(sinkDocs([b!]))).map((x) => x.status),
         ['ok'],
       );
       assert.deepEqual(await m.store.sink.get(b!.id), b);
+      assert.deepEqual(m.fake.aliasIndices(`${m.prefix}-behaviours`), [`${m.prefix}-behaviours-000001`, day]);
+      // the alias itself gone: the write brings the setup back and goes through
+      await m.client.indices.delete({ index: [day, `${m.prefix}-behaviours-000001`] });
+      assert.deepEqual(
+        (await m.store.sink.upsert(sinkDocs([c!]))).map((x) => x.status),
+        ['ok'],
+      );
+      assert.deepEqual(await m.store.sink.get(c!.id), c);
+      assert.equal(await m.store.sink.count(), 1);
     } finally {
       await m.close();
     }
@@ -359,7 +396,7 @@ describe('elasticsearch private files: their own index (mock)', () => {
       const bulk = bulks(m).at(-1);
       assert.deepEqual(bulk?.[0], { index: { _index: index, _id: doc.id, version: 1000, version_type: 'external_gte' } });
       assert.deepEqual(m.fake.docs(index).get(doc.id), { source: doc, version: 1000 });
-      assert.equal(m.fake.docs(`${m.prefix}-behaviours-000001`).size, 0);
+      assert.equal(m.fake.docs(`${m.prefix}-behaviours`).size, 0);
       assert.equal(await m.store.sink.count(), 0);
     } finally {
       await m.close();
@@ -474,8 +511,8 @@ describe('elasticsearch artefact log: its own index (mock)', () => {
         source: 'endpoint',
         fetched_at: 1_700_000_000_000,
       });
-      // apart from the reports: nothing in the behaviours index
-      assert.equal(m.fake.docs(`${m.prefix}-behaviours-000001`).size, 0);
+      // apart from the reports: nothing behind the behaviours alias
+      assert.equal(m.fake.docs(`${m.prefix}-behaviours`).size, 0);
     } finally {
       await m.close();
     }

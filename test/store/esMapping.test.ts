@@ -4,6 +4,7 @@ import {
   artefactMappings,
   behaviourMappings,
   ecsProjection,
+  MAPPING_VERSION,
   PIVOT_FIELDS,
   privateFileMappings,
   setupPlan,
@@ -98,13 +99,14 @@ describe('behaviour index design', () => {
     assert.ok(fields.size * 2 < limit, `${fields.size} leaf fields`);
   });
 
-  test('the setup plan: component templates, index template, write alias, bookkeeping indices', () => {
+  test('the setup plan: component templates, lifecycle policy, index template, undated partition with the read alias, bookkeeping indices', () => {
     const plan = setupPlan({ prefix: 'hunt', replicas: 0, shards: 3, totalFieldsLimit: 1500, refreshInterval: '30s' });
     assert.deepEqual(
       plan.map((s) => `${s.method} ${s.path} ${s.when}`),
       [
         'PUT /_component_template/hunt-behaviours-settings always',
         'PUT /_component_template/hunt-behaviours-mappings always',
+        'PUT /_ilm/policy/hunt-behaviours always',
         'PUT /_index_template/hunt-behaviours always',
         'PUT /hunt-behaviours-000001 missing',
         'PUT /hunt-behaviours/_mapping exists',
@@ -122,14 +124,26 @@ describe('behaviour index design', () => {
         'PUT /hunt-watch-hits missing',
       ],
     );
+    const meta = { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION };
+    // retention off: a hot phase only, nothing is ever deleted
     assert.deepEqual(plan[2]?.body, {
+      policy: { _meta: meta, phases: { hot: { min_age: '0ms', actions: { set_priority: { priority: 100 } } } } },
+    });
+    assert.deepEqual(plan[3]?.body, {
       index_patterns: ['hunt-behaviours-*'],
       composed_of: ['hunt-behaviours-settings', 'hunt-behaviours-mappings'],
+      template: {
+        settings: { index: { lifecycle: { name: 'hunt-behaviours', parse_origination_date: true } } },
+        aliases: { 'hunt-behaviours': {} },
+      },
       priority: 200,
-      version: 1,
-      _meta: { managed_by: 'sandtrail', mapping_version: 1, description: 'sandtrail behaviour reports; write through the alias' },
+      version: MAPPING_VERSION,
+      _meta: { ...meta, description: 'sandtrail behaviour reports: one index per day of last_modification_date, read through the alias' },
     });
-    assert.deepEqual(plan[3]?.body, { aliases: { 'hunt-behaviours': { is_write_index: true } } });
+    assert.deepEqual(plan[4]?.body, {
+      settings: { index: { number_of_shards: 1, lifecycle: { name: '', parse_origination_date: false } } },
+      aliases: { 'hunt-behaviours': { is_write_index: false } },
+    });
     const index = (plan[0]?.body as { template: { settings: { index: Record<string, unknown> } } }).template.settings.index;
     assert.equal(index.number_of_shards, 3);
     assert.equal(index.number_of_replicas, 0);
@@ -140,6 +154,19 @@ describe('behaviour index design', () => {
       nested_fields: { limit: 10 },
       nested_objects: { limit: 10000 },
     });
+    // two primary shards a day by default: ceil(50 GB a day / 30 GB a shard)
+    const defaults = (setupPlan()[0]?.body as { template: { settings: { index: Record<string, unknown> } } }).template.settings.index;
+    assert.equal(defaults.number_of_shards, 2);
+  });
+
+  test('with retention, the policy deletes a day index once its whole day is past retention', () => {
+    const plan = setupPlan({ prefix: 'hunt', retentionDays: 30 });
+    const policy = plan.find((s) => s.path === '/_ilm/policy/hunt-behaviours');
+    assert.deepEqual((policy?.body as { policy: { phases: unknown } }).policy.phases, {
+      hot: { min_age: '0ms', actions: { set_priority: { priority: 100 } } },
+      delete: { min_age: '31d', actions: { delete: {} } },
+    });
+    assert.match(policy?.description ?? '', /deleted 31d after its date/);
   });
 });
 

@@ -1,6 +1,8 @@
 /**
  * In-memory Elasticsearch 8.x test double, faithful to what the sink relies on: composable
- * templates applied at index creation, aliases and write indices, mapping-driven indexing
+ * templates applied at index creation (settings, mappings, aliases), aliases and write indices,
+ * lifecycle policies validated as 8.x validates them (and their delete phase applied on demand by
+ * `runLifecycle`, ages from the date in an index's name), mapping-driven indexing
  * (dynamic:false, normalizers, ignore_above, ignore_malformed, type errors), bulk semantics with
  * external versioning and require_alias, searches that only see refreshed documents, sorting,
  * search_after, `_source` filtering and aggregations (terms, filters, cardinality, min, max, with
@@ -9,14 +11,16 @@
  * subprocesses). Anything outside the emulated surface answers 400 `fake_unsupported_exception`,
  * so a gap never passes silently.
  *
- * It covers only the requests sandtrail sends (setup's templates, index and alias calls, `_bulk`
- * index/update/delete, get/mget, search with bool/term/terms/ids/exists/range/prefix/match/nested/
- * constant_score queries, sorts (fields and `_score`), search_after, the aggregations above,
- * count, delete_by_query). It does not emulate: approximate cardinality (it is always exact),
- * scoring and full-text analysis (text fields match on whole lowercase tokens only; bool queries
- * sum their clauses' constant scores), shards and replicas, rollover and ILM, scripts, the
- * `flattened` type's depth limit, refresh timing beyond a periodic refresh, security beyond
- * injected 401s, or cluster-level limits
+ * It covers only the requests sandtrail sends (setup's templates, lifecycle policy, index, alias
+ * and dynamic settings calls, index deletion, `_bulk` index/update/delete, get/mget (a single
+ * document read through an alias over several indices refused, as in Elasticsearch), search with
+ * bool/term/terms/ids/exists/range/prefix/match/nested/constant_score queries, sorts (fields and
+ * `_score`), search_after, the aggregations above, count, delete_by_query with max_docs). It does
+ * not emulate: approximate cardinality (it is always exact), scoring and full-text analysis (text
+ * fields match on whole lowercase tokens only; bool queries sum their clauses' constant scores),
+ * shards and replicas, rollover, ILM phases other than delete and any ILM timer, tombstones of
+ * deleted documents (`index.gc_deletes`), scripts, the `flattened` type's depth limit, refresh
+ * timing beyond a periodic refresh, security beyond injected 401s, or cluster-level limits
  * (thread pools, circuit breakers): those are exercised by the real-cluster run
  * (`ELASTICSEARCH_URL=... npx vitest run test/store/elasticsearch.test.ts`).
  */
@@ -329,10 +333,58 @@ export class FakeElasticsearch {
 
   // ---- inspection ----------------------------------------------------------------------------
 
-  /** Realtime documents of a concrete index (empty when it does not exist). */
-  docs(index: string): Map<string, { source: Record<string, unknown>; version: number }> {
+  /**
+   * Realtime documents of a concrete index, or of every index behind an alias (empty when neither
+   * exists). Through an alias, an id held by several indices shows its newest copy (`copies` lists them all).
+   */
+  docs(target: string): Map<string, { source: Record<string, unknown>; version: number }> {
+    const one = this.cluster.indices.get(target);
+    const indices = one ? [one] : this.cluster.aliasIndices(target);
+    const out = new Map<string, { source: Record<string, unknown>; version: number }>();
+    for (const idx of indices)
+      for (const r of idx.live.values())
+        if ((out.get(r.id)?.version ?? -1) < r.version) out.set(r.id, { source: clone(r.source), version: r.version });
+    return out;
+  }
+
+  /** Every realtime copy of `id` behind an alias (or in an index), as `{index, version}`, by index name. */
+  copies(target: string, id: string): { index: string; version: number }[] {
+    const one = this.cluster.indices.get(target);
+    const indices = one ? [one] : this.cluster.aliasIndices(target);
+    return indices.flatMap((idx) => {
+      const r = idx.live.get(id);
+      return r ? [{ index: idx.name, version: r.version }] : [];
+    });
+  }
+
+  /** The names of the indices behind an alias, sorted. */
+  aliasIndices(alias: string): string[] {
+    return this.cluster.aliasIndices(alias).map((i) => i.name);
+  }
+
+  /** Settings of a concrete index, nested and with string values, as GET /<index>/_settings shows them. */
+  settings(index: string): Record<string, unknown> | undefined {
+    return clone(this.cluster.indices.get(index)?.settings);
+  }
+
+  /** Aliases of a concrete index with their properties. */
+  aliases(index: string): Record<string, unknown> | undefined {
     const idx = this.cluster.indices.get(index);
-    return new Map([...(idx?.live.values() ?? [])].map((r) => [r.id, { source: clone(r.source), version: r.version }]));
+    return idx ? clone(Object.fromEntries(idx.aliases)) : undefined;
+  }
+
+  /** The stored lifecycle policies (as validated, `min_age` filled in). */
+  policies(): Record<string, Record<string, unknown>> {
+    return Object.fromEntries([...this.cluster.policies].map(([n, p]) => [n, clone(p.policy)]));
+  }
+
+  /**
+   * One pass of index lifecycle management at `nowMs` (ms): the indices whose policy's delete
+   * phase is due are deleted, their age counted from the date in their name when
+   * `index.lifecycle.parse_origination_date` is set. Returns the deleted names.
+   */
+  runLifecycle(nowMs: number): string[] {
+    return this.cluster.runLifecycle(nowMs);
   }
 
   /** Names of the concrete indices, sorted. */

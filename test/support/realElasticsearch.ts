@@ -71,8 +71,12 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
         // names, not wildcards: clusters default to action.destructive_requires_name
         // the single-index stores: each index and its template share one name
         const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits'].map((s) => `${prefix}-${s}`);
+        // every partition behind the read alias (the daily indices and the undated one), by name
+        const partitions = Object.keys(
+          await admin.indices.getAlias({ name: `${prefix}-behaviours` }, { ignore: [404] }).catch(() => ({})),
+        ).filter((i) => i.startsWith(`${prefix}-behaviours-`));
         await admin.indices.delete({
-          index: [`${prefix}-behaviours-000001`, ...singles],
+          index: [`${prefix}-behaviours-000001`, ...partitions, ...singles],
           ignore_unavailable: true,
         });
         for (const t of [`${prefix}-behaviours`, ...singles]) {
@@ -81,6 +85,8 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
         for (const c of [`${prefix}-behaviours-settings`, `${prefix}-behaviours-mappings`]) {
           await admin.cluster.deleteComponentTemplate({ name: c }, { ignore: [404] });
         }
+        // the ILM policy goes once no index uses it
+        await admin.ilm.deleteLifecycle({ name: `${prefix}-behaviours` }, { ignore: [404] });
       } finally {
         await admin.close();
         await store.close();

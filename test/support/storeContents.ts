@@ -42,7 +42,10 @@ export function assertNewestWins(m: FeedManifest, lmd: Map<string, number>): voi
 
 /** Reads back what an Elasticsearch store under `prefix` holds, straight from the fake cluster's indices. */
 export function fakeEsContents(fake: FakeElasticsearch, prefix: string): Contents {
-  const docs = [...fake.docs(`${prefix}-behaviours-000001`)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // every daily partition behind the read alias: one live copy per behaviour, wherever it is
+  const alias = `${prefix}-behaviours`;
+  const docs = [...fake.docs(alias)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [id] of docs) assert.equal(fake.copies(alias, id).length, 1, `one live copy of ${id} across partitions`);
   const dead = [...fake.docs(`${prefix}-dead-letters`).values()]
     .map(({ source: d }) => ({ batch: d.batch as string, line: d.line as number | null, stage: d.stage as string }))
     .sort((a, b) => a.batch.localeCompare(b.batch) || (a.line ?? -1) - (b.line ?? -1));

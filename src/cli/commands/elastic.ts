@@ -25,6 +25,7 @@ function setupOptions(config: Config): SetupOptions {
     replicas: es.replicas,
     refreshInterval: es.refreshInterval,
     totalFieldsLimit: es.totalFieldsLimit,
+    retentionDays: config.retention.days,
   };
 }
 
@@ -41,7 +42,7 @@ function consoleText(steps: readonly SetupStep[]): string {
     .join('\n');
 }
 
-/** `sandtrail es setup`: create or upgrade templates, the write alias and the bookkeeping indices. */
+/** `sandtrail es setup`: create or upgrade the templates, the lifecycle policy, the read alias and the bookkeeping indices. */
 export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ctx: CliContext): Promise<number> {
   const options = setupOptions(ctx.config);
   if (o.dryRun) {
@@ -60,9 +61,9 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
     } else {
       for (const a of result.applied) await writeOut(`applied  ${a}\n`);
       await writeOut(
-        result.created.length ? `created  ${result.created.join(', ')}\n` : `created  nothing (the write alias ${result.alias} exists)\n`,
+        result.created.length ? `created  ${result.created.join(', ')}\n` : `created  nothing (the alias ${result.alias} exists)\n`,
       );
-      await writeOut(`ready: write alias ${result.alias} on ${store.spec}\n`);
+      await writeOut(`ready: read alias ${result.alias} over the daily behaviour indices on ${store.spec}\n`);
     }
     return 0;
   } finally {

@@ -1,21 +1,14 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
-import {
-  depthRejection,
-  invalidDocReason,
-  jsonText,
-  pivotKey,
-  type DocMeta,
-  type ItemResult,
-  type PivotKind,
-  type Sink,
-  type SinkDoc,
-} from '../Sink.js';
-import { classifyRequestError, esFaultError, isIndexNotFound, isNotFound, readFailure } from './classify.js';
-import { bulkSender, type BulkOutcome, type PreparedItem } from './bulkSender.js';
+import { depthRejection, jsonText, pivotKey, type DocMeta, type ItemResult, type PivotKind, type Sink, type SinkDoc } from '../Sink.js';
+import type { RetentionDays } from '../Retention.js';
+import { classifyRequestError, describeCause, esFaultError, esStoreFault, isIndexNotFound, readFailure } from './classify.js';
+import { bulkSender, chunksOf, dropSuperseded, itemBytes, runPool, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
+import { localRejection, planWithSetup, PartitionsNotReady, type DocPlan } from './partitionWriter.js';
+import { CopyLookupError, newestSource, PartitionList } from './partitions.js';
 import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
 
 export interface ElasticsearchSinkOptions {
@@ -30,39 +23,43 @@ export interface ElasticsearchSinkOptions {
   refresh?: boolean | 'wait_for';
   /** Page size of `query` (search_after pages; at most 10 000). */
   queryPageSize?: number;
-  /** How long the list of indices behind the write alias is trusted (rollover detection). */
-  aliasCacheMs?: number;
+  /** How long the list of partitions behind the alias is trusted (another writer's new day index is seen after it). */
+  partitionsCacheMs?: number;
+  /** Days a behaviour is kept after its last_modification_date: an older one is not written (its day index is deleted anyway). */
+  retentionDays?: RetentionDays;
+  /** The clock retention is judged by (ms since the epoch). */
+  now?: () => number;
   /**
    * Called before every write; typically a memoized `setupElasticsearch`. It is called again
-   * after a write found the alias missing.
+   * after a write found the alias missing (or a new day index outside it).
    */
   ready?: () => Promise<void>;
   /** Called when a write found the alias missing, so `ready` sets it up again. */
   onMissingAlias?: () => void;
 }
 
-type Prepared = PreparedItem;
-
-/** Elasticsearch accepts external versions in [0, 2^63); JavaScript integers are exact up to 2^53. */
-const MAX_VERSION = Number.MAX_SAFE_INTEGER;
-const MAX_ID_BYTES = 512;
 const MAX_RESULT_WINDOW = 10_000;
+const DAY_SEC = 86_400;
 
 /**
- * The production sink. Writes go through the write alias as bulk `index` actions carrying
- * `version = last_modification_date` with `version_type = external_gte`: Elasticsearch itself
- * refuses to let an older report replace a newer one (409, reported as ok + stale), and an equal
- * version rewrites the same state, so replays converge.
+ * The production sink, over daily partitions: a behaviour lives in `<prefix>-behaviours-yyyy.MM.dd`,
+ * the UTC day of its `last_modification_date`, and reads span every partition through the alias
+ * `<prefix>-behaviours`. Each write looks every id up in every partition (one real-time mget),
+ * then sends bulk `index` actions to the day indices with `version = last_modification_date`,
+ * `version_type = external_gte`, and in the same request deletes each behaviour's copies in other
+ * partitions (`external_gte` at the new version, so a copy that became newer meanwhile is kept):
+ * one live document per behaviour. A copy newer than the write makes it ok + stale, and nothing
+ * is written; Elasticsearch itself still refuses an older report in the same index (409, stale).
  *
  * Bulk bodies are bounded by `flushBytes`, sent `concurrency` at a time, and every item is
  * classified on its own (see classify.ts); a request-level 400/413 is bisected so one bad
  * document never fails its chunk. Reads strip the ECS projection so `get` returns exactly the
  * canonical document.
  *
- * The alias is meant to point at one index (sandtrail never rolls it over). If an operator adds
- * indices behind it anyway, each chunk first looks its ids up (one `ids` query, no source) and
- * writes an id found there to the index that holds it; this is best effort only: ids written
- * within the last refresh interval, or within `aliasCacheMs` of the change, can be stored twice.
+ * Two writers storing two versions of one behaviour into different days at the same instant can
+ * both miss the other's copy; a delete that finds a newer copy removes this write's own (ok,
+ * stale), and any later write of that behaviour, stale replays included, deletes every copy but
+ * the newest.
  */
 export class ElasticsearchSink implements Sink {
   readonly kind = 'elasticsearch';
@@ -70,8 +67,7 @@ export class ElasticsearchSink implements Sink {
   private readonly flushBytes: number;
   private readonly concurrency: number;
   private readonly pageSize: number;
-  private readonly aliasCacheMs: number;
-  private aliasCache: { at: number; indices: string[] } | undefined;
+  private readonly partitions: PartitionList;
 
   constructor(
     private readonly client: Client,
@@ -81,19 +77,33 @@ export class ElasticsearchSink implements Sink {
     this.flushBytes = Math.max(1024, o.flushBytes ?? 5 * 1024 * 1024);
     this.concurrency = Math.max(1, o.concurrency ?? 2);
     this.pageSize = Math.min(MAX_RESULT_WINDOW, Math.max(1, o.queryPageSize ?? 5000));
-    this.aliasCacheMs = o.aliasCacheMs ?? 30_000;
+    this.partitions = new PartitionList(client, this.names.alias, o.partitionsCacheMs ?? 1000);
+  }
+
+  /** Forgets the partition list (after partitions were deleted). */
+  forgetPartitions(): void {
+    this.partitions.forget();
   }
 
   // ---- writes ------------------------------------------------------------------------------
 
   async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
     const results: ItemResult[] = new Array<ItemResult>(docs.length);
+    const cutoff =
+      typeof this.o.retentionDays === 'number'
+        ? Math.floor((this.o.now?.() ?? Date.now()) / 1000) - this.o.retentionDays * DAY_SEC
+        : undefined;
     const pending: { i: number; doc: DocMeta; source: string }[] = [];
     docs.forEach((item, i) => {
       const doc = item.meta;
       const local = localRejection(doc);
       if (local) {
         results[i] = { id: String((doc as { id?: unknown } | null)?.id), status: 'rejected', code: local.code, reason: local.reason };
+        return;
+      }
+      // already past retention: ILM deletes its day index anyway, so nothing is written
+      if (cutoff !== undefined && doc.last_modification_date < cutoff) {
+        results[i] = { id: doc.id, status: 'ok', stale: true, expired: true };
         return;
       }
       // Elasticsearch's parser refuses past 1,000 levels, and for the whole bulk request: refuse first, per document
@@ -117,12 +127,20 @@ export class ElasticsearchSink implements Sink {
       return results;
     };
 
-    let locations: Map<string, string>;
+    let plans: DocPlan[];
     try {
       await this.o.ready?.();
-      locations = await this.locate(pending.map((p) => p.doc.id));
+      const setup = { ready: this.o.ready, onMissingAlias: this.o.onMissingAlias };
+      const wanted = pending.map((p) => ({ id: p.doc.id, lmd: p.doc.last_modification_date }));
+      plans = await planWithSetup(this.client, this.names, this.partitions, wanted, setup);
     } catch (err) {
       if (err instanceof SandtrailError) throw err;
+      if (err instanceof PartitionsNotReady) return failAll('retryable', 'index_not_found_exception', err.message);
+      if (err instanceof CopyLookupError) {
+        const fault = esStoreFault(err.esCause);
+        if (fault) throw esFaultError(fault, this.names.alias, describeCause(err.esCause), err);
+        return failAll('retryable', err.esCause.type ?? 'mget_failed', describeCause(err.esCause));
+      }
       const f = classifyRequestError(err);
       if (f.kind === 'auth') throw authError(f.reason, err);
       if (f.kind === 'store') throw esFaultError(f.fault, this.names.alias, f.reason, err);
@@ -130,114 +148,68 @@ export class ElasticsearchSink implements Sink {
       throw new SandtrailError('SINK_UNAVAILABLE', `Elasticsearch is not ready for writes: ${f.reason}`, {}, { cause: err });
     }
 
-    const prepared = pending.map(({ i, doc, source }) => {
-      const target = locations.get(doc.id);
-      const meta: Record<string, unknown> = {
-        _index: target ?? this.names.alias,
-        _id: doc.id,
-        version: doc.last_modification_date,
-        version_type: 'external_gte',
-      };
-      // without an existing copy the write must go through the alias, never auto-create an index
-      if (!target) meta.require_alias = true;
-      const action = JSON.stringify({ index: meta });
-      return {
-        i,
-        id: doc.id,
-        version: doc.last_modification_date,
-        action,
-        source,
-        bytes: Buffer.byteLength(action) + Buffer.byteLength(source) + 2,
-      };
-    });
-
-    const chunks: Prepared[][] = [];
-    let current: Prepared[] = [];
-    let size = 0;
-    for (const p of prepared) {
-      if (current.length > 0 && size + p.bytes > this.flushBytes) {
-        chunks.push(current);
-        current = [];
-        size = 0;
+    const prepared: PreparedItem[] = [];
+    pending.forEach(({ i, doc, source }, k) => {
+      const plan = plans[k] as DocPlan;
+      if (plan.kind === 'replaced') {
+        results[i] = { id: doc.id, status: 'ok' };
+        return;
       }
-      current.push(p);
-      size += p.bytes;
-    }
-    if (current.length > 0) chunks.push(current);
+      const base = { i, id: doc.id, version: doc.last_modification_date, deletes: plan.deletes };
+      if (plan.kind === 'stale') {
+        results[i] = { id: doc.id, status: 'ok', stale: true };
+        if (plan.deletes.length > 0) prepared.push({ ...base, bytes: itemBytes(base) });
+        return;
+      }
+      const action = JSON.stringify({
+        index: { _index: plan.target, _id: doc.id, version: doc.last_modification_date, version_type: 'external_gte' },
+      });
+      const item = { ...base, action, source, target: plan.target };
+      prepared.push({ ...item, bytes: itemBytes(item) });
+    });
 
     const outcome: BulkOutcome = { missingIndex: false };
     const send = bulkSender(this.client, this.o.refresh, results, outcome);
-    await runPool(chunks, this.concurrency, send);
+    await runPool(chunksOf(prepared, this.flushBytes), this.concurrency, send);
+    if (outcome.superseded) await dropSuperseded(this.client, this.o.refresh, outcome.superseded, results);
 
     if (outcome.missingIndex) {
-      this.aliasCache = undefined;
+      this.partitions.forget();
       this.o.onMissingAlias?.();
-      // without automatic setup nothing will create it: the store's fault until an operator does
-      if (!this.o.ready)
-        throw new SandtrailError(
-          'STORE_READONLY',
-          `index missing: Elasticsearch write alias ${this.names.alias} does not exist and elasticsearch.setup is manual; run sandtrail es setup`,
-          { index: this.names.alias },
-        );
     }
     if (outcome.auth) throw authError(outcome.auth.reason, outcome.auth.err);
     if (outcome.fault) throw esFaultError(outcome.fault.fault, this.names.alias, outcome.fault.reason, outcome.fault.err);
     return results;
   }
 
-  /** Concrete index of each id already stored, when the alias spans more than one index. */
-  private async locate(ids: string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    const indices = await this.aliasIndices();
-    if (indices.length <= 1) return out;
-    for (let k = 0; k < ids.length; k += MAX_RESULT_WINDOW) {
-      const slice = ids.slice(k, k + MAX_RESULT_WINDOW);
-      const r = await this.client.search({
-        index: this.names.alias,
-        query: { ids: { values: slice } },
-        _source: false,
-        size: slice.length,
-        track_total_hits: false,
-        allow_partial_search_results: false,
-      });
-      for (const h of r.hits.hits) if (h._id) out.set(h._id, h._index);
-    }
-    return out;
-  }
-
-  private async aliasIndices(): Promise<string[]> {
-    const now = Date.now();
-    if (this.aliasCache && now - this.aliasCache.at < this.aliasCacheMs) return this.aliasCache.indices;
-    let indices: string[];
-    try {
-      indices = Object.keys(await this.client.indices.getAlias({ name: this.names.alias }));
-    } catch (err) {
-      if (isNotFound(err)) indices = [];
-      else if (classifyRequestError(err).kind === 'auth')
-        indices = [this.names.alias]; // no view privilege: assume one index
-      else throw err;
-    }
-    this.aliasCache = { at: now, indices };
-    return indices;
-  }
-
   // ---- reads -------------------------------------------------------------------------------
 
   async get(id: string): Promise<BehaviourDoc | null> {
+    let indices: string[] | null;
     try {
-      // realtime GET through the alias (works while it points at one index)
-      const r = await this.client.get<Record<string, unknown>>({ index: this.names.alias, id, _source_excludes: [...ECS_ROOTS] });
-      return r.found && r._source ? stripProjection(r._source) : null;
+      indices = await this.partitions.get();
     } catch (err) {
-      if (isNotFound(err)) return null;
-      if (!isMultiIndexAliasError(err)) throw readError('get', err);
+      // a reader without view_index_metadata: a search by id (it sees what has been refreshed)
+      if (classifyRequestError(err).kind === 'auth') return this.searchById(id);
+      throw readError('get', err);
     }
-    // after a rollover: a search by id across every index behind the alias
+    if (indices === null) return null;
+    try {
+      const src = await newestSource(this.client, indices, id, ECS_ROOTS);
+      return src ? stripProjection(src) : null;
+    } catch (err) {
+      if (isIndexNotFound(err)) return null;
+      throw readError('get', err);
+    }
+  }
+
+  private async searchById(id: string): Promise<BehaviourDoc | null> {
     try {
       const r = await this.client.search<Record<string, unknown>>({
         index: this.names.alias,
         query: { ids: { values: [id] } },
         _source: { excludes: [...ECS_ROOTS] },
+        sort: [{ last_modification_date: 'desc' }],
         size: 1,
       });
       const src = r.hits.hits[0]?._source;
@@ -273,7 +245,8 @@ export class ElasticsearchSink implements Sink {
           ...(after ? { search_after: after } : {}),
         });
         const hits = r.hits.hits;
-        for (const h of hits) if (h._id) ids.push(h._id);
+        // sorted by id: a copy left by a write in flight is adjacent to the other
+        for (const h of hits) if (h._id && h._id !== ids[ids.length - 1]) ids.push(h._id);
         if (hits.length < this.pageSize) break;
         after = hits[hits.length - 1]?.sort;
         if (!after) break;
@@ -315,22 +288,6 @@ export class ElasticsearchSink implements Sink {
   }
 }
 
-/** Problems Elasticsearch would reject for the whole bulk request, caught per document instead. */
-function localRejection(doc: DocMeta): { code: string; reason: string } | undefined {
-  const invalid = invalidDocReason(doc);
-  if (invalid) return { code: 'invalid_document', reason: invalid };
-  if (doc.last_modification_date < 0 || doc.last_modification_date > MAX_VERSION) {
-    return { code: 'invalid_version', reason: `last_modification_date ${doc.last_modification_date} is not a valid external version` };
-  }
-  if (Buffer.byteLength(doc.id) > MAX_ID_BYTES) return { code: 'invalid_id', reason: `id is longer than ${MAX_ID_BYTES} bytes` };
-  return undefined;
-}
-
-function isMultiIndexAliasError(err: unknown): boolean {
-  const f = classifyRequestError(err);
-  return f.kind === 'rejected' && f.code === 'illegal_argument_exception' && /more than one ind/.test(f.reason);
-}
-
 function authError(reason: string, cause: unknown): SandtrailError {
   return new SandtrailError('SINK_AUTH', `Elasticsearch refused the credentials or privileges: ${reason}`, {}, { cause });
 }
@@ -339,11 +296,4 @@ function readError(op: string, err: unknown): SandtrailError {
   return readFailure(`Elasticsearch ${op}`, err);
 }
 
-/** Runs `fn` over `items` with at most `limit` calls in flight; `fn` must not throw. */
-export async function runPool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
+export { runPool };

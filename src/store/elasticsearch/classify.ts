@@ -82,7 +82,7 @@ export function classifyItem(id: string, version: number, item: { status?: numbe
     if (m && Number(m[2]) === version && Number(m[1]) > version) return { id, status: 'ok', stale: true };
     return { id, status: 'rejected', code, reason };
   }
-  // the write alias vanished (or was never set up): not the document's fault
+  // the alias or a day index vanished (or was never set up): not the document's fault
   if (status === 404 && code === 'index_not_found_exception') return { id, status: 'retryable', code, reason };
   if (status === 429 || status >= 500) return { id, status: 'retryable', code, reason };
   return { id, status: 'rejected', code, reason };

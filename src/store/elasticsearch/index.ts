@@ -7,6 +7,8 @@ export { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
 export { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
 export { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 export { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.js';
+export { ElasticsearchRetention } from './ElasticsearchRetention.js';
+export type { EsRetentionOptions } from './ElasticsearchRetention.js';
 export type { ElasticsearchPrivateFileStoreOptions } from './ElasticsearchPrivateFileStore.js';
 export { setupElasticsearch, setupPlan } from './setup.js';
 export type { SetupOptions, SetupResult, SetupStep } from './setup.js';
@@ -18,6 +20,8 @@ export type {
   ParsedElasticsearchSpec,
 } from './openElasticsearchStore.js';
 export { esNames, isValidPrefix } from './names.js';
+export { dayIndexName, dayOfIndex } from './partitions.js';
+export { behaviourPolicy, deleteMinAge } from './lifecycle.js';
 export type { EsNames } from './names.js';
 export { PIVOT_FIELDS, MAPPING_VERSION, behaviourMappings, behaviourSettings, deadLetterMappings, batchMappings } from './mapping.js';
 export { privateFileMappings, privateFileSettings } from './privateFileMapping.js';

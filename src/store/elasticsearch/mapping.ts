@@ -37,8 +37,11 @@
  */
 import type { PivotKind } from '../Sink.js';
 
-/** Bumped whenever the mappings or settings below change; stored as the templates' `version`. */
-export const MAPPING_VERSION = 1;
+/**
+ * Bumped whenever the mappings, settings or templates change; stored as the templates' `version`.
+ * 2: daily behaviour partitions (the index template's lifecycle policy and read alias).
+ */
+export const MAPPING_VERSION = 2;
 
 export const NORMALIZER = 'sandtrail_lowercase';
 
@@ -91,7 +94,8 @@ export function hashAnalysis(): Record<string, unknown> {
 /** Settings component template: analysis, shard layout and the mapping safety limits. */
 export function behaviourSettings(o: BehaviourIndexSettings = {}): Record<string, unknown> {
   const index: Record<string, unknown> = {
-    number_of_shards: o.shards ?? 1,
+    // one index per day: ceil(GB of behaviour JSON a day / 30) primaries keeps each under ~30 GB
+    number_of_shards: o.shards ?? 2,
     number_of_replicas: o.replicas ?? 1,
     refresh_interval: o.refreshInterval ?? '5s',
     // behaviour reports are large and repetitive JSON; reads are rare compared to writes

@@ -1,12 +1,19 @@
 /** Every Elasticsearch object sandtrail owns, derived from one prefix so deployments can share a cluster. */
 export interface EsNames {
   prefix: string;
-  /** Write alias every behaviour read and write goes through. */
+  /** Read alias over every behaviour partition (reads go through it; writes name their day index). */
   alias: string;
-  /** Concrete indices behind the alias match this pattern (rollover-friendly). */
+  /** Every behaviour partition matches this pattern (the index template's). */
   pattern: string;
-  /** The first concrete index, created with the alias when the alias does not exist yet. */
+  /** Day indices are this followed by `yyyy.MM.dd` (the UTC day of a behaviour's last_modification_date). */
+  dayPrefix: string;
+  /**
+   * The undated partition, created by setup with the alias so the alias exists before any day
+   * index: the single index of a deployment from before daily partitions, empty on a new one.
+   */
   firstIndex: string;
+  /** ILM policy of the day indices (retention's delete phase). */
+  policy: string;
   indexTemplate: string;
   settingsComponent: string;
   mappingsComponent: string;
@@ -45,7 +52,9 @@ export function esNames(prefix = 'sandtrail'): EsNames {
     prefix,
     alias: `${prefix}-behaviours`,
     pattern: `${prefix}-behaviours-*`,
+    dayPrefix: `${prefix}-behaviours-`,
     firstIndex: `${prefix}-behaviours-000001`,
+    policy: `${prefix}-behaviours`,
     indexTemplate: `${prefix}-behaviours`,
     settingsComponent: `${prefix}-behaviours-settings`,
     mappingsComponent: `${prefix}-behaviours-mappings`,

@@ -3,11 +3,13 @@ import { createRequire } from 'node:module';
 import type * as ElasticsearchModule from '@elastic/elasticsearch';
 import type { Client, ClientOptions } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
+import type { RetentionDays } from '../Retention.js';
 import { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
 import { ElasticsearchBatchLog } from './ElasticsearchBatchLog.js';
 import { ElasticsearchDeadLetterStore } from './ElasticsearchDeadLetterStore.js';
 import { ElasticsearchHuntReader } from './ElasticsearchHuntReader.js';
 import { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.js';
+import { ElasticsearchRetention } from './ElasticsearchRetention.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
 import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 import { isValidPrefix } from './names.js';
@@ -48,7 +50,14 @@ export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOption
   /** Documents nested deeper are rejected `too_deep`. */
   maxDepth?: number;
   /** Index layout used when setup creates or upgrades indices. */
-  index?: Omit<SetupOptions, 'prefix' | 'dryRun'>;
+  index?: Omit<SetupOptions, 'prefix' | 'dryRun' | 'retentionDays'>;
+  /**
+   * Days a behaviour is kept after its last_modification_date, or off (default): the lifecycle
+   * policy's delete phase (installed by setup), and writes of behaviours already past it are skipped.
+   */
+  retentionDays?: RetentionDays;
+  /** The clock retention is judged by (ms since the epoch; default `Date.now`). */
+  now?: () => number;
   /** Use this client instead of building one (it is then not closed by `close`). */
   client?: Client;
 }
@@ -156,14 +165,15 @@ export interface ElasticsearchStore {
   artefacts: ElasticsearchArtefactLog;
   watches: ElasticsearchWatchStore;
   hunt: ElasticsearchHuntReader;
+  retention: ElasticsearchRetention;
   client: Client;
   close(): Promise<void>;
 }
 
 /**
  * Opens the Elasticsearch backend of a deployment: the behaviour sink, the private-file store,
- * the dead-letter store, the batch log, the artefact log and the hunting reads, all under one
- * index prefix. Synchronous like `openStore`: nothing is sent until the first operation; with `autoSetup` (default) the first
+ * the dead-letter store, the batch log, the artefact log, the hunting reads and retention, all
+ * under one index prefix. Synchronous like `openStore`: nothing is sent until the first operation; with `autoSetup` (default) the first
  * write runs the idempotent setup once per process.
  */
 export function openElasticsearchStore(specOrUrl: string, options: ElasticsearchStoreOptions = {}): ElasticsearchStore {
@@ -182,21 +192,24 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
       username: options.username ?? parsed.username,
       password: options.password ?? parsed.password,
     });
-  const setup = once(() => setupElasticsearch(client, { ...options.index, prefix }));
+  const setup = once(() => setupElasticsearch(client, { ...options.index, prefix, retentionDays: options.retentionDays }));
   const ready = options.autoSetup === false ? undefined : setup.run;
   const bookkeeping = { prefix, refresh: options.bookkeepingRefresh ?? ('wait_for' as const), ...(ready ? { ready } : {}) };
   let closed = false;
+  const sink = new ElasticsearchSink(client, {
+    prefix,
+    flushBytes: options.flushBytes,
+    concurrency: options.concurrency,
+    refresh: options.refresh,
+    queryPageSize: options.queryPageSize,
+    maxDepth: options.maxDepth,
+    retentionDays: options.retentionDays,
+    ...(options.now ? { now: options.now } : {}),
+    ...(ready ? { ready, onMissingAlias: setup.reset } : {}),
+  });
   return {
     spec: parsed.display,
-    sink: new ElasticsearchSink(client, {
-      prefix,
-      flushBytes: options.flushBytes,
-      concurrency: options.concurrency,
-      refresh: options.refresh,
-      queryPageSize: options.queryPageSize,
-      maxDepth: options.maxDepth,
-      ...(ready ? { ready, onMissingAlias: setup.reset } : {}),
-    }),
+    sink,
     dlq: new ElasticsearchDeadLetterStore(client, bookkeeping),
     batches: new ElasticsearchBatchLog(client, bookkeeping),
     privateFiles: new ElasticsearchPrivateFileStore(client, {
@@ -210,6 +223,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     artefacts: new ElasticsearchArtefactLog(client, bookkeeping),
     watches: new ElasticsearchWatchStore(client, bookkeeping),
     hunt: new ElasticsearchHuntReader(client, { prefix }),
+    retention: new ElasticsearchRetention(client, { prefix, onPartitionsDeleted: () => sink.forgetPartitions() }),
     client,
     close: async () => {
       if (closed) return;

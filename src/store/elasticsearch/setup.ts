@@ -1,6 +1,7 @@
 import type { Client } from '@elastic/elasticsearch';
 import { errorType } from './classify.js';
 import { SandtrailError } from '../../errors/index.js';
+import type { RetentionDays } from '../Retention.js';
 import {
   MAPPING_VERSION,
   batchMappings,
@@ -11,7 +12,9 @@ import {
   type BehaviourIndexSettings,
 } from './mapping.js';
 import { artefactMappings } from './artefactMapping.js';
+import { behaviourPolicy, deleteMinAge, partitionTemplate, undatedPartitionBody } from './lifecycle.js';
 import { esNames } from './names.js';
+import { repairPartitions } from './repairPartitions.js';
 import { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
 import { watchHitMappings, watchMappings } from './watchMapping.js';
 
@@ -21,6 +24,8 @@ export interface SetupOptions extends BehaviourIndexSettings {
   dryRun?: boolean;
   /** Replicas of the dead-letter, batch-log and artefact indices (default: same as the behaviours). */
   bookkeepingReplicas?: number;
+  /** Days a behaviour is kept after its last_modification_date (the ILM delete phase), or off (default). */
+  retentionDays?: RetentionDays;
 }
 
 /**
@@ -75,24 +80,35 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     },
     {
       method: 'PUT',
+      path: `/_ilm/policy/${n.policy}`,
+      body: behaviourPolicy(options.retentionDays, meta),
+      when: 'always',
+      description:
+        typeof options.retentionDays === 'number'
+          ? `lifecycle policy ${n.policy} (a day index is deleted ${deleteMinAge(options.retentionDays)} after its date)`
+          : `lifecycle policy ${n.policy} (retention off: nothing is deleted)`,
+    },
+    {
+      method: 'PUT',
       path: `/_index_template/${n.indexTemplate}`,
       body: {
         index_patterns: [n.pattern],
         composed_of: [n.settingsComponent, n.mappingsComponent],
+        template: partitionTemplate(n),
         priority: PRIORITY,
         version: MAPPING_VERSION,
-        _meta: { ...meta, description: 'sandtrail behaviour reports; write through the alias' },
+        _meta: { ...meta, description: 'sandtrail behaviour reports: one index per day of last_modification_date, read through the alias' },
       },
       when: 'always',
-      description: `index template ${n.indexTemplate} for ${n.pattern}`,
+      description: `index template ${n.indexTemplate} for ${n.pattern} (lifecycle ${n.policy}, read alias ${n.alias})`,
     },
     {
       method: 'PUT',
       path: `/${n.firstIndex}`,
-      body: { aliases: { [n.alias]: { is_write_index: true } } },
+      body: undatedPartitionBody(n),
       when: 'missing',
       target: n.alias,
-      description: `index ${n.firstIndex} with write alias ${n.alias}`,
+      description: `index ${n.firstIndex} with read alias ${n.alias}`,
     },
     {
       method: 'PUT',
@@ -143,11 +159,15 @@ async function exists(client: Client, target: string, isAlias: boolean): Promise
 
 /**
  * Creates or upgrades everything sandtrail needs in a cluster; safe to run any number of times
- * and from several processes at once. Templates are PUT every time (idempotent), the first
- * behaviours index is created only when the write alias does not exist, and existing indices
- * get the current mapping (additive changes only; an incompatible change fails loudly). The
- * single-index stores (dead letters, batch log, private files, artefacts, watches, watch hits) get their template every time
- * and their index when it is missing.
+ * and from several processes at once. Templates and the lifecycle policy are PUT every time
+ * (idempotent), the undated behaviours index is created with the read alias only when the alias
+ * does not exist (a deployment from before daily partitions keeps its single index there, as the
+ * undated partition), and existing indices get the current mapping (additive changes only; an
+ * incompatible change fails loudly). Day indices created without the current template (by a
+ * writer before this setup ran) are repaired: an empty one is deleted for the next write to
+ * create again, one holding documents joins the alias and the policy. The single-index stores
+ * (dead letters, batch log, private files, artefacts, watches, watch hits) get their template
+ * every time and their index when it is missing.
  */
 export async function setupElasticsearch(client: Client, options: SetupOptions = {}): Promise<SetupResult> {
   const n = esNames(options.prefix);
@@ -161,6 +181,8 @@ export async function setupElasticsearch(client: Client, options: SetupOptions =
       const present = await exists(client, step.target, step.target === n.alias);
       if ((step.when === 'missing') === present) continue;
     }
+    // strays join the alias before the mapping upgrade, which then reaches them too
+    if (step.when === 'exists' && step.target === n.alias) result.applied.push(...(await repairPartitions(client, n)));
     try {
       await client.transport.request({ method: step.method, path: step.path, body: step.body });
       if (step.when === 'missing') result.created.push(step.path.slice(1));
@@ -168,12 +190,12 @@ export async function setupElasticsearch(client: Client, options: SetupOptions =
       if (errorType(err) === 'resource_already_exists_exception') {
         // another process won the race, or the first index exists without its alias
         if (step.target === n.alias && !(await exists(client, n.alias, true))) {
-          await client.indices.updateAliases({ actions: [{ add: { index: n.firstIndex, alias: n.alias, is_write_index: true } }] });
+          await client.indices.updateAliases({ actions: [{ add: { index: n.firstIndex, alias: n.alias, is_write_index: false } }] });
         }
       } else if (errorType(err) === 'invalid_alias_name_exception') {
         throw new SandtrailError(
           'SINK_UNAVAILABLE',
-          `cannot create the write alias ${n.alias}: an index of that name exists (probably auto-created by a write before setup); reindex it into ${n.firstIndex} and delete it`,
+          `cannot create the alias ${n.alias}: an index of that name exists (probably auto-created by a write before setup); reindex it into ${n.firstIndex} and delete it`,
           {},
           { cause: err },
         );

@@ -13,6 +13,7 @@ import {
   validateMappings,
 } from './mapping.js';
 import { parseDocument } from './document.js';
+import { deleteAt, originationFromName, type StoredPolicy } from './ilm.js';
 import type { FieldDef, IndexedDoc } from './mapping.js';
 import {
   EsError,
@@ -55,6 +56,8 @@ export interface IndexState {
   visible: Map<string, DocRecord>;
   dirty: boolean;
   seqNo: number;
+  /** Creation time (ms), the lifecycle's origination date unless the name gives one. */
+  createdAt: number;
 }
 
 export interface WriteOp {
@@ -99,6 +102,7 @@ export class Cluster {
   readonly componentTemplates = new Map<string, Obj>();
   readonly indexTemplates = new Map<string, Obj>();
   readonly indices = new Map<string, IndexState>();
+  readonly policies = new Map<string, StoredPolicy>();
 
   // ---- templates -----------------------------------------------------------------------------
 
@@ -223,6 +227,8 @@ export class Cluster {
     const { settings, mappings, aliases } = this.compose(this.templateFor(name), req);
     normalizers(settings);
     validateMappings(mappings, settings);
+    // parse_origination_date refuses, at creation, a name without its date
+    originationFromName(name, settings);
     const aliasMap = new Map<string, Obj>();
     for (const [a, meta] of Object.entries(aliases)) {
       if (a === name) fail(400, 'invalid_alias_name_exception', `Invalid alias name [${a}]: index and alias names need to be unique`);
@@ -255,6 +261,7 @@ export class Cluster {
       visible: new Map(),
       dirty: false,
       seqNo: 0,
+      createdAt: Date.now(),
     };
     this.indices.set(name, idx);
     return idx;
@@ -396,6 +403,39 @@ export class Cluster {
     return { acknowledged: true, errors: false };
   }
 
+  /** `PUT <target>/_settings`: dynamic settings only (a `null` resets one); static ones are refused as on open indices. */
+  putSettings(expr: string, body: unknown): Obj {
+    if (!isObj(body)) fail(400, 'parse_exception', 'request body is required');
+    const update = (normalizeSettings(isObj(body.settings) ? body.settings : body).index ?? {}) as Obj;
+    const flat = (o: Obj, prefix = ''): [string, unknown][] =>
+      Object.entries(o).flatMap(([k, v]) => (isObj(v) ? flat(v, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
+    const entries = flat(update);
+    const targets = this.resolve(expr);
+    const fixed = entries.map(([k]) => k).filter((k) => /^(number_of_shards|analysis\.|codec$|routing_partition_size$)/.test(k));
+    if (fixed.length > 0) {
+      fail(
+        400,
+        'illegal_argument_exception',
+        `Can't update non dynamic settings [[${fixed.map((k) => `index.${k}`).join(', ')}]] for open indices [${targets.map((t) => `[${t.name}/${t.uuid}]`).join(', ')}]`,
+      );
+    }
+    const apply = (settings: Obj): Obj => {
+      for (const [key, value] of entries) {
+        const path = key.split('.');
+        let at = (settings.index ??= {}) as Obj;
+        for (const p of path.slice(0, -1)) at = (isObj(at[p]) ? at[p] : (at[p] = {})) as Obj;
+        const leaf = path[path.length - 1] as string;
+        if (value === null || value === 'null') delete at[leaf];
+        else at[leaf] = value;
+      }
+      return settings;
+    };
+    // a name that cannot give the origination date is refused before anything changes
+    for (const idx of targets) originationFromName(idx.name, apply(clone(idx.settings)));
+    for (const idx of targets) apply(idx.settings);
+    return { acknowledged: true };
+  }
+
   putMapping(expr: string, body: unknown): Obj {
     if (!isObj(body)) fail(400, 'parse_exception', 'request body is required');
     const update = normalizeMappings(body);
@@ -410,6 +450,24 @@ export class Cluster {
       idx.defs = buildDefs(idx.mappings, idx.settings);
     });
     return { acknowledged: true };
+  }
+
+  /**
+   * One pass of index lifecycle management at `nowMs`: every index whose policy's delete phase is
+   * due (age from the origination date: the name's date, else the creation time) is deleted.
+   * Returns the deleted names. Elasticsearch does this on its poll interval; the fake on demand.
+   */
+  runLifecycle(nowMs: number): string[] {
+    const gone: string[] = [];
+    for (const idx of [...this.indices.values()]) {
+      const name = indexSetting(idx.settings, 'lifecycle.name');
+      if (typeof name !== 'string' || name === '') continue;
+      // the name's date as of now: a policy attached later parses it when its lifecycle starts
+      const at = deleteAt(this.policies.get(name)?.policy, originationFromName(idx.name, idx.settings) ?? idx.createdAt);
+      if (at !== undefined && nowMs >= at) gone.push(idx.name);
+    }
+    for (const n of gone) this.indices.delete(n);
+    return gone.sort();
   }
 
   // ---- refresh -------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 /** REST endpoints of the fake: method + path → cluster operation → `{statusCode, body}`. */
 import { Cluster, type IndexState, type WriteOp } from './cluster.js';
+import { validatePolicy } from './ilm.js';
 import { count, deleteByQuery, search, sourceOf, sourceOptions } from './search.js';
+import { indexSetting } from './mapping.js';
 import {
   EsError,
   errorBody,
@@ -133,6 +135,9 @@ export class Router {
         case '_cat':
           if (is('GET') && b === 'allocation') return ok(this.allocation());
           break;
+        case '_ilm':
+          if (b === 'policy' && segs.length <= 3) return this.policies(c, req);
+          break;
       }
       return noHandler(req);
     }
@@ -185,7 +190,7 @@ export class Router {
         break;
       case '_settings':
         if (is('GET') && segs.length === 2) return this.describe(a, 'settings');
-        if (is('PUT')) unsupported('index settings updates');
+        if (is('PUT') && segs.length === 2) return ok(this.cluster.putSettings(a, body));
         break;
       case '_alias':
       case '_aliases':
@@ -460,6 +465,45 @@ export class Router {
           );
         }
       }
+      store.delete(name);
+      return ok({ acknowledged: true });
+    }
+    return noHandler(req);
+  }
+
+  /** `_ilm/policy[/<name>]`: PUT validates and stores (the version counts up), GET lists, DELETE refuses a policy in use. */
+  private policies(name: string | undefined, req: RouteRequest): RouteResponse {
+    const store = this.cluster.policies;
+    const inUse = (n: string): string[] =>
+      [...this.cluster.indices.values()].filter((i) => indexSetting(i.settings, 'lifecycle.name') === n).map((i) => i.name);
+    if (req.method === 'PUT' && name) {
+      const policy = validatePolicy(name, req.body);
+      store.set(name, { version: (store.get(name)?.version ?? 0) + 1, modified: new Date().toISOString(), policy });
+      return ok({ acknowledged: true });
+    }
+    if (req.method === 'GET') {
+      const names = list(name);
+      const found = [...store.keys()].filter((n) => names.length === 0 || names.some((p) => globMatch(p, n))).sort();
+      const missing = names.filter((n) => !n.includes('*') && !store.has(n));
+      if (missing.length > 0) fail(404, 'resource_not_found_exception', `Lifecycle policy not found: [${missing.join(', ')}]`);
+      return ok(
+        Object.fromEntries(
+          found.map((n) => {
+            const p = store.get(n) as { version: number; modified: string; policy: Obj };
+            return [n, { version: p.version, modified_date: p.modified, policy: p.policy, in_use_by: { indices: inUse(n), data_streams: [], composable_templates: [] } }]; // prettier-ignore
+          }),
+        ),
+      );
+    }
+    if (req.method === 'DELETE' && name) {
+      if (!store.has(name)) fail(404, 'resource_not_found_exception', `Lifecycle policy not found: ${name}`);
+      const users = inUse(name);
+      if (users.length > 0)
+        fail(
+          400,
+          'illegal_argument_exception',
+          `Cannot delete policy [${name}]. It is in use by one or more indices: [${users.join(', ')}]`,
+        );
       store.delete(name);
       return ok({ acknowledged: true });
     }
