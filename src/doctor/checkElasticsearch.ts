@@ -3,6 +3,8 @@ import type { Config } from '../config/index.js';
 import { messageOf } from '../errors/index.js';
 import { esNames, openElasticsearch, setupPlan, type SetupStep } from '../store/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
+import { checkLifecycle, checkShardSizes } from './checkEsPartitions.js';
+import { flatSettings } from './flatSettings.js';
 
 export interface CheckElasticsearchOptions {
   /** Timeout of each request (the client does not retry). */
@@ -124,16 +126,6 @@ async function checkSetup(client: Client, steps: SetupStep[], alias: string, sig
 
 const BLOCKS = ['read_only_allow_delete', 'read_only', 'write'] as const;
 
-/** Settings as dotted keys, whether the cluster answered them flat or nested. */
-function flat(settings: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
-  if (!isObj(settings)) return out;
-  for (const [k, v] of Object.entries(settings)) {
-    if (isObj(v)) flat(v, `${prefix}${k}.`, out);
-    else out[`${prefix}${k}`] = v;
-  }
-  return out;
-}
-
 /**
  * The cluster's health, and the write blocks on sandtrail's indices: the flood-stage disk
  * watermark puts `read_only_allow_delete` on them, an operator `write` or `read_only`; either
@@ -164,7 +156,7 @@ async function checkHealth(client: Client, prefix: string, signal: AbortSignal):
   let diskFull = false;
   for (const [index, s] of Object.entries(settings)) {
     for (const block of BLOCKS) {
-      if (String(flat(s.settings)[`index.blocks.${block}`]) !== 'true') continue;
+      if (String(flatSettings(s.settings)[`index.blocks.${block}`]) !== 'true') continue;
       blocked.push(`${index} (${block})`);
       diskFull ||= block === 'read_only_allow_delete';
     }
@@ -196,7 +188,7 @@ async function checkWatermarks(client: Client, signal: AbortSignal): Promise<Che
       client.cluster.getSettings({ include_defaults: true, flat_settings: true }, { signal }),
     ]);
     rows = alloc as typeof rows;
-    all = { ...flat(s.defaults), ...flat(s.persistent), ...flat(s.transient) };
+    all = { ...flatSettings(s.defaults), ...flatSettings(s.persistent), ...flatSettings(s.transient) };
   } catch (err) {
     if (statusOf(err) === 403)
       return d.warn(`cannot read disk use: ${messageOf(err)}`, 'check with credentials holding the monitor cluster privilege');
@@ -255,12 +247,15 @@ export async function checkElasticsearch(spec: string, config: Config, o: CheckE
       replicas: es.replicas,
       refreshInterval: es.refreshInterval,
       totalFieldsLimit: es.totalFieldsLimit,
+      retentionDays: config.retention.days,
     });
     try {
       return [
         result,
         await checkSetup(store.client, steps, n.alias, o.signal),
+        await checkLifecycle(store.client, steps, o.signal),
         ...(await checkHealth(store.client, es.indexPrefix, o.signal)),
+        await checkShardSizes(store.client, n.alias, es, o.signal),
       ];
     } catch (err) {
       const { detail, fix } = failure(err, store.spec);

@@ -336,3 +336,42 @@ test('doctor reads the Elasticsearch cluster health and disk watermarks, and fai
   assert.match(blocked.detail, new RegExp(`${prefix}-batches \\(write\\)`));
   assert.match(blocked.fix ?? '', /index\.blocks\.write/);
 });
+
+test('doctor checks the lifecycle policy against retention.days and the primary shard sizes of the daily behaviour indices', async () => {
+  const fake = new FakeElasticsearch();
+  cleanup(() => fake.close());
+  const url = await fake.listen();
+  const dir = tempDir();
+  const prefix = `ilm-${uniquePrefix()}`;
+  const env = { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix, SANDTRAIL_RETENTION_DAYS: '30' };
+  const cfg = await config(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix }, retention: { days: 30 } });
+  const missing = byId(await doctor(cfg, dir), 'store.lifecycle');
+  assert.equal(missing.status, 'fail');
+  assert.match(missing.detail, new RegExp(`lifecycle policy ${prefix}-behaviours is missing`));
+  assert.equal((await runCli(['es', 'setup'], { env })).code, 0);
+  const good = await doctor(cfg, dir);
+  assert.equal(byId(good, 'store.lifecycle').status, 'pass', byId(good, 'store.lifecycle').detail);
+  assert.match(byId(good, 'store.lifecycle').detail, /a day index is deleted 31d after its date/);
+  assert.equal(byId(good, 'store.shards').status, 'pass', byId(good, 'store.shards').detail);
+
+  // the policy was set up for 30 days; this configuration says 7
+  const other = await config(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix }, retention: { days: 7 } });
+  const mismatch = byId(await doctor(other, dir), 'store.lifecycle');
+  assert.equal(mismatch.status, 'fail');
+  assert.match(mismatch.detail, /deletes a day index 31d after its date, retention\.days here means 8d after its date/);
+  assert.match(mismatch.fix ?? '', /sandtrail es setup/);
+
+  // a day that outgrew its two primary shards: 100 GB of primaries
+  const day = `${prefix}-behaviours-2026.11.20`;
+  const client = createElasticsearchClient(url, { maxRetries: 0 });
+  cleanup(() => client.close());
+  await client.indices.create({ index: day });
+  fake.setStoreBytes(day, 100 * 1024 ** 3);
+  const big = byId(await doctor(cfg, dir), 'store.shards');
+  assert.equal(big.status, 'warn');
+  assert.match(
+    big.detail,
+    new RegExp(`primary shards past 30gb: ${day.replace(/\./g, '\\.')} \\(50\\.0 GB per primary shard, 2 shard\\(s\\)\\)`),
+  );
+  assert.match(big.fix ?? '', /set elasticsearch\.shards to 4 or more/);
+});

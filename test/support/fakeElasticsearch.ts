@@ -296,6 +296,11 @@ export class FakeElasticsearch {
     this.router.diskPercent = percent;
   }
 
+  /** The primary store size `_stats` reports for an index (default: the JSON of its documents). */
+  setStoreBytes(index: string, bytes: number): void {
+    this.router.storeBytes.set(index, bytes);
+  }
+
   /** Sets one setting of an index as an operator or the cluster would (`blocks.write`, `blocks.read_only_allow_delete`). */
   setIndexSetting(index: string, key: string, value: unknown): void {
     const idx = this.cluster.indices.get(index);

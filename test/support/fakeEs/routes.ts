@@ -175,6 +175,9 @@ export class Router {
       case '_mget':
         if (is('GET', 'POST') && segs.length === 2) return this.mget(a, body, qs);
         break;
+      case '_stats':
+        if (is('GET') && segs.length <= 3) return ok(this.stats(a));
+        break;
       case '_refresh':
         if (is('GET', 'POST') && segs.length === 2) return this.refresh(a);
         break;
@@ -521,6 +524,24 @@ export class Router {
         'cluster.routing.allocation.disk.watermark.flood_stage': '95%',
       },
     };
+  }
+
+  /** Store size the fake reports for an index, in bytes, instead of its documents' JSON (fake.setStoreBytes). */
+  readonly storeBytes = new Map<string, number>();
+
+  /** `<target>/_stats[/store]`: each index's primaries and total store size (its documents' JSON unless set). */
+  private stats(target: string): Obj {
+    const indices: Obj = {};
+    for (const idx of this.cluster.resolve(target, { allowNoIndices: true })) {
+      let bytes = this.storeBytes.get(idx.name);
+      if (bytes === undefined) {
+        bytes = 0;
+        for (const r of idx.live.values()) bytes += Buffer.byteLength(JSON.stringify(r.source));
+      }
+      const store = { store: { size_in_bytes: bytes }, docs: { count: idx.live.size } };
+      indices[idx.name] = { uuid: idx.uuid, primaries: store, total: store };
+    }
+    return { _shards: { total: 0, successful: 0, failed: 0 }, indices };
   }
 
   /** `_cat/allocation?format=json` for the one data node. */
