@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, test } from 'vitest';
+import { runBackfillCommand } from '../../src/cli/index.js';
+import { createLogger } from '../../src/log/index.js';
+import type { FeedManifest } from '../../src/synth/index.js';
+import { tempDir, testConfig } from '../support/env.js';
+import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+
+const fake = new FakeElasticsearch();
+afterAll(() => fake.close());
+
+const feed = join('sample', 'feed');
+const manifest = JSON.parse(readFileSync(join(feed, 'manifest.json'), 'utf8')) as FeedManifest;
+
+test('Elasticsearch through the pipeline: behaviours land in the index of their own day; under a retention they are past, the index stage deletes that day and writes nothing back', async () => {
+  const url = await fake.listen();
+  const dir = tempDir();
+  const prefix = 'ret';
+  const log = createLogger('silent');
+  const alias = `${prefix}-behaviours`;
+  const base = { store: `es:${url}`, elasticsearch: { indexPrefix: prefix } };
+
+  // the sample feed's behaviours were last modified on 2026-11-01
+  const kept = await testConfig(dir, { ...base, retention: { days: 365 } });
+  const first = await runBackfillCommand({ source: `dir:${feed}` }, { config: kept, log });
+  assert.equal(first.summary.batches.failed, 0, JSON.stringify(first.summary.failures));
+  const days = fake.aliasIndices(alias).filter((i) => /\d{4}\.\d\d\.\d\d$/.test(i));
+  assert.deepEqual(days, [`${prefix}-behaviours-2026.11.01`]);
+  assert.equal(fake.docs(alias).size, manifest.expectedIds.length);
+  for (const [id] of fake.docs(alias)) assert.equal(fake.copies(alias, id).length, 1, id);
+  assert.ok(fake.policies()[alias], 'es setup installed the lifecycle policy');
+
+  // the same minutes again under a retention of 1 day: every write is past it, and the index
+  // stage's retention steps delete the expired day whole
+  const expired = await testConfig(dir, { ...base, retention: { days: 1 } });
+  const second = await runBackfillCommand({ source: `dir:${feed}` }, { config: expired, log });
+  assert.equal(second.summary.batches.failed, 0, JSON.stringify(second.summary.failures));
+  assert.equal(second.summary.batches.ok, manifest.files.length);
+  assert.deepEqual(
+    fake.aliasIndices(alias).filter((i) => /\d{4}\.\d\d\.\d\d$/.test(i)),
+    [],
+  );
+  assert.equal(fake.docs(alias).size, 0);
+  // bookkeeping written now is kept
+  assert.equal(fake.docs(`${prefix}-batches`).size >= manifest.files.length, true);
+}, 120_000);
