@@ -106,7 +106,9 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
 
   const es = program.command('es').description('Elasticsearch index management');
   es.command('setup')
-    .description('create or update the lifecycle policy, the component and index templates, the read alias over the daily behaviour indices and the bookkeeping indices (idempotent)')
+    .description(
+      'create or update the lifecycle policy, the component and index templates, the read alias over the daily behaviour indices and the bookkeeping indices (idempotent)',
+    )
     .option('--dry-run', 'print the requests (Dev Tools console syntax) instead of sending them; needs no cluster')
     .option('--json', 'JSON output (with --dry-run: the request plan as a JSON array)')
     .action(
