@@ -98,6 +98,20 @@ describe('daily partitions: one live document per behaviour (mock)', () => {
       assert.deepEqual(await s.sink.query('behash', 'v1'), []);
     }));
 
+  test('when the newest version of a call is refused, the one it replaced is retryable and stored on its own next', () =>
+    withEnv(async ({ fake, alias, prefix, open }) => {
+      const s = open();
+      const [v1, v3] = [1, 3].map((d) => makeDoc(SHA('8'), 'Zenbox', at(d), { behash: `v${d}` }));
+      // the first item of this id the cluster sees (the newest: the only one sent) is refused for good
+      fake.failItems((id) => id === v1!.id, { status: 400, type: 'document_parsing_exception', reason: 'failed to parse' }, 1);
+      const first = await s.sink.upsert(sinkDocs([v1!, v3!]));
+      assert.equal(first[1]?.status, 'rejected');
+      assert.deepEqual([first[0]?.status, first[0]?.status === 'retryable' && first[0].code], ['retryable', 'newer_version_failed']);
+      // what the index stage does with a retryable item: write it again, alone
+      assert.deepEqual(await s.sink.upsert(sinkDocs([v1!])), [{ id: v1!.id, status: 'ok' }]);
+      assert.deepEqual(fake.copies(alias, v1!.id), [{ index: dayName(prefix, 1), version: at(1) }]);
+    }));
+
   test('counts, queries and top values are of distinct behaviours across every partition', () =>
     withEnv(async ({ fake, alias, prefix, open }) => {
       const s = open();

@@ -7,7 +7,7 @@ import { classifyRequestError, describeCause, esFaultError, esStoreFault, isInde
 import { bulkSender, chunksOf, dropSuperseded, itemBytes, runPool, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
 import { esNames, type EsNames } from './names.js';
-import { localRejection, planWithSetup, PartitionsNotReady, type DocPlan } from './partitionWriter.js';
+import { localRejection, planWithSetup, PartitionsNotReady, replacedResult, type DocPlan } from './partitionWriter.js';
 import { CopyLookupError, newestSource, PartitionList } from './partitions.js';
 import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
 
@@ -149,12 +149,16 @@ export class ElasticsearchSink implements Sink {
     }
 
     const prepared: PreparedItem[] = [];
+    // a version a newer one of the same call replaces takes that one's outcome, after the bulk
+    const replaced: { i: number; id: string }[] = [];
+    const written = new Map<string, number>();
     pending.forEach(({ i, doc, source }, k) => {
       const plan = plans[k] as DocPlan;
       if (plan.kind === 'replaced') {
-        results[i] = { id: doc.id, status: 'ok' };
+        replaced.push({ i, id: doc.id });
         return;
       }
+      if (plan.kind === 'write') written.set(doc.id, i);
       const base = { i, id: doc.id, version: doc.last_modification_date, deletes: plan.deletes };
       if (plan.kind === 'stale') {
         results[i] = { id: doc.id, status: 'ok', stale: true };
@@ -172,6 +176,7 @@ export class ElasticsearchSink implements Sink {
     const send = bulkSender(this.client, this.o.refresh, results, outcome);
     await runPool(chunksOf(prepared, this.flushBytes), this.concurrency, send);
     if (outcome.superseded) await dropSuperseded(this.client, this.o.refresh, outcome.superseded, results);
+    for (const r of replaced) results[r.i] = replacedResult(r.id, results[written.get(r.id) ?? -1]);
 
     if (outcome.missingIndex) {
       this.partitions.forget();

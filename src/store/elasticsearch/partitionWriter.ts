@@ -1,6 +1,6 @@
 import type { Client } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
-import { invalidDocReason, type DocMeta } from '../Sink.js';
+import { invalidDocReason, type DocMeta, type ItemResult } from '../Sink.js';
 import type { CopyDelete } from './bulkSender.js';
 import { classifyRequestError, errorType } from './classify.js';
 import type { EsNames } from './names.js';
@@ -180,4 +180,15 @@ export function localRejection(doc: DocMeta): { code: string; reason: string } |
     };
   }
   return undefined;
+}
+
+/**
+ * The outcome of a version a newer one of the same call replaced: ok (or stale) with it; when the
+ * newer one failed, retryable, so the index stage writes this one again on its own, as a store
+ * writing the versions in turn would have kept it.
+ */
+export function replacedResult(id: string, newer: ItemResult | undefined): ItemResult {
+  if (newer?.status === 'ok') return newer.stale ? { id, status: 'ok', stale: true } : { id, status: 'ok' };
+  const why = newer ? `${newer.code}: ${newer.reason}` : 'not sent';
+  return { id, status: 'retryable', code: 'newer_version_failed', reason: `the newer version of ${id} in the same write failed (${why})` };
 }
