@@ -110,8 +110,8 @@ export class SqliteHuntReader implements HuntReader {
    * Ids of the behaviours carrying a value that `n` behaviours carry, newest first (then by id),
    * `limit` from `offset`. A frequent value's page is found sooner by walking all behaviours
    * newest first and keeping those carrying it (about (offset + limit) * total / n of them) than
-   * by sorting its n rows; a rare value's rows are few, so they are sorted. max(rowid) bounds
-   * the total without counting (storedBehaviours: an upper bound once retention removed some).
+   * by sorting its n rows; a rare value's rows are few, so they are sorted. The span of the
+   * rowids stands for the total without counting (storedBehaviours).
    */
   private newestIds(kind: PivotKind, value: string, n: number, limit: number, offset: number): string[] {
     const total = storedBehaviours(this.db);

@@ -24,11 +24,12 @@ export const rowsOfParams = (
   keys: JSON.stringify(values.map((v) => [v.kind, v.value])),
 });
 /**
- * About how many behaviours the store holds, without counting them: the largest rowid (an upper
- * bound once retention removed some). Only the hunting reads' choice of plan depends on it.
+ * About how many behaviours the store holds, without counting them: the span of their rowids.
+ * Rowids grow as behaviours are written and retention removes the oldest first, so the span
+ * stays close to the count. Only the hunting reads' choice of plan depends on it.
  */
 export function storedBehaviours(db: Database): number {
-  return (db.prepare('SELECT max(rowid) FROM behaviours').pluck().get() as number | null) ?? 0;
+  return (db.prepare('SELECT max(rowid) - min(rowid) + 1 FROM behaviours').pluck().get() as number | null) ?? 0;
 }
 
 // Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
