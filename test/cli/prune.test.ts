@@ -81,6 +81,9 @@ test('prune refuses bad days with one line naming the flag or setting, and never
     assert.match(r.stderr, /--older-than must be a whole number of days from 1 to 36500, got/);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
+  const nothing = await runCli(['prune', '--bookkeeping-older-than', 'off'], { env });
+  assert.equal(nothing.code, 2);
+  assert.match(nothing.stderr, /prune has nothing to do/);
   const none = await runCli(['prune'], { env });
   assert.equal(none.code, 2);
   assert.match(none.stderr, /prune needs --older-than DAYS \(or the setting retention\.days\)/);

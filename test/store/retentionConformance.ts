@@ -95,6 +95,7 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         await s.sink.upsert(sinkDocs([makeDoc(SHA('a'), 'Zenbox', at(16), { behash: BEHASH('8') }), live]));
         nowSec = at(20);
         const cut = { behavioursBefore: nowSec - 5 * DAY };
+        assert.equal(await s.retention.oldest(), at(2), 'the oldest live version (the moved one is now of day 16)');
         const dry = await s.retention.prune({ ...cut, dryRun: true });
         assert.equal(dry.behaviours, 1, 'the moved behaviour is not counted: its live version is newer');
         assert.equal(await s.sink.count(), 3, 'a dry run removes nothing');
@@ -107,6 +108,7 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         assert.deepEqual(await s.sink.query('behash', BEHASH('9')), [live.id]);
         assert.deepEqual(await s.sink.query('behash', BEHASH('8')), [moved.id]);
         assert.equal((await s.retention.prune(cut)).behaviours, 0, 'a second prune finds nothing');
+        assert.equal(await s.retention.oldest(), at(16));
       });
     });
 
@@ -138,6 +140,7 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
           assert.ok(steps < 10, 'prune never reported done');
         }
         assert.equal(removed, 7);
+        assert.equal(await s.retention.oldest(), null, 'an empty store has no oldest behaviour');
         assert.ok(steps >= 3);
         assert.equal(await s.sink.count(), 0);
       });

@@ -39,6 +39,8 @@ export async function pruneCommand(opts: PruneFlags, ctx: CliContext): Promise<n
     opts.bookkeepingOlderThan !== undefined
       ? daysFlag('--bookkeeping-older-than', opts.bookkeepingOlderThan, true)
       : (r.bookkeepingDays ?? docs);
+  if (docs === 'off' && book === 'off')
+    throw new SandtrailError('USAGE', 'prune has nothing to do: give --older-than DAYS or --bookkeeping-older-than DAYS');
   const now = Math.floor(Date.now() / 1000);
   const cut: PruneOptions = {
     ...(docs === 'off' ? {} : { behavioursBefore: now - docs * DAY_SEC }),
