@@ -83,6 +83,34 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
       });
     });
 
+    test('the hunting reads span every partition: pivot statistics, related behaviours, file roll-ups, top since', async () => {
+      await withStore('off', async (s) => {
+        const H = BEHASH('h');
+        const a = makeDoc(SHA('a'), 'Zenbox', at(1), { behash: H });
+        const b = makeDoc(SHA('a'), 'CAPE Sandbox', at(5), { behash: H });
+        const c = makeDoc(SHA('c'), 'Zenbox', at(9), { behash: H });
+        await s.sink.upsert(sinkDocs([a, b, c]));
+        // a newer version of the first moves it to a later day, still carrying the value
+        await s.sink.upsert(sinkDocs(makeDoc(SHA('a'), 'Zenbox', at(12), { behash: H })));
+        const stats = await s.hunt.pivotStats('behash', H);
+        assert.deepEqual([stats.behaviours, stats.files], [3, 2]);
+        assert.deepEqual(
+          stats.newest.map((l) => l.id),
+          [a.id, c.id, b.id],
+        );
+        const related = await s.hunt.related(c.id);
+        assert.deepEqual(related?.values, [{ kind: 'behash', value: H, others: 2 }]);
+        assert.deepEqual(related?.related.map((r) => r.id).sort(), [a.id, b.id].sort());
+        const file = await s.hunt.fileRollup(SHA('a'));
+        assert.deepEqual(file?.reports.map((r) => r.sandbox_name).sort(), ['CAPE Sandbox', 'Zenbox']);
+        const top = await s.hunt.top('behash', { since: at(8) });
+        assert.deepEqual(
+          top.map((t) => [t.value, t.behaviours]),
+          [[H, 2]],
+        );
+      });
+    });
+
     test('prune drops what expired by its own date, never the newer version of one of its behaviours', async () => {
       await withStore(5, async (s) => {
         const moved = makeDoc(SHA('a'), 'Zenbox', at(1), { behash: BEHASH('9') });
