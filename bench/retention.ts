@@ -2,10 +2,12 @@
  * `npm run bench:retention`: what retention costs the SQLite store against what writing costs it.
  * A fresh store is filled with N behaviours made by the synthetic generator (full-size reports)
  * spread over D days of `last_modification_date`, written through the real SqliteSink in chunks;
- * then one more day is written and the oldest day pruned through Store.retention in the index
- * stage's steps. Printed per phase: behaviours/s and bytes written per behaviour (this process's
- * write_bytes in /proc/self/io: the WAL and a checkpoint closing each phase), and the file size (with its WAL). Figures are
- * reported, never asserted; the run fails only when the store does not end with what it should.
+ * then one more day is written, the oldest day pruned through Store.retention in the index
+ * stage's steps, and last a day written into a store of its own (what the day's partition of a
+ * store split by day would be). Printed per phase: behaviours/s, bytes written per behaviour
+ * (this process's write_bytes in /proc/self/io: the WAL and a checkpoint closing each phase) and
+ * the file size (with its WAL). Figures are reported, never asserted; the run fails only when the
+ * store does not end with what it should.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -18,8 +20,10 @@ import { UsageError, outOption, parseFlags, positiveInt } from './args.js';
 const HELP = `Usage: npm run bench:retention -- [options]
 
 Fills a fresh SQLite store (<out>/retention.db) with N behaviours over D days through the real
-sink, writes one more day, then prunes the oldest day in retention's steps (retention.stepRows),
-and prints behaviours/s, bytes written per behaviour and the file size of each phase.
+sink, writes one more day, prunes the oldest day in retention's steps (retention.stepRows), then
+writes a day into a store of its own (<out>/one-day.db: what one day's partition would be if the
+store were split by day), and prints behaviours/s, bytes written per behaviour and the file size
+of each phase.
 
   --behaviours N   behaviours in the store before the timed phases (default 60000)
   --days D         days their last_modification_date spans (default 30)
@@ -75,7 +79,9 @@ async function main(): Promise<void> {
   }
   mkdirSync(o.out, { recursive: true });
   const file = join(o.out, 'retention.db');
-  for (const s of ['', '-wal', '-shm']) rmSync(file + s, { force: true });
+  // one day alone in a store of its own: what the day's partition would hold if the store were split by day
+  const dayFile = join(o.out, 'one-day.db');
+  for (const f of [file, dayFile]) for (const s of ['', '-wal', '-shm']) rmSync(f + s, { force: true });
   const rng = new Rng(7);
   const pools = createPivotPools(7);
   let serial = 0;
@@ -90,14 +96,15 @@ async function main(): Promise<void> {
       return sinkDocOf(x.doc);
     });
   const store = openSqliteStore(file);
-  const checkpoint = new BetterSqlite3(file);
+  const dayStore = openSqliteStore(dayFile);
+  const checkpoints = new Map([file, dayFile].map((f) => [f, new BetterSqlite3(f)]));
   const phases: Phase[] = [];
-  const timed = async (phase: string, work: () => Promise<number>): Promise<void> => {
+  const timed = async (phase: string, work: () => Promise<number>, target = file): Promise<void> => {
     const w = written();
     const t = process.hrtime.bigint();
     const n = await work();
     // the phase's pages reach the file at a checkpoint: force it, so each phase pays its own
-    checkpoint.pragma('wal_checkpoint(TRUNCATE)');
+    checkpoints.get(target)?.pragma('wal_checkpoint(TRUNCATE)');
     const seconds = Number(process.hrtime.bigint() - t) / 1e9;
     const p = {
       phase,
@@ -106,15 +113,15 @@ async function main(): Promise<void> {
       perSecond: Math.round(n / seconds),
       kibWrittenPerBehaviour: Math.round(((written() - w) / Math.max(n, 1) / 1024) * 10) / 10,
       // the WAL holds what a checkpoint has not copied into the file yet
-      fileMB: Math.round((statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0)) / 1e5) / 10,
+      fileMB: Math.round((statSync(target).size + (existsSync(`${target}-wal`) ? statSync(`${target}-wal`).size : 0)) / 1e5) / 10,
     };
     phases.push(p);
     say(
       `${phase}: ${n} behaviours in ${p.seconds} s (${p.perSecond}/s), ${p.kibWrittenPerBehaviour} KiB written each, file ${p.fileMB} MB`,
     );
   };
-  const write = async (docs: SinkDoc[]): Promise<number> => {
-    for (let i = 0; i < docs.length; i += CHUNK) await store.sink.upsert(docs.slice(i, i + CHUNK));
+  const write = async (docs: SinkDoc[], into = store): Promise<number> => {
+    for (let i = 0; i < docs.length; i += CHUNK) await into.sink.upsert(docs.slice(i, i + CHUNK));
     return docs.length;
   };
   const perDay = Math.max(1, Math.floor(o.behaviours / o.days));
@@ -133,16 +140,23 @@ async function main(): Promise<void> {
         if (r.done) return n;
       }
     });
+    await timed('write one more day into a store of its own', async () => write(day(o.days + 1, perDay), dayStore), dayFile);
     const held = await store.sink.count();
     if (held !== perDay * o.days) throw new Error(`the store holds ${held} behaviours, not ${perDay * o.days}`);
   } finally {
-    checkpoint.close();
+    for (const c of checkpoints.values()) c.close();
     await store.close();
+    await dayStore.close();
   }
-  const [, add, prune] = phases;
-  const ratio = add && prune ? Math.round((prune.kibWrittenPerBehaviour / add.kibWrittenPerBehaviour) * 100) / 100 : null;
-  if (o.json) process.stdout.write(`${JSON.stringify({ store: file, days: o.days, perDay, phases, pruneToWriteBytes: ratio })}\n`);
-  else process.stdout.write(`prune writes ${ratio}x the bytes per behaviour that writing does\n`);
+  const [, add, prune, alone] = phases;
+  const ratio = (x?: Phase): number | null =>
+    x && add ? Math.round((x.kibWrittenPerBehaviour / add.kibWrittenPerBehaviour) * 100) / 100 : null;
+  const ratios = { pruneToWriteBytes: ratio(prune), dayAloneToWriteBytes: ratio(alone) };
+  if (o.json) process.stdout.write(`${JSON.stringify({ store: file, days: o.days, perDay, phases, ...ratios })}\n`);
+  else
+    process.stdout.write(
+      `pruning a day writes ${ratios.pruneToWriteBytes}x the bytes per behaviour that writing a day into the store does; writing it into a store of its own ${ratios.dayAloneToWriteBytes}x\n`,
+    );
 }
 
 await main().catch((err: unknown) => {
