@@ -33,6 +33,8 @@ export { failedEntry } from './BatchLog.js';
 export { PRIVATE_FILE_KEYS, invalidPrivateFileReason } from './PrivateFileStore.js';
 export type { PrivateFileKey, PrivateFileStore } from './PrivateFileStore.js';
 export type { Store } from './Store.js';
+export { healthCheckOf } from './Health.js';
+export type { HealthCheck, HealthCheckOf, HealthStatus } from './Health.js';
 export { retentionCutoffs, emptyPruneReport } from './Retention.js';
 export { RetentionLoop } from './RetentionLoop.js';
 export type { RetentionLoopSettings } from './RetentionLoop.js';

@@ -7,27 +7,14 @@ import {
   importKibanaNdjson,
   kibanaNdjson,
   setupElasticsearch,
+  setupOptionsOf,
   setupPlan,
   type KibanaAuth,
-  type SetupOptions,
   type SetupStep,
 } from '../../store/index.js';
 import { isElasticsearchSpec, openElasticsearch } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { packageRoot } from '../packageRoot.js';
-
-/** The index layout settings `es setup` applies, from the validated config. */
-function setupOptions(config: Config): SetupOptions {
-  const es = config.elasticsearch;
-  return {
-    prefix: es.indexPrefix,
-    shards: es.shards,
-    replicas: es.replicas,
-    refreshInterval: es.refreshInterval,
-    totalFieldsLimit: es.totalFieldsLimit,
-    retentionDays: config.retention.days,
-  };
-}
 
 const CONDITION: Record<SetupStep['when'], (s: SetupStep) => string> = {
   always: () => '',
@@ -44,7 +31,7 @@ function consoleText(steps: readonly SetupStep[]): string {
 
 /** `sandtrail es setup`: create or upgrade the templates, the lifecycle policy, the read alias and the bookkeeping indices. */
 export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ctx: CliContext): Promise<number> {
-  const options = setupOptions(ctx.config);
+  const options = setupOptionsOf(ctx.config);
   if (o.dryRun) {
     const steps = setupPlan(options);
     await writeOut(o.json ? `${JSON.stringify(steps, null, 2)}\n` : `${consoleText(steps)}\n# (dry run: nothing was sent)\n`);

@@ -10,7 +10,9 @@ export { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.j
 export { ElasticsearchRetention } from './ElasticsearchRetention.js';
 export type { EsRetentionOptions } from './ElasticsearchRetention.js';
 export type { ElasticsearchPrivateFileStoreOptions } from './ElasticsearchPrivateFileStore.js';
-export { setupElasticsearch, setupPlan } from './setup.js';
+export { setupElasticsearch, setupOptionsOf, setupPlan } from './setup.js';
+export { elasticsearchHealth } from './health.js';
+export type { ElasticsearchHealthOptions } from './health.js';
 export type { SetupOptions, SetupResult, SetupStep } from './setup.js';
 export { openElasticsearchStore, createElasticsearchClient, parseElasticsearchSpec } from './openElasticsearchStore.js';
 export type {

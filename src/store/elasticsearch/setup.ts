@@ -1,3 +1,4 @@
+import type { Config } from '../../config/index.js';
 import type { Client } from '@elastic/elasticsearch';
 import { errorType } from './classify.js';
 import { SandtrailError } from '../../errors/index.js';
@@ -56,6 +57,19 @@ export interface SetupResult {
 }
 
 const PRIORITY = 200;
+
+/** The index layout and retention `es setup` applies, from the validated configuration. */
+export function setupOptionsOf(config: Pick<Config, 'elasticsearch' | 'retention'>): SetupOptions {
+  const es = config.elasticsearch;
+  return {
+    prefix: es.indexPrefix,
+    shards: es.shards,
+    replicas: es.replicas,
+    refreshInterval: es.refreshInterval,
+    totalFieldsLimit: es.totalFieldsLimit,
+    retentionDays: config.retention.days,
+  };
+}
 
 /** The requests that set up (or upgrade) the indices of one prefix; pure. */
 export function setupPlan(options: SetupOptions = {}): SetupStep[] {

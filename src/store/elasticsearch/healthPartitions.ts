@@ -1,8 +1,8 @@
 import type { Client } from '@elastic/elasticsearch';
-import type { Config } from '../config/index.js';
-import type { SetupStep } from '../store/index.js';
-import { checkOf, type CheckResult } from './CheckResult.js';
+import type { Config } from '../../config/index.js';
+import { healthCheckOf as checkOf, type HealthCheck as CheckResult } from '../Health.js';
 import { flatSettings } from './flatSettings.js';
+import type { SetupStep } from './setup.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
