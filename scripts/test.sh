@@ -24,35 +24,28 @@ echo "== cycles" >&2
 node scripts/check-cycles.mjs
 echo "== tests" >&2
 npx vitest run "$@"
+# A bench run in a directory of its own (so a developer's bench/out is neither clobbered nor
+# reused): removed when the run passes, kept and named when it fails. Figures are never asserted.
+#   smoke NAME WHAT-IS-KEPT SCRIPT ARGS...
+smoke() {
+  local name=$1 kept=$2 script=$3
+  shift 3
+  echo "== $name smoke" >&2
+  local out
+  out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-${name// /-}-smoke.XXXXXX")
+  if npm run --silent "$script" -- "$@" --out "$out"; then
+    rm -rf "$out"
+  else
+    echo "$name smoke failed; $kept in $out" >&2
+    exit 1
+  fi
+}
 # The smallest bench that still runs every phase (raw, normalize, the official client's Python
 # loop when python3 exists, e2e through Redis and SQLite, and the backfill CLI; 3 files of ~0.6 MB):
-# it only has to finish with its ids verified; figures are not asserted. Its own directory, so a
-# developer's bench/out feed is neither clobbered nor reused.
-echo "== bench smoke" >&2
-bench_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-bench-smoke.XXXXXX")
-if npm run --silent bench -- --mb 1 --per-minute 50 --timeout 120 --out "$bench_out"; then
-  rm -rf "$bench_out"
-else
-  echo "bench smoke failed; its feed and worker logs are in $bench_out" >&2
-  exit 1
-fi
-# The hunting reads on a small store built through the SQLite sink: every read must answer (times
-# are reported, not asserted). Its own directory, so bench/out/hunt is neither clobbered nor reused.
-echo "== hunt bench smoke" >&2
-hunt_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-hunt-smoke.XXXXXX")
-if npm run --silent bench:hunt -- --behaviours 5000 --runs 2 --out "$hunt_out"; then
-  rm -rf "$hunt_out"
-else
-  echo "hunt bench smoke failed; its store is in $hunt_out" >&2
-  exit 1
-fi
-# What retention costs against writing, on a small store (figures reported, not asserted): the run
-# only has to end with the store holding what it should. Its own directory, as above.
-echo "== retention bench smoke" >&2
-retention_out=$(mktemp -d "${TMPDIR:-/tmp}/sandtrail-retention-smoke.XXXXXX")
-if npm run --silent bench:retention -- --behaviours 900 --days 3 --out "$retention_out"; then
-  rm -rf "$retention_out"
-else
-  echo "retention bench smoke failed; its store is in $retention_out" >&2
-  exit 1
-fi
+# it only has to finish with its ids verified.
+smoke bench "its feed and worker logs are" bench --mb 1 --per-minute 50 --timeout 120
+# The hunting reads on a small store built through the SQLite sink: every read must answer.
+smoke "hunt bench" "its store is" bench:hunt --behaviours 5000 --runs 2
+# What retention costs against writing, on a small store: the run only has to end with the store
+# holding what it should.
+smoke "retention bench" "its store is" bench:retention --behaviours 900 --days 3

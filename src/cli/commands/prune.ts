@@ -1,5 +1,5 @@
 import { SandtrailError } from '../../errors/index.js';
-import { emptyPruneReport, type PruneOptions, type PruneReport, type RetentionDays } from '../../store/index.js';
+import { emptyPruneReport, retentionCutoffs, type PruneOptions, type PruneReport, type RetentionDays } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 
 export interface PruneFlags {
@@ -8,8 +8,6 @@ export interface PruneFlags {
   dryRun?: boolean;
   json?: boolean;
 }
-
-const DAY_SEC = 86_400;
 
 /** A days flag: a whole number from 1 to 36500, or `off` where allowed; anything else is a usage error naming the flag. */
 function daysFlag(flag: string, raw: string, allowOff: boolean): RetentionDays {
@@ -41,11 +39,7 @@ export async function pruneCommand(opts: PruneFlags, ctx: CliContext): Promise<n
       : (r.bookkeepingDays ?? docs);
   if (docs === 'off' && book === 'off')
     throw new SandtrailError('USAGE', 'prune has nothing to do: give --older-than DAYS or --bookkeeping-older-than DAYS');
-  const now = Math.floor(Date.now() / 1000);
-  const cut: PruneOptions = {
-    ...(docs === 'off' ? {} : { behavioursBefore: now - docs * DAY_SEC }),
-    ...(book === 'off' ? {} : { bookkeepingBefore: now - book * DAY_SEC }),
-  };
+  const cut: PruneOptions = retentionCutoffs({ days: docs, bookkeepingDays: book }, Date.now());
   const total = await withStore(
     ctx,
     async (s) => {

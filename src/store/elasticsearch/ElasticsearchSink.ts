@@ -2,7 +2,7 @@ import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
 import { depthRejection, jsonText, pivotKey, type DocMeta, type ItemResult, type PivotKind, type Sink, type SinkDoc } from '../Sink.js';
-import type { RetentionDays } from '../Retention.js';
+import { retentionCutoffs, type RetentionDays } from '../Retention.js';
 import { classifyRequestError, describeCause, esFaultError, esStoreFault, isIndexNotFound, readFailure } from './classify.js';
 import { bulkSender, chunksOf, dropSuperseded, itemBytes, runPool, type BulkOutcome, type PreparedItem } from './bulkSender.js';
 import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
@@ -39,7 +39,6 @@ export interface ElasticsearchSinkOptions {
 }
 
 const MAX_RESULT_WINDOW = 10_000;
-const DAY_SEC = 86_400;
 
 /**
  * The production sink, over daily partitions: a behaviour lives in `<prefix>-behaviours-yyyy.MM.dd`,
@@ -89,10 +88,7 @@ export class ElasticsearchSink implements Sink {
 
   async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
     const results: ItemResult[] = new Array<ItemResult>(docs.length);
-    const cutoff =
-      typeof this.o.retentionDays === 'number'
-        ? Math.floor((this.o.now?.() ?? Date.now()) / 1000) - this.o.retentionDays * DAY_SEC
-        : undefined;
+    const cutoff = retentionCutoffs({ days: this.o.retentionDays ?? 'off' }, this.o.now?.() ?? Date.now()).behavioursBefore;
     const pending: { i: number; doc: DocMeta; source: string }[] = [];
     docs.forEach((item, i) => {
       const doc = item.meta;

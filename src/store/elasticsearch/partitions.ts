@@ -1,4 +1,4 @@
-import type { Client } from '@elastic/elasticsearch';
+import type { Client, estypes } from '@elastic/elasticsearch';
 import type { EsErrorCause } from './classify.js';
 import { isNotFound } from './classify.js';
 import type { EsNames } from './names.js';
@@ -76,6 +76,19 @@ export class CopyLookupError extends Error {
   }
 }
 
+/** The entries of an mget answer that found a document; an index deleted meanwhile holds nothing, any other error fails the lookup. */
+function found<T>(docs: readonly estypes.MgetResponseItem<T>[]): estypes.GetGetResult<T>[] {
+  const out: estypes.GetGetResult<T>[] = [];
+  for (const d of docs) {
+    if ('error' in d && d.error) {
+      if (d.error.type === 'index_not_found_exception') continue;
+      throw new CopyLookupError(d.error as EsErrorCause);
+    }
+    if ('found' in d && d.found) out.push(d);
+  }
+  return out;
+}
+
 /**
  * Every copy of `ids` in `indices`, by id: one real-time mget of each id in each index, so a
  * write made a moment ago is found whatever the refresh interval (a search would miss it).
@@ -86,12 +99,8 @@ export async function locateCopies(client: Client, ids: readonly string[], indic
   if (ids.length === 0 || indices.length === 0) return out;
   const docs = indices.flatMap((index) => ids.map((id) => ({ _index: index, _id: id })));
   const r = await client.mget({ docs, _source: false });
-  for (const d of r.docs) {
-    if ('error' in d && d.error) {
-      if (d.error.type === 'index_not_found_exception') continue;
-      throw new CopyLookupError(d.error as EsErrorCause);
-    }
-    if (!('found' in d) || !d.found || typeof d._version !== 'number') continue;
+  for (const d of found(r.docs)) {
+    if (typeof d._version !== 'number') continue;
     const list = out.get(d._id) ?? [];
     list.push({ index: d._index, version: d._version });
     out.set(d._id, list);
@@ -124,13 +133,9 @@ export async function newestSource(
     ...(excludes.length > 0 ? { _source_excludes: [...excludes] } : {}),
   });
   let best: { version: number; source: Record<string, unknown> } | undefined;
-  for (const d of r.docs) {
-    if ('error' in d && d.error) {
-      if (d.error.type === 'index_not_found_exception') continue;
-      throw new CopyLookupError(d.error as EsErrorCause);
-    }
-    const version = 'found' in d && d.found ? (d._version ?? 0) : -1;
-    if ('found' in d && d.found && d._source && (!best || version > best.version)) best = { version, source: d._source };
+  for (const d of found(r.docs)) {
+    const version = d._version ?? 0;
+    if (d._source && (!best || version > best.version)) best = { version, source: d._source };
   }
   return best?.source ?? null;
 }

@@ -13,6 +13,8 @@ const STEP_ROWS = 2000;
 interface BookTable {
   key: keyof Pick<PruneReport, 'deadLetters' | 'batches' | 'watchHits' | 'artefacts'>;
   count: Statement;
+  /** Whether a row written before a time remains (one probe of the time index, not a count). */
+  any: Statement;
   /** Removes up to `limit` rows written before `before`; returns how many. */
   remove: (before: number, limit: number) => number;
 }
@@ -27,6 +29,7 @@ interface BookTable {
 export class SqliteRetention implements Retention {
   private readonly expired: Statement;
   private readonly countExpired: Statement;
+  private readonly anyExpired: Statement;
   private readonly deleteDoc: Statement;
   private readonly deletePivot: Statement;
   private readonly books: BookTable[];
@@ -36,6 +39,7 @@ export class SqliteRetention implements Retention {
       "SELECT id, json_extract(doc, '$.pivots') AS pivots FROM behaviours WHERE last_modification_date < ? ORDER BY last_modification_date LIMIT ?",
     );
     this.countExpired = db.prepare('SELECT count(*) FROM behaviours WHERE last_modification_date < ?').pluck();
+    this.anyExpired = db.prepare('SELECT 1 FROM behaviours WHERE last_modification_date < ? LIMIT 1').pluck();
     this.deleteDoc = db.prepare('DELETE FROM behaviours WHERE id = ?');
     this.deletePivot = db.prepare('DELETE FROM pivots WHERE kind = ? AND value = ? AND id = ?');
     const batchNames = db.prepare('SELECT batch FROM batches WHERE finished_at < ? ORDER BY finished_at LIMIT ?').pluck();
@@ -54,10 +58,10 @@ export class SqliteRetention implements Retention {
       return (before, limit) => s.run(before, limit).changes;
     };
     this.books = [
-      { key: 'deadLetters', count: this.counter('dead_letters', 'created_at'), remove: byRowid('dead_letters', 'created_at') },
+      { key: 'deadLetters', ...this.probes('dead_letters', 'created_at'), remove: byRowid('dead_letters', 'created_at') },
       {
         key: 'batches',
-        count: this.counter('batches', 'finished_at'),
+        ...this.probes('batches', 'finished_at'),
         remove: (before, limit) => {
           const names = batchNames.all(before, limit) as string[];
           for (const b of names) {
@@ -69,15 +73,18 @@ export class SqliteRetention implements Retention {
       },
       {
         key: 'watchHits',
-        count: this.counter('watch_hits', 'at'),
+        ...this.probes('watch_hits', 'at'),
         remove: byKey('watch_hits', 'watch, behaviour_id, last_modified', 'at'),
       },
-      { key: 'artefacts', count: this.counter('artefacts', 'fetched_at'), remove: byKey('artefacts', 'behaviour_id, kind', 'fetched_at') },
+      { key: 'artefacts', ...this.probes('artefacts', 'fetched_at'), remove: byKey('artefacts', 'behaviour_id, kind', 'fetched_at') },
     ];
   }
 
-  private counter(table: string, column: string): Statement {
-    return this.db.prepare(`SELECT count(*) FROM ${table} WHERE ${column} < ?`).pluck();
+  private probes(table: string, column: string): Pick<BookTable, 'count' | 'any'> {
+    return {
+      count: this.db.prepare(`SELECT count(*) FROM ${table} WHERE ${column} < ?`).pluck(),
+      any: this.db.prepare(`SELECT 1 FROM ${table} WHERE ${column} < ? LIMIT 1`).pluck(),
+    };
   }
 
   async prune(o: PruneOptions): Promise<PruneReport> {
@@ -98,7 +105,8 @@ export class SqliteRetention implements Retention {
         budget -= n;
         if (n === 0) break;
       }
-      if ((this.countExpired.get(docsBefore) as number) > 0) report.done = false;
+      // a step that used its whole budget may have left some: one probe, not a count of them all
+      if (budget <= 0 && this.anyExpired.get(docsBefore) !== undefined) report.done = false;
     }
     if (bookBefore !== undefined) {
       for (const t of this.books) {
@@ -108,7 +116,7 @@ export class SqliteRetention implements Retention {
           budget -= n;
           if (n === 0) break;
         }
-        if ((t.count.get(bookBefore) as number) > 0) report.done = false;
+        if (budget <= 0 && t.any.get(bookBefore) !== undefined) report.done = false;
       }
     }
     return report;

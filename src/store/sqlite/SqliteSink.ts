@@ -202,9 +202,11 @@ export class SqliteSink implements Sink {
 
   async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
     const now = Math.floor(Date.now() / 1000);
+    // the retention cutoff of this call, read once (not per document)
+    const cutoff = this.keptAfter?.();
     const write = this.db.transaction((items: readonly SinkDoc[]) => {
       const pending: PendingPivots = { rows: [], latest: new Map() };
-      const results = items.map((doc, i) => this.writeOne(doc, now, i, pending));
+      const results = items.map((doc, i) => this.writeOne(doc, now, cutoff, i, pending));
       this.insertPivots(pending, results);
       return results;
     });
@@ -233,14 +235,13 @@ export class SqliteSink implements Sink {
     }
   }
 
-  private writeOne(item: SinkDoc, now: number, index: number, pending: PendingPivots): ItemResult {
+  private writeOne(item: SinkDoc, now: number, cutoff: number | undefined, index: number, pending: PendingPivots): ItemResult {
     const doc = item.meta;
     const invalid = invalidDocReason(doc);
     if (invalid) return { id: String(doc?.id), status: 'rejected', code: 'invalid_document', reason: invalid };
     const deep = depthRejection(doc, this.maxDepth);
     if (deep) return { id: doc.id, status: 'rejected', ...deep };
     // past retention: the store would remove it at its next step, so it has already converged
-    const cutoff = this.keptAfter?.();
     if (cutoff !== undefined && doc.last_modification_date < cutoff) return { id: doc.id, status: 'ok', stale: true, expired: true };
     const json = item.json;
     const hunt = hasHuntFields(doc);
