@@ -84,10 +84,9 @@ function plan(file: string): Read[] {
     }
     const hot = pick('behash', 'DESC').value;
     const cold = pick('behash', 'ASC').value;
-    const count = (db.prepare('SELECT max(rowid) AS n FROM behaviours').get() as { n: number }).n;
     const ids: [string, string][] = [
       ['newest of the hottest behash', (db.prepare("SELECT id FROM pivots WHERE kind = 'behash' AND value = ? ORDER BY id DESC LIMIT 1").get(hot) as { id: string }).id],
-      ['a behaviour in the middle', (db.prepare('SELECT id FROM behaviours WHERE rowid >= ? LIMIT 1').get(Math.ceil(count / 2)) as { id: string }).id],
+      ['a behaviour in the middle', (db.prepare("SELECT id FROM behaviour_days WHERE id >= '8' ORDER BY id LIMIT 1").get() as { id: string }).id],
       ['the coldest behash', (db.prepare("SELECT id FROM pivots WHERE kind = 'behash' AND value = ? LIMIT 1").get(cold) as { id: string }).id],
     ]; // prettier-ignore
     for (const [what, id] of ids) {

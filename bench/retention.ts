@@ -3,8 +3,9 @@
  * A fresh store is filled with N behaviours made by the synthetic generator (full-size reports)
  * spread over D days of `last_modification_date`, written through the real SqliteSink in chunks;
  * then one more day is written, the oldest day pruned through Store.retention in the index
- * stage's steps, and last a day written into a store of its own (what the day's partition of a
- * store split by day would be). Printed per phase: behaviours/s, bytes written per behaviour
+ * stage's steps, and last a day written into a store of its own (the cost of a write into a store
+ * that holds nothing else: the store being split by day, writing a day into the full store should
+ * cost about as much). Printed per phase: behaviours/s, bytes written per behaviour
  * (this process's write_bytes in /proc/self/io: the WAL and a checkpoint closing each phase) and
  * the file size (with its WAL). Figures are reported, never asserted; the run fails only when the
  * store does not end with what it should.
@@ -21,8 +22,8 @@ const HELP = `Usage: npm run bench:retention -- [options]
 
 Fills a fresh SQLite store (<out>/retention.db) with N behaviours over D days through the real
 sink, writes one more day, prunes the oldest day in retention's steps (retention.stepRows), then
-writes a day into a store of its own (<out>/one-day.db: what one day's partition would be if the
-store were split by day), and prints behaviours/s, bytes written per behaviour and the file size
+writes a day into a store of its own (<out>/one-day.db: the cost of a write into a store holding
+nothing else, which a store split by day should match), and prints behaviours/s, bytes written per behaviour and the file size
 of each phase.
 
   --behaviours N   behaviours in the store before the timed phases (default 60000)

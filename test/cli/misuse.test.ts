@@ -6,7 +6,10 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, test } from 'vitest';
+import BetterSqlite3 from 'better-sqlite3';
 import { writeFeed } from '../../src/synth/index.js';
+import { writePreviousLayout } from '../store/previousLayout.js';
+import { makeDoc } from '../store/sinkConformance.js';
 import { baseEnv, builtCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 
@@ -413,6 +416,53 @@ describe('a store the hunter may only read', () => {
     assert.ok(r.stderr.includes(file), r.stderr);
     assert.match(r.stderr, /permission denied/);
   });
+});
+
+test('a store written before the split by day, shared read-only: one line naming the fix, exit 1, the file unchanged', async (ctx) => {
+  const user = asNobody();
+  if (typeof user === 'string') {
+    console.warn(`skipped: ${user}`);
+    ctx.skip();
+    return;
+  }
+  const s = scope();
+  chmodSync(s.dir, 0o755);
+  chmodSync(s.tmp, 0o777);
+  const shared = join(s.dir, 'shared');
+  mkdirSync(shared);
+  const file = join(shared, 'old.db');
+  const db = new BetterSqlite3(file);
+  writePreviousLayout(db, [makeDoc('a'.repeat(64), 'Zenbox', 1_700_000_000, { behash: 'b1' })]);
+  db.close();
+  chmodSync(file, 0o444);
+  chmodSync(shared, 0o555);
+  const before = createHash('sha256').update(readFileSync(file)).digest('hex');
+  try {
+    const r = await cli(['query', '--behash', 'b1', '--store', `sqlite:${file}`], { tmp: s.tmp, asUser: user, env: NO_REDIS_URL });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /written by an older version and is not split by day yet/);
+    assert.match(r.stderr, /run any sandtrail command on it once as a user who may write it/);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.equal(createHash('sha256').update(readFileSync(file)).digest('hex'), before);
+  } finally {
+    chmodSync(shared, 0o755);
+  }
+  // its owner opens it once (any command): it is split, and the hunter reads it
+  const own = await cli(['query', '--behash', 'b1', '--json', '--store', `sqlite:${file}`], { tmp: s.tmp, env: NO_REDIS_URL });
+  assert.equal(own.code, 0, own.stderr);
+  assert.deepEqual(JSON.parse(own.stdout), [`${'a'.repeat(64)}_Zenbox`]);
+  chmodSync(shared, 0o555);
+  try {
+    const r = await cli(['query', '--behash', 'b1', '--json', '--store', `sqlite:${file}`], {
+      tmp: s.tmp,
+      asUser: user,
+      env: NO_REDIS_URL,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), [`${'a'.repeat(64)}_Zenbox`]);
+  } finally {
+    chmodSync(shared, 0o755);
+  }
 });
 
 describe('a feed directory with nothing to backfill', () => {

@@ -140,7 +140,12 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
     const db = new BetterSqlite3(join(dir, 'store.db'));
     db.prepare('DELETE FROM batch_chunks WHERE batch = ?').run(addMinutes(start, 1));
     db.prepare("UPDATE batches SET status = 'pending' WHERE batch = ?").run(addMinutes(start, 1));
-    db.prepare('DELETE FROM behaviours').run();
+    // every day's behaviours and pivot rows, and where the locator says they are
+    const dayTables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '[bp][ei][hv]*_*'")
+      .pluck()
+      .all() as string[];
+    for (const t of dayTables) db.exec(`DELETE FROM "${t}"`);
     db.close();
     await redis.restart({ empty: true });
     assert.deepEqual(await Scheduler.pointers(queues, config.queuePrefix), { scheduled: null, cursor: null });

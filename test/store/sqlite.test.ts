@@ -133,8 +133,9 @@ test('a store created by the previous schema gains the hunting columns at open, 
       { kind: 'behash', value: 'b1', analysis_date: doc.analysis_date, sandbox_name: 'Zenbox', verdicts: '["MALWARE","TROJAN"]' },
       { kind: 'sigma_rule_id', value: 'sig-1', analysis_date: doc.analysis_date, sandbox_name: 'Zenbox', verdicts: '["MALWARE","TROJAN"]' },
     ]);
+    // its tables are kept as the undated partition, behind the views, with their indexes
     const indexes = (
-      db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'behaviours'").all() as { name: string }[]
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'behaviours_undated'").all() as { name: string }[]
     )
       .map((r) => r.name)
       .sort();
@@ -144,7 +145,7 @@ test('a store created by the previous schema gains the hunting columns at open, 
       'behaviours_md5',
       'behaviours_sha1',
       'behaviours_sha256',
-      'sqlite_autoindex_behaviours_1',
+      'sqlite_autoindex_behaviours_undated_1',
     ]);
   } finally {
     db.close();

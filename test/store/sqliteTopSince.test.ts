@@ -43,7 +43,7 @@ test("top since: a window read from its behaviours' pivots answers exactly as on
   const store = openStore(`sqlite:${file}`);
   try {
     const db = new BetterSqlite3(file, { readonly: true });
-    const docs = (db.prepare('SELECT doc FROM behaviours ORDER BY rowid LIMIT 40').pluck().all() as string[]).map(
+    const docs = (db.prepare('SELECT doc FROM behaviours ORDER BY id LIMIT 40').pluck().all() as string[]).map(
       (d) => JSON.parse(d) as BehaviourDoc,
     );
     db.close();

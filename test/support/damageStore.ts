@@ -2,7 +2,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 
 /**
- * Writes garbage over every page of the pivot rows' table and index of a SQLite store, as a crash
+ * Writes garbage over every page of the pivot rows' tables and indexes of a SQLite store, as a crash
  * on a bad disk leaves it; the write-ahead log is folded in first, so the pages are read from the
  * file. The behaviours, dead letters and batch log stay readable.
  */
@@ -13,9 +13,8 @@ export function damagePivotPages(file: string): void {
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
     pageSize = db.pragma('page_size', { simple: true }) as number;
-    pages = (db.prepare("SELECT pageno FROM dbstat WHERE name IN ('pivots', 'pivots_groups')").all() as { pageno: number }[]).map(
-      (r) => r.pageno,
-    );
+    // every day's pivot rows and their groups index
+    pages = (db.prepare("SELECT pageno FROM dbstat WHERE name GLOB 'pivots_*'").all() as { pageno: number }[]).map((r) => r.pageno);
   } finally {
     db.close();
   }

@@ -8,6 +8,8 @@ export type PivotValueKind = Exclude<PivotKind, 'sha256'>;
 export interface PivotRow {
   /** The position of its document in the call. */
   item: number;
+  /** The day of the partition it goes to. */
+  day: number;
   kind: string;
   value: string;
   id: string;

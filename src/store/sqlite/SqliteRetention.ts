@@ -1,7 +1,9 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Pivots } from '../../normalize/index.js';
 import { emptyPruneReport, type PruneOptions, type PruneReport, type Retention } from '../Retention.js';
+import { Partitions } from './Partitions.js';
 import { pivotKeysOf } from './PivotRow.js';
+import { UNDATED, type Partition } from './partitionSchema.js';
 
 /**
  * Rows one transaction removes at most: a step holds the write lock for tens of milliseconds, so
@@ -19,29 +21,46 @@ interface BookTable {
   remove: (before: number, limit: number) => number;
 }
 
+/** A partition's statements of retention. */
+interface DayPrune {
+  expired: Statement;
+  countExpired: Statement;
+  anyExpired: Statement;
+  any: Statement;
+  oldest: Statement;
+  deleteDoc: Statement;
+  deletePivot: Statement;
+}
+
 /**
  * Retention of the embedded store, in short steps by each record's own date: behaviours by
- * `last_modification_date` (through behaviours_by_lmd, with their pivot rows), dead letters,
+ * `last_modification_date` (oldest day first, through each day's by_lmd index, with their pivot
+ * rows and their place in the locator), then the day's emptied tables are dropped; dead letters,
  * batch-log rows (and their chunk marks), watch hits and artefact records by the time they were
  * written. The pages freed go to SQLite's free list and are reused by the next writes, so a store
  * under retention stops growing once its window is full.
  */
 export class SqliteRetention implements Retention {
-  private readonly expired: Statement;
-  private readonly countExpired: Statement;
-  private readonly anyExpired: Statement;
-  private readonly deleteDoc: Statement;
-  private readonly deletePivot: Statement;
+  private readonly parts: Partitions;
+  private readonly day: (p: Partition) => DayPrune;
   private readonly books: BookTable[];
 
   constructor(private readonly db: Database) {
-    this.expired = db.prepare(
-      "SELECT id, json_extract(doc, '$.pivots') AS pivots FROM behaviours WHERE last_modification_date < ? ORDER BY last_modification_date LIMIT ?",
-    );
-    this.countExpired = db.prepare('SELECT count(*) FROM behaviours WHERE last_modification_date < ?').pluck();
-    this.anyExpired = db.prepare('SELECT 1 FROM behaviours WHERE last_modification_date < ? LIMIT 1').pluck();
-    this.deleteDoc = db.prepare('DELETE FROM behaviours WHERE id = ?');
-    this.deletePivot = db.prepare('DELETE FROM pivots WHERE kind = ? AND value = ? AND id = ?');
+    this.parts = new Partitions(db);
+    this.day = this.parts.cache((p) => {
+      const t = p.behaviours;
+      return {
+        expired: db.prepare(
+          `SELECT id, json_extract(doc, '$.pivots') AS pivots FROM ${t} WHERE last_modification_date < ? ORDER BY last_modification_date LIMIT ?`,
+        ),
+        countExpired: db.prepare(`SELECT count(*) FROM ${t} WHERE last_modification_date < ?`).pluck(),
+        anyExpired: db.prepare(`SELECT 1 FROM ${t} WHERE last_modification_date < ? LIMIT 1`).pluck(),
+        any: db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).pluck(),
+        oldest: db.prepare(`SELECT min(last_modification_date) FROM ${t}`).pluck(),
+        deleteDoc: db.prepare(`DELETE FROM ${t} WHERE id = ?`),
+        deletePivot: db.prepare(`DELETE FROM ${p.pivots} WHERE kind = ? AND value = ? AND id = ?`),
+      };
+    });
     const batchNames = db.prepare('SELECT batch FROM batches WHERE finished_at < ? ORDER BY finished_at LIMIT ?').pluck();
     const dropChunks = db.prepare('DELETE FROM batch_chunks WHERE batch = ?');
     const dropBatch = db.prepare('DELETE FROM batches WHERE batch = ?');
@@ -94,19 +113,27 @@ export class SqliteRetention implements Retention {
     // bookkeeping times are epoch milliseconds
     const bookBefore = o.bookkeepingBefore === undefined ? undefined : o.bookkeepingBefore * 1000;
     if (o.dryRun) {
-      if (docsBefore !== undefined) report.behaviours = this.countExpired.get(docsBefore) as number;
+      if (docsBefore !== undefined) {
+        for (const p of this.reaching(docsBefore)) report.behaviours += this.day(p).countExpired.get(docsBefore) as number;
+      }
       if (bookBefore !== undefined) for (const t of this.books) report[t.key] = t.count.get(bookBefore) as number;
       return report;
     }
     if (docsBefore !== undefined) {
-      while (budget > 0) {
-        const n = this.removeBehaviours(docsBefore, Math.min(budget, STEP_ROWS));
-        report.behaviours += n;
-        budget -= n;
-        if (n === 0) break;
+      for (const p of this.reaching(docsBefore)) {
+        while (budget > 0) {
+          const n = this.removeBehaviours(p, docsBefore, Math.min(budget, STEP_ROWS));
+          report.behaviours += n;
+          budget -= n;
+          if (n === 0) break;
+        }
+        // a step that used its whole budget may have left some: one probe, not a count of them all
+        if (budget <= 0 && this.day(p).anyExpired.get(docsBefore) !== undefined) {
+          report.done = false;
+          break;
+        }
+        this.dropIfEmpty(p, docsBefore);
       }
-      // a step that used its whole budget may have left some: one probe, not a count of them all
-      if (budget <= 0 && this.anyExpired.get(docsBefore) !== undefined) report.done = false;
     }
     if (bookBefore !== undefined) {
       for (const t of this.books) {
@@ -123,23 +150,50 @@ export class SqliteRetention implements Retention {
   }
 
   async oldest(): Promise<number | null> {
-    // the first entry of behaviours_by_lmd
-    return (this.db.prepare('SELECT min(last_modification_date) FROM behaviours').pluck().get() as number | null) ?? null;
+    // the first entry of each by_lmd index, up to the first day holding any (days hold their own dates only)
+    let oldest: number | null = null;
+    for (const p of this.parts.list()) {
+      const m = this.day(p).oldest.get() as number | null;
+      if (m !== null && (oldest === null || m < oldest)) oldest = m;
+      if (m !== null && p.day !== UNDATED) break;
+    }
+    return oldest;
   }
 
-  /** One transaction: up to `limit` of the oldest expired behaviours and their pivot rows. */
-  private removeBehaviours(before: number, limit: number): number {
+  /** The partitions that may hold behaviours modified before `before`, oldest first. */
+  private reaching(before: number): Partition[] {
+    return this.parts.list().filter((p) => p.day === UNDATED || p.end - 86_400 < before);
+  }
+
+  /** One transaction: up to `limit` of a day's oldest expired behaviours, their pivot rows and their places. */
+  private removeBehaviours(p: Partition, before: number, limit: number): number {
+    const d = this.day(p);
     return this.db
       .transaction(() => {
-        const rows = this.expired.all(before, limit) as { id: string; pivots: string | null }[];
+        const rows = d.expired.all(before, limit) as { id: string; pivots: string | null }[];
         for (const { id, pivots } of rows) {
           // a behaviour's rows are those of its stored document's pivots (SqliteSink writes them so)
           if (typeof pivots === 'string') {
-            for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) this.deletePivot.run(k.kind, k.value, id);
+            for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) d.deletePivot.run(k.kind, k.value, id);
           }
-          this.deleteDoc.run(id);
+          d.deleteDoc.run(id);
+          this.parts.forget(id, p.day);
         }
         return rows.length;
+      })
+      .immediate();
+  }
+
+  /**
+   * Drops a partition retention has emptied: a whole day past the cutoff, or the undated tables
+   * of an older store. Its tables hold no row then, so the drop frees a few pages at most.
+   */
+  private dropIfEmpty(p: Partition, before: number): void {
+    if (p.end > before && p.day !== UNDATED) return;
+    this.db
+      .transaction(() => {
+        const still = this.parts.get(p.day);
+        if (still && this.day(still).any.get() === undefined) this.parts.drop(still);
       })
       .immediate();
   }

@@ -10,154 +10,35 @@ import {
   type Sink,
   type SinkDoc,
 } from '../Sink.js';
+import { compareText } from '../HuntReader.js';
+import { Partitions } from './Partitions.js';
 import { byPivotKey, pivotKeysOf, type PendingPivots } from './PivotRow.js';
+import { HUNT_FROM_DOC, setUpStore } from './migrateStore.js';
+import { dayOf, type Partition } from './partitionSchema.js';
 import { callFailed, rejectUnlessTransient } from './sqliteErrors.js';
 
-/**
- * One row per (pivot kind, value, behaviour), carrying copies of the behaviour's analysis date,
- * sandbox and verdict list: a value's statistics are then one range scan of this table, with no
- * join to the behaviours. The copies are rewritten with the pivot rows on every stored version
- * of a behaviour (writeOne), so they always equal the stored document's: exact under replays.
- */
-const PIVOTS_TABLE = (name: string): string => `
-CREATE TABLE IF NOT EXISTS ${name} (
-  kind TEXT NOT NULL,
-  value TEXT NOT NULL,
-  id TEXT NOT NULL,
-  analysis_date INTEGER,
-  sandbox_name TEXT NOT NULL DEFAULT '',
-  verdicts TEXT NOT NULL DEFAULT '[]',
-  PRIMARY KEY (kind, value, id)
-) WITHOUT ROWID;`;
-
-// verdicts (a JSON array), md5 and sha1 are what the hunting reads group and look up by
-// (SqliteHuntReader); a store created before them gains them once, at open (migrateHuntColumns).
-const TABLES = `
-CREATE TABLE IF NOT EXISTS behaviours (
-  id TEXT PRIMARY KEY NOT NULL,
-  sha256 TEXT NOT NULL,
-  sandbox_name TEXT NOT NULL,
-  analysis_date INTEGER,
-  last_modification_date INTEGER NOT NULL,
-  doc TEXT NOT NULL,
-  indexed_at INTEGER NOT NULL,
-  verdicts TEXT NOT NULL DEFAULT '[]',
-  md5 TEXT,
-  sha1 TEXT
-);
-${PIVOTS_TABLE('pivots')}
-`;
-
-// Created after the migrations: some name their columns.
-// - behaviours_by_date, newest first with id as the tie-break (the order of the hunting lists),
-//   covering the sandbox and verdicts: it finds the newest page of a frequent value without
-//   reading the table.
-// - behaviours_by_lmd: retention's order (SqliteRetention removes the oldest first); keyed by time,
-//   so the index stage appends to it instead of rewriting random pages.
-// - pivots_groups: a value's rows in (sandbox, verdict list) order with their dates, so its
-//   statistics are grouped as they are read instead of sorted (3x faster on 250,000 rows).
-// No index of the pivot rows by id: a behaviour's own rows are those of its stored document's
-// pivots (pivotKeysOf). That index was a third random-key B-tree for every commit to rewrite
-// (20% of the index stage's CPU); a store that has it loses it here.
-const INDEXES = `
-CREATE INDEX IF NOT EXISTS behaviours_sha256 ON behaviours(sha256);
-CREATE INDEX IF NOT EXISTS behaviours_md5 ON behaviours(md5);
-CREATE INDEX IF NOT EXISTS behaviours_sha1 ON behaviours(sha1);
-CREATE INDEX IF NOT EXISTS behaviours_by_date ON behaviours(analysis_date DESC, id, sandbox_name, verdicts);
-CREATE INDEX IF NOT EXISTS behaviours_by_lmd ON behaviours(last_modification_date);
-DROP INDEX IF EXISTS pivots_by_id;
-CREATE INDEX IF NOT EXISTS pivots_groups ON pivots(kind, value, sandbox_name, verdicts, analysis_date);
-`;
-
-/** A lower-case hex digest of `n` digits at `path` of the stored document, else NULL (as metaOf's hexDigest). */
-const digestFromDoc = (path: string, n: number): string =>
-  `CASE WHEN json_type(doc, '${path}') = 'text' AND length(json_extract(doc, '${path}')) = ${n}
-     AND lower(json_extract(doc, '${path}')) NOT GLOB '*[^0-9a-f]*' THEN lower(json_extract(doc, '${path}')) END`;
-
-/**
- * The hunting columns computed from the stored document, exactly as metaOf computes them
- * (verdicts: strings only, unique, first-seen order). Used by the migration of an existing store
- * and for documents whose meta came from a chunk written before these fields existed.
- */
-const HUNT_FROM_DOC = `
-  verdicts = (SELECT json_group_array(value) FROM (
-    SELECT value FROM json_each(doc, '$.attributes.verdicts') WHERE type = 'text' GROUP BY value ORDER BY min(key))),
-  md5 = ${digestFromDoc('$.context_attributes.file_md5', 32)},
-  sha1 = ${digestFromDoc('$.context_attributes.file_sha1', 40)}`;
-
-/**
- * Adds the hunting columns to a store created before them and fills them from the stored
- * documents, in one immediate transaction (so two processes opening the store at once migrate it
- * once: the second finds the columns). A no-op on a current store.
- */
-function migrateHuntColumns(db: Database): void {
-  const missing = (): string[] => {
-    const have = new Set((db.prepare('PRAGMA table_info(behaviours)').all() as { name: string }[]).map((c) => c.name));
-    return ['verdicts', 'md5', 'sha1'].filter((c) => !have.has(c));
-  };
-  if (missing().length === 0) return;
-  db.transaction(() => {
-    const cols = missing();
-    if (cols.length === 0) return;
-    for (const c of cols)
-      db.exec(`ALTER TABLE behaviours ADD COLUMN ${c === 'verdicts' ? "verdicts TEXT NOT NULL DEFAULT '[]'" : `${c} TEXT`}`);
-    db.exec(`UPDATE behaviours SET ${HUNT_FROM_DOC}`);
-  }).immediate();
+/** A partition's statements of the index stage. */
+interface DayWrites {
+  part: Partition;
+  upsertDoc: Statement;
+  huntFromDoc: Statement;
+  verdictsOf: Statement;
+  storedPivots: Statement;
+  deleteDoc: Statement;
+  deletePivot: Statement;
+  insertPivot: Statement;
 }
 
 /**
- * Gives the pivot rows of a store created before them their copies of the behaviours' hunting
- * columns: the table is rebuilt in key order from a join with the behaviours (faster than updating
- * each row in place), and the indexes the previous reads needed are dropped. One immediate
- * transaction, like migrateHuntColumns; a no-op on a current store.
- */
-function migratePivotColumns(db: Database): void {
-  const current = (): boolean =>
-    (db.prepare('PRAGMA table_info(pivots)').all() as { name: string }[]).some((c) => c.name === 'analysis_date');
-  if (current()) return;
-  db.transaction(() => {
-    if (current()) return;
-    db.exec(`${PIVOTS_TABLE('pivots_next')}
-      INSERT INTO pivots_next (kind, value, id, analysis_date, sandbox_name, verdicts)
-        SELECT p.kind, p.value, p.id, b.analysis_date, b.sandbox_name, b.verdicts FROM pivots p JOIN behaviours b ON b.id = p.id
-        ORDER BY p.kind, p.value, p.id;
-      DROP TABLE pivots;
-      ALTER TABLE pivots_next RENAME TO pivots;
-      DROP INDEX IF EXISTS behaviours_hunt;
-      DROP INDEX IF EXISTS behaviours_analysis_date;`);
-  }).immediate();
-}
-
-/**
- * Runs the migrations with a long lock wait: a process opening the store while another migrates
- * it (a minute or more on millions of behaviours) waits for it to finish, then finds the store
- * current, instead of failing after the usual busy timeout.
- */
-function migrating(db: Database, migrate: () => void): void {
-  const usual = db.pragma('busy_timeout', { simple: true }) as number;
-  db.pragma(`busy_timeout = ${MIGRATION_WAIT_MS}`);
-  try {
-    migrate();
-  } finally {
-    db.pragma(`busy_timeout = ${usual}`);
-  }
-}
-
-/** How long opening a store waits for another process's migration of it. */
-const MIGRATION_WAIT_MS = 30 * 60 * 1000;
-
-/**
- * The embedded sink: one SQLite file, behaviours keyed by id, one row per (pivot kind, value,
- * id) so every pivot lookup is an index range scan.
+ * The embedded sink: one SQLite file, behaviours in one table per UTC day of their
+ * last_modification_date, one pivot row per (kind, value, id) beside them, so every index a
+ * write changes is a day's, small and cached, whatever the store holds (see partitionSchema).
+ * One live version per behaviour across days: the locator says where it is.
  */
 export class SqliteSink implements Sink {
   readonly kind = 'sqlite';
-  private readonly upsertDoc: Statement;
-  private readonly storedPivots: Statement;
-  private readonly deletePivot: Statement;
-  private readonly insertPivot: Statement;
-  private readonly huntFromDoc: Statement;
-  private readonly verdictsOf: Statement;
+  private readonly parts: Partitions;
+  private readonly writes: (p: Partition) => DayWrites;
 
   /**
    * @param maxDepth documents nested deeper are rejected `too_deep` (feed.maxDepth).
@@ -170,34 +51,31 @@ export class SqliteSink implements Sink {
     private readonly keptAfter?: () => number | undefined,
   ) {
     // a read-only connection finds the schema current (openForReads checks it) and never writes
-    if (!db.readonly) {
-      db.exec(TABLES);
-      migrating(db, () => {
-        migrateHuntColumns(db);
-        migratePivotColumns(db);
-      });
-      db.exec(INDEXES);
-    }
-    // Newer wins; an equal date rewrites the same state, which keeps replays idempotent.
-    // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
-    this.upsertDoc = db.prepare(`
-      INSERT INTO behaviours (id, sha256, sandbox_name, analysis_date, last_modification_date, doc, indexed_at, verdicts, md5, sha1)
-      VALUES (@id, @sha256, @sandbox_name, @analysis_date, @last_modification_date, CAST(@doc AS TEXT), @indexed_at, @verdicts, @md5, @sha1)
-      ON CONFLICT(id) DO UPDATE SET
-        sha256 = excluded.sha256, sandbox_name = excluded.sandbox_name, analysis_date = excluded.analysis_date,
-        last_modification_date = excluded.last_modification_date, doc = excluded.doc, indexed_at = excluded.indexed_at,
-        verdicts = excluded.verdicts, md5 = excluded.md5, sha1 = excluded.sha1
-      WHERE excluded.last_modification_date >= behaviours.last_modification_date`);
-    this.huntFromDoc = db.prepare(`UPDATE behaviours SET ${HUNT_FROM_DOC} WHERE id = ?`);
-    this.verdictsOf = db.prepare('SELECT verdicts FROM behaviours WHERE id = ?').pluck();
-    // only for a version the upsert below will replace: a stale replay does not parse the document
-    this.storedPivots = db
-      .prepare("SELECT CASE WHEN last_modification_date <= ? THEN json_extract(doc, '$.pivots') END FROM behaviours WHERE id = ?")
-      .pluck();
-    this.deletePivot = db.prepare('DELETE FROM pivots WHERE kind = ? AND value = ? AND id = ?');
-    this.insertPivot = db.prepare(
-      'INSERT OR IGNORE INTO pivots (kind, value, id, analysis_date, sandbox_name, verdicts) VALUES (?, ?, ?, ?, ?, ?)',
-    );
+    if (!db.readonly) setUpStore(db);
+    this.parts = new Partitions(db);
+    this.writes = this.parts.cache((part) => {
+      const t = part.behaviours;
+      return {
+        part,
+        // the locator decided that this version wins (or rewrites the same state: replays stay idempotent)
+        // CAST: JSON handed over as UTF-8 bytes is stored as TEXT, as it is, with no decoding in JS
+        upsertDoc: db.prepare(`
+          INSERT INTO ${t} (id, sha256, sandbox_name, analysis_date, last_modification_date, doc, indexed_at, verdicts, md5, sha1)
+          VALUES (@id, @sha256, @sandbox_name, @analysis_date, @last_modification_date, CAST(@doc AS TEXT), @indexed_at, @verdicts, @md5, @sha1)
+          ON CONFLICT(id) DO UPDATE SET
+            sha256 = excluded.sha256, sandbox_name = excluded.sandbox_name, analysis_date = excluded.analysis_date,
+            last_modification_date = excluded.last_modification_date, doc = excluded.doc, indexed_at = excluded.indexed_at,
+            verdicts = excluded.verdicts, md5 = excluded.md5, sha1 = excluded.sha1`),
+        huntFromDoc: db.prepare(`UPDATE ${t} SET ${HUNT_FROM_DOC} WHERE id = ?`),
+        verdictsOf: db.prepare(`SELECT verdicts FROM ${t} WHERE id = ?`).pluck(),
+        storedPivots: db.prepare(`SELECT json_extract(doc, '$.pivots') FROM ${t} WHERE id = ?`).pluck(),
+        deleteDoc: db.prepare(`DELETE FROM ${t} WHERE id = ?`),
+        deletePivot: db.prepare(`DELETE FROM ${part.pivots} WHERE kind = ? AND value = ? AND id = ?`),
+        insertPivot: db.prepare(
+          `INSERT OR IGNORE INTO ${part.pivots} (kind, value, id, analysis_date, sandbox_name, verdicts) VALUES (?, ?, ?, ?, ?, ?)`,
+        ),
+      };
+    });
   }
 
   async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
@@ -208,31 +86,39 @@ export class SqliteSink implements Sink {
       const pending: PendingPivots = { rows: [], latest: new Map() };
       const results = items.map((doc, i) => this.writeOne(doc, now, cutoff, i, pending));
       this.insertPivots(pending, results);
+      this.parts.settleViews();
       return results;
     });
     try {
       return write.immediate(docs);
     } catch (err) {
+      this.parts.invalidate();
       return docs.map((d) => callFailed(err, d.meta.id, this.db.name));
     }
   }
 
   /**
-   * Inserts a call's pivot rows in key order, after its documents: the B-tree is then walked left
-   * to right once per call, instead of jumping to a random page per row and re-reading the pages
-   * the cache dropped (1 GB minute, groups of 2,000: 28.6 → 12.8 GB written, 26.6 → 16–21 s).
+   * Inserts a call's pivot rows in key order (by day, then key), after its documents: the B-tree
+   * is then walked left to right once per call, instead of jumping to a random page per row and
+   * re-reading the pages the cache dropped (1 GB minute, groups of 2,000: 28.6 → 12.8 GB written,
+   * 26.6 → 16–21 s).
    */
   private insertPivots({ rows, latest }: PendingPivots, results: ItemResult[]): void {
-    rows.sort(byPivotKey);
+    rows.sort((a, b) => a.day - b.day || byPivotKey(a, b));
     for (const r of rows) {
       // a behaviour stored twice in one call keeps only the rows of its version written last
       if (latest.get(r.id) !== r.item || results[r.item]?.status !== 'ok') continue;
       try {
-        this.insertPivot.run(r.kind, r.value, r.id, r.date, r.sandbox, r.verdicts);
+        this.dayWrites(r.day).insertPivot.run(r.kind, r.value, r.id, r.date, r.sandbox, r.verdicts);
       } catch (err) {
         results[r.item] = rejectUnlessTransient(err, r.id);
       }
     }
+  }
+
+  /** The statements of a day's partition, created when missing. */
+  private dayWrites(day: number): DayWrites {
+    return this.writes(this.parts.ensure(day));
   }
 
   private writeOne(item: SinkDoc, now: number, cutoff: number | undefined, index: number, pending: PendingPivots): ItemResult {
@@ -247,9 +133,24 @@ export class SqliteSink implements Sink {
     const hunt = hasHuntFields(doc);
     const verdicts = hunt ? JSON.stringify(doc.verdicts) : '[]';
     try {
-      // the rows of the version this one replaces, if any (a new behaviour finds none)
-      const before = this.storedPivots.get(doc.last_modification_date, doc.id) as string | null | undefined;
-      const changed = this.upsertDoc.run({
+      // newer wins; an equal date rewrites the same state, which keeps replays idempotent
+      const where = this.parts.locate(doc.id);
+      if (where && where.last_modification_date > doc.last_modification_date) return { id: doc.id, status: 'ok', stale: true };
+      const day = dayOf(doc.last_modification_date);
+      const to = this.dayWrites(day);
+      if (where) {
+        // the version this one replaces: its pivot rows go, and its row too when it lives in another day
+        const from = this.parts.get(where.day);
+        if (from) {
+          const w = this.writes(from);
+          const before = w.storedPivots.get(doc.id) as string | null | undefined;
+          if (typeof before === 'string') {
+            for (const k of pivotKeysOf(JSON.parse(before) as Pivots)) w.deletePivot.run(k.kind, k.value, doc.id);
+          }
+          if (from.day !== day) w.deleteDoc.run(doc.id);
+        }
+      }
+      to.upsertDoc.run({
         id: doc.id,
         sha256: doc.sha256,
         sandbox_name: doc.sandbox_name,
@@ -260,20 +161,26 @@ export class SqliteSink implements Sink {
         verdicts,
         md5: hunt ? doc.md5 : null,
         sha1: hunt ? doc.sha1 : null,
-      }).changes;
-      if (changed === 0) return { id: doc.id, status: 'ok', stale: true };
+      });
+      this.parts.place(doc.id, day, doc.last_modification_date);
       // a meta from a chunk older than the hunting fields: derive them from the document, as the migration does
       let listed = verdicts;
       if (!hunt) {
-        this.huntFromDoc.run(doc.id);
-        listed = this.verdictsOf.get(doc.id) as string;
-      }
-      if (typeof before === 'string') {
-        for (const k of pivotKeysOf(JSON.parse(before) as Pivots)) this.deletePivot.run(k.kind, k.value, doc.id);
+        to.huntFromDoc.run(doc.id);
+        listed = to.verdictsOf.get(doc.id) as string;
       }
       pending.latest.set(doc.id, index);
       for (const { kind, value } of pivotKeysOf(doc.pivots)) {
-        pending.rows.push({ item: index, kind, value, id: doc.id, date: doc.analysis_date, sandbox: doc.sandbox_name, verdicts: listed });
+        pending.rows.push({
+          item: index,
+          day,
+          kind,
+          value,
+          id: doc.id,
+          date: doc.analysis_date,
+          sandbox: doc.sandbox_name,
+          verdicts: listed,
+        });
       }
       return { id: doc.id, status: 'ok' };
     } catch (err) {
@@ -282,17 +189,21 @@ export class SqliteSink implements Sink {
   }
 
   async get(id: string): Promise<BehaviourDoc | null> {
-    const row = this.db.prepare('SELECT doc FROM behaviours WHERE id = ?').get(id) as { doc: string } | undefined;
-    return row ? (JSON.parse(row.doc) as BehaviourDoc) : null;
+    const where = this.parts.locate(id);
+    const part = where && this.parts.get(where.day);
+    if (!part) return null;
+    const doc = this.db.prepare(`SELECT doc FROM ${part.behaviours} WHERE id = ?`).pluck().get(id) as string | undefined;
+    return doc === undefined ? null : (JSON.parse(doc) as BehaviourDoc);
   }
 
   async query(kind: PivotKind, value: string): Promise<string[]> {
     const key = pivotKey(value);
+    // the views answer over every day; each day's part of the answer comes from its own index
     const rows =
       kind === 'sha256'
-        ? this.db.prepare('SELECT id FROM behaviours WHERE sha256 = ? ORDER BY id').all(key)
-        : this.db.prepare('SELECT id FROM pivots WHERE kind = ? AND value = ? ORDER BY id').all(kind, key);
-    return (rows as { id: string }[]).map((r) => r.id);
+        ? this.db.prepare('SELECT id FROM behaviours WHERE sha256 = ?').pluck().all(key)
+        : this.db.prepare('SELECT id FROM pivots WHERE kind = ? AND value = ?').pluck().all(kind, key);
+    return (rows as string[]).sort(compareText);
   }
 
   async top(kind: Exclude<PivotKind, 'sha256'>, limit: number): Promise<{ value: string; count: number }[]> {
@@ -302,6 +213,6 @@ export class SqliteSink implements Sink {
   }
 
   async count(): Promise<number> {
-    return (this.db.prepare('SELECT count(*) AS n FROM behaviours').get() as { n: number }).n;
+    return this.db.prepare('SELECT count(*) FROM behaviour_days').pluck().get() as number;
   }
 }

@@ -1,4 +1,3 @@
-import type { Database } from 'better-sqlite3';
 import { nameCounts, type PivotSummary } from '../HuntReader.js';
 import type { PivotKind } from '../Sink.js';
 
@@ -9,32 +8,6 @@ import type { PivotKind } from '../Sink.js';
 
 /** `IN` the values of the JSON array bound as @values. */
 export const IN_VALUES = 'IN (SELECT value FROM json_each(@values))';
-// The pivots table's own key (kind, value, id): a WITHOUT ROWID table's primary key index.
-export const PIVOTS_KEY = 'sqlite_autoindex_pivots_1';
-// The pivot rows of the behaviours @ids (a JSON array) among the (kind, value) pairs @keys: one
-// probe of the pivots key per pair, in that order (CROSS JOIN fixes it).
-export const ROWS_OF = `json_each(@ids) i CROSS JOIN json_each(@keys) k CROSS JOIN pivots p
-  WHERE p.kind = json_extract(k.value, '$[0]') AND p.value = json_extract(k.value, '$[1]') AND p.id = i.value`;
-/** The parameters of ROWS_OF: the behaviours' ids and the (kind, value) pairs, as JSON arrays. */
-export const rowsOfParams = (
-  ids: readonly string[],
-  values: readonly { kind: string; value: string }[],
-): { ids: string; keys: string } => ({
-  ids: JSON.stringify(ids),
-  keys: JSON.stringify(values.map((v) => [v.kind, v.value])),
-});
-/**
- * About how many behaviours the store holds, without counting them: the span of their rowids.
- * Rowids grow as behaviours are written and retention removes the oldest first, so the span
- * stays close to the count. Only the hunting reads' choice of plan depends on it.
- */
-export function storedBehaviours(db: Database): number {
-  return (db.prepare('SELECT max(rowid) - min(rowid) + 1 FROM behaviours').pluck().get() as number | null) ?? 0;
-}
-
-// Behaviours newest first, covering their sandbox and verdicts (SqliteSink's indexes).
-export const BY_DATE = 'behaviours d INDEXED BY behaviours_by_date';
-
 /** Behaviours of a value with one sandbox and one verdict list (as stored), and their dates. */
 export interface Group {
   value: string;
@@ -80,4 +53,21 @@ export function summarize(
       lastSeen,
     };
   });
+}
+
+/** Merges groups of the same value, sandbox and verdict list (read from several partitions). */
+export function mergeGroups(groups: Iterable<Group>): Group[] {
+  const byKey = new Map<string, Group>();
+  for (const g of groups) {
+    const key = `${g.value}\u0000${g.name}\u0000${g.verdicts}`;
+    const had = byKey.get(key);
+    if (!had) {
+      byKey.set(key, { ...g });
+      continue;
+    }
+    had.n += g.n;
+    if (g.first !== null && (had.first === null || g.first < had.first)) had.first = g.first;
+    if (g.last !== null && (had.last === null || g.last > had.last)) had.last = g.last;
+  }
+  return [...byKey.values()];
 }

@@ -77,27 +77,32 @@ function unreadable(path: string, err: unknown): SandtrailError {
   return new SandtrailError('STORE_READONLY', `cannot read the store ${path}: ${why}`, { file: path }, { cause: err });
 }
 
-/** Tables (with their columns) and indexes of a database. */
+/** Tables and views (with their columns), views and indexes of a database. */
 interface Shape {
   tables: Map<string, Set<string>>;
+  views: Set<string>;
   indexes: Set<string>;
 }
 
 function shapeOf(db: BetterSqlite3.Database): Shape {
-  const rows = db.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'").all() as {
+  const rows = db
+    .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view', 'index') AND name NOT LIKE 'sqlite_%'")
+    .all() as {
     type: string;
     name: string;
   }[];
   const tables = new Map<string, Set<string>>();
+  const views = new Set<string>();
   const indexes = new Set<string>();
   for (const r of rows) {
     if (r.type === 'index') indexes.add(r.name);
     else {
+      if (r.type === 'view') views.add(r.name);
       const cols = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(r.name) as string[];
       tables.set(r.name, new Set(cols));
     }
   }
-  return { tables, indexes };
+  return { tables, views, indexes };
 }
 
 let current: { shape: Shape; ddl: Map<string, string> } | undefined;
@@ -239,6 +244,15 @@ export function openForReads(path: string, upgrade: () => void, busyTimeoutMs: n
     upgrade();
     ({ db, shape } = open());
     missing = lacks(shape);
+  }
+  if (!shape.views.has('behaviours')) {
+    // a store from before the split by day: its tables become the undated partition at its first write
+    db.close();
+    throw new SandtrailError(
+      'STORE_READONLY',
+      `the store ${path} was written by an older version and is not split by day yet: a read-only open cannot do it; run any sandtrail command on it once as a user who may write it and its directory`,
+      { file: path },
+    );
   }
   if (missing.columns.length > 0) {
     db.close();

@@ -1,7 +1,8 @@
-import type { Database } from 'better-sqlite3';
+import type { DayReads } from './DayReads.js';
 import type { Pivots } from '../../normalize/index.js';
 import { compareText, type PivotSummary } from '../HuntReader.js';
-import { BY_DATE, GROUP_COLUMNS, IN_VALUES, PIVOTS_KEY, storedBehaviours, summarize, type Group } from './huntSql.js';
+import { GROUP_COLUMNS, mergeGroups, summarize, type Group } from './huntSql.js';
+import type { Partition } from './partitionSchema.js';
 import { pivotKeysOf, type PivotValueKind } from './PivotRow.js';
 
 /**
@@ -18,67 +19,101 @@ export const WINDOW_SHARE = 200;
  * The `limit` values of `kind` carried by the most behaviours analysed at or after `since`, with
  * their summaries over those behaviours only. Both ways to find them give the same answer, as
  * every pivot row carries its behaviour's date and the rows of a behaviour are those of its stored
- * document's pivots (SqliteSink). `windowBehaviours` overrides the store's share (a test seam).
+ * document's pivots, in its partition (SqliteSink). `windowBehaviours` overrides the store's share
+ * (a test seam).
  */
-export function topSince(db: Database, kind: PivotValueKind, since: number, limit: number, windowBehaviours?: number): PivotSummary[] {
-  windowBehaviours ??= Math.floor(storedBehaviours(db) / WINDOW_SHARE);
-  const inWindow = db.prepare(`SELECT count(*) FROM (SELECT 1 FROM ${BY_DATE} WHERE analysis_date >= ? LIMIT ?)`).pluck();
-  const few = (inWindow.get(since, windowBehaviours + 1) as number) <= windowBehaviours;
-  return few ? fromBehaviours(db, kind, since, limit) : fromRows(db, kind, since, limit);
-}
-
-/**
- * One pass over the kind's rows in pivots_groups order, keeping those of the window (their copy
- * of the date), grouped for every value at once: the ranking and the summaries come from it; the
- * distinct files of the values ranked take a second pass, on the key. The cost follows the kind's
- * rows, not the window's: a behaviour's own rows have no index by id (see SqliteSink).
- */
-function fromRows(db: Database, kind: PivotValueKind, since: number, limit: number): PivotSummary[] {
-  const groups = db
-    .prepare(
-      `SELECT value, ${GROUP_COLUMNS} FROM pivots INDEXED BY pivots_groups
-       WHERE kind = @kind AND analysis_date >= @since GROUP BY value, sandbox_name, verdicts`,
-    )
-    .all({ since, kind }) as Group[];
-  const values = ranked(groups, limit);
-  if (values.length === 0) return [];
-  const files = db
-    .prepare(
-      `SELECT value, count(DISTINCT substr(id, 1, 64)) AS n FROM pivots INDEXED BY ${PIVOTS_KEY}
-       WHERE kind = @kind AND value ${IN_VALUES} AND analysis_date >= @since GROUP BY value`,
-    )
-    .all({ since, kind, values: JSON.stringify(values) }) as { value: string; n: number }[];
-  return summarize(kind, values, groups, new Map(files.map((r) => [r.value, r.n])));
-}
-
-/**
- * The window's behaviours (through behaviours_by_date), the rows their documents' pivots name for
- * the kind, each confirmed by a probe of the key and grouped as fromRows groups them.
- */
-function fromBehaviours(db: Database, kind: PivotValueKind, since: number, limit: number): PivotSummary[] {
-  const docs = db
-    .prepare(`SELECT d.id AS id, json_extract(d.doc, '$.pivots') AS pivots FROM ${BY_DATE} WHERE d.analysis_date >= ?`)
-    .all(since) as { id: string; pivots: string | null }[];
-  // the kind's rows to probe, as [value, id] pairs
-  const pairs: [string, string][] = [];
-  for (const { id, pivots } of docs) {
-    if (typeof pivots !== 'string') continue;
-    for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) pairs.push([k.value, id]);
+export function topSince(days: DayReads, kind: PivotValueKind, since: number, limit: number, windowBehaviours?: number): PivotSummary[] {
+  const window = windowBehaviours ?? Math.floor(days.stored() / WINDOW_SHARE);
+  // the window's behaviours, counted in each day's date index up to one more than the share
+  let seen = 0;
+  for (const p of reaching(days, since)) {
+    const inDay = days.stmt(
+      p,
+      (q) => `SELECT count(*) FROM (SELECT 1 FROM ${q.behaviours} INDEXED BY ${q.index.byDate} WHERE analysis_date >= ? LIMIT ?)`,
+    );
+    seen += inDay.pluck().get(since, window + 1 - seen) as number;
+    if (seen > window) break;
   }
-  if (pairs.length === 0) return [];
-  // p.value and p.id, not value and id: json_each has columns of those names
-  const rows = `json_each(@pairs) r CROSS JOIN pivots p
-    WHERE p.kind = @kind AND p.value = json_extract(r.value, '$[0]') AND p.id = json_extract(r.value, '$[1]') AND analysis_date >= @since`;
-  const groups = db
-    .prepare(`SELECT p.value AS value, ${GROUP_COLUMNS} FROM ${rows} GROUP BY p.value, sandbox_name, verdicts`)
-    .all({ kind, pairs: JSON.stringify(pairs), since }) as Group[];
+  return seen <= window ? fromBehaviours(days, kind, since, limit) : fromRows(days, kind, since, limit);
+}
+
+/**
+ * One pass over the kind's rows (every day's, through the view), keeping those of the window
+ * (their copy of the date), grouped for every value at once: the ranking and the summaries come
+ * from it; the distinct files of the values ranked take a second pass. The cost follows the
+ * kind's rows, not the window's: a behaviour's own rows have no index by id (see partitionSchema).
+ */
+function fromRows(days: DayReads, kind: PivotValueKind, since: number, limit: number): PivotSummary[] {
+  const groups = mergeGroups(
+    reaching(days, since).flatMap(
+      (p) =>
+        days
+          .stmt(
+            p,
+            (q) => `SELECT value, ${GROUP_COLUMNS} FROM ${q.pivots} INDEXED BY ${q.index.groups}
+              WHERE kind = @kind AND analysis_date >= @since GROUP BY value, sandbox_name, verdicts`,
+          )
+          .all({ since, kind }) as Group[],
+    ),
+  );
   const values = ranked(groups, limit);
   if (values.length === 0) return [];
-  const wanted = new Set(values);
-  const files = db
-    .prepare(`SELECT p.value AS value, count(DISTINCT substr(p.id, 1, 64)) AS n FROM ${rows} GROUP BY p.value`)
-    .all({ kind, pairs: JSON.stringify(pairs.filter(([value]) => wanted.has(value))), since }) as { value: string; n: number }[];
-  return summarize(kind, values, groups, new Map(files.map((r) => [r.value, r.n])));
+  return summarize(kind, values, groups, days.files(kind, values, since));
+}
+
+/** The days holding a behaviour analysed at or after `since` (their latest analysis is). */
+function reaching(days: DayReads, since: number): Partition[] {
+  return days.parts.list().filter((p) => (days.newest(p) ?? -Infinity) >= since);
+}
+
+/**
+ * The window's behaviours (through each day's date index), the rows their documents' pivots name
+ * for the kind, each confirmed by a probe of the day's key, grouped as fromRows groups them.
+ */
+function fromBehaviours(days: DayReads, kind: PivotValueKind, since: number, limit: number): PivotSummary[] {
+  const groups: Group[] = [];
+  const files = new Map<string, Set<string>>();
+  for (const p of reaching(days, since)) {
+    const docs = days
+      .stmt(
+        p,
+        (q) =>
+          `SELECT d.id AS id, json_extract(d.doc, '$.pivots') AS pivots FROM ${q.behaviours} d INDEXED BY ${q.index.byDate} WHERE d.analysis_date >= ?`,
+      )
+      .all(since) as { id: string; pivots: string | null }[];
+    // the kind's rows to probe, as [value, id] pairs
+    const pairs: [string, string][] = [];
+    for (const { id, pivots } of docs) {
+      if (typeof pivots !== 'string') continue;
+      for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) pairs.push([k.value, id]);
+    }
+    if (pairs.length === 0) continue;
+    // r.value and r.id, not value and id: json_each has columns of those names
+    const rows = days
+      .stmt(
+        p,
+        (q) => `SELECT r.value AS value, r.id AS id, r.sandbox_name AS name, r.verdicts AS verdicts, r.analysis_date AS date
+          FROM json_each(@pairs) j CROSS JOIN ${q.pivots} r
+          WHERE r.kind = @kind AND r.value = json_extract(j.value, '$[0]') AND r.id = json_extract(j.value, '$[1]') AND r.analysis_date >= @since`,
+      )
+      .all({ kind, pairs: JSON.stringify(pairs), since }) as {
+      value: string;
+      id: string;
+      name: string;
+      verdicts: string;
+      date: number | null;
+    }[];
+    for (const r of rows) {
+      groups.push({ value: r.value, name: r.name, verdicts: r.verdicts, n: 1, first: r.date, last: r.date });
+      const set = files.get(r.value) ?? new Set<string>();
+      set.add(r.id.slice(0, 64));
+      files.set(r.value, set);
+    }
+  }
+  const merged = mergeGroups(groups);
+  const values = ranked(merged, limit);
+  if (values.length === 0) return [];
+  return summarize(kind, values, merged, new Map(values.map((v) => [v, files.get(v)?.size ?? 0])));
 }
 
 /** The `limit` values with the most behaviours in `groups`, ties by value. */

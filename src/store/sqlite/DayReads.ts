@@ -1,0 +1,171 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { Partitions } from './Partitions.js';
+import type { PivotValueKind } from './PivotRow.js';
+import type { Partition } from './partitionSchema.js';
+
+/** Days one compound SELECT merges at most (SQLite allows 500 terms). */
+const MERGE_TERMS = 400;
+
+/** A pivot row of a behaviour, with its copy of the behaviour's analysis date. */
+export interface OwnRow {
+  id: string;
+  kind: PivotValueKind;
+  value: string;
+  date: number | null;
+}
+
+/**
+ * The reads that go to one partition at a time (SqliteHuntReader, topSince): a behaviour's row
+ * and pivot rows are in the partition the locator names, and a walk in an index's order runs in
+ * each partition and is merged. Aggregates over every day go through the views instead.
+ */
+export class DayReads {
+  readonly parts: Partitions;
+  private readonly statements: (p: Partition) => Map<string, Statement>;
+  private readonly spanOf: (p: Partition) => Statement;
+  private readonly newestOf: (p: Partition) => Statement;
+  private readonly wideCache = new Map<string, Statement>();
+  private wideFor: readonly Partition[] = [];
+
+  constructor(readonly db: Database) {
+    this.parts = new Partitions(db);
+    this.statements = this.parts.cache(() => new Map<string, Statement>());
+    // two subqueries: SQLite reads min() or max() alone from the end of the key, both together by a scan
+    this.spanOf = this.parts.cache((p) =>
+      db.prepare(`SELECT (SELECT max(rowid) FROM ${p.behaviours}) - (SELECT min(rowid) FROM ${p.behaviours}) + 1`).pluck(),
+    );
+    this.newestOf = this.parts.cache((p) =>
+      db.prepare(`SELECT analysis_date FROM ${p.behaviours} INDEXED BY ${p.index.byDate} ORDER BY analysis_date DESC LIMIT 1`).pluck(),
+    );
+  }
+
+  /**
+   * The latest analysis date in a partition (null when it holds none): the first entry of its
+   * date index. A read of what was analysed since a time skips the days whose latest is older,
+   * and a walk newest first stops at them.
+   */
+  newest(p: Partition): number | null {
+    return (this.newestOf(p).get() as number | null | undefined) ?? null;
+  }
+
+  /** A statement over one partition, prepared once: `sql(p)` names its tables. */
+  stmt(p: Partition, sql: (p: Partition) => string): Statement {
+    const text = sql(p);
+    const cache = this.statements(p);
+    let s = cache.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      cache.set(text, s);
+    }
+    return s;
+  }
+
+  /**
+   * About how many behaviours a partition holds, without counting them: the span of its rowids
+   * (rows are appended; retention removes the oldest first and a day's moves are few). Only the
+   * hunting reads' choice of plan depends on it.
+   */
+  span(p: Partition): number {
+    return (this.spanOf(p).get() as number | null) ?? 0;
+  }
+
+  /** About how many behaviours the store holds (the partitions' spans). */
+  stored(): number {
+    return this.parts.list().reduce((n, p) => n + this.span(p), 0);
+  }
+
+  /** Whether a behaviour is stored. */
+  has(id: string): boolean {
+    return this.parts.locate(id) !== undefined;
+  }
+
+  /** Some behaviours' ids by the partition holding each (those not stored are left out). */
+  byPartition(ids: readonly string[]): [Partition, string[]][] {
+    const out = new Map<number, [Partition, string[]]>();
+    for (const id of new Set(ids)) {
+      const where = this.parts.locate(id);
+      const p = where && this.parts.get(where.day);
+      if (!p) continue;
+      const entry = out.get(p.day) ?? [p, []];
+      entry[1].push(id);
+      out.set(p.day, entry);
+    }
+    return [...out.values()];
+  }
+
+  /** A column of one behaviour's row (its partition's), or undefined when not stored. */
+  field(id: string, column: string): unknown {
+    const where = this.parts.locate(id);
+    const p = where && this.parts.get(where.day);
+    if (!p) return undefined;
+    return this.stmt(p, (q) => `SELECT ${column} FROM ${q.behaviours} WHERE id = ?`)
+      .pluck()
+      .get(id);
+  }
+
+  /**
+   * The pivot rows of some behaviours among some (kind, value) pairs: in each behaviour's
+   * partition, one probe of its pivots key per pair (CROSS JOIN fixes the order).
+   */
+  rowsOf(ids: readonly string[], values: readonly { kind: string; value: string }[]): OwnRow[] {
+    if (ids.length === 0 || values.length === 0) return [];
+    const keys = JSON.stringify(values.map((v) => [v.kind, v.value]));
+    return this.byPartition(ids).flatMap(
+      ([p, list]) =>
+        this.stmt(
+          p,
+          (q) => `SELECT r.id AS id, r.kind AS kind, r.value AS value, r.analysis_date AS date
+            FROM json_each(@ids) i CROSS JOIN json_each(@keys) k CROSS JOIN ${q.pivots} r
+            WHERE r.kind = json_extract(k.value, '$[0]') AND r.value = json_extract(k.value, '$[1]') AND r.id = i.value`,
+        ).all({ ids: JSON.stringify(list), keys }) as OwnRow[],
+    );
+  }
+
+  /**
+   * The distinct files (a canonical id starts with its file's SHA-256) of each value's rows of
+   * `kind` among `values`, over every day, or only the rows analysed at or after `since`. Each
+   * day's rows come in key order and are merged (a compound ORDER BY), so the files of a value
+   * arrive sorted and are grouped as they come. A store of more days than one compound may name
+   * counts through the view instead.
+   */
+  files(kind: string, values: readonly string[], since?: number): Map<string, number> {
+    const when = since === undefined ? '' : ' AND analysis_date >= @since';
+    const parts = this.parts.list().filter((p) => since === undefined || (this.newest(p) ?? -Infinity) >= since);
+    if (parts.length === 0 || values.length === 0) return new Map();
+    const range = `kind = @kind AND value IN (SELECT value FROM json_each(@values))${when}`;
+    const sql =
+      parts.length > MERGE_TERMS
+        ? `SELECT value, count(DISTINCT substr(id, 1, 64)) AS n FROM pivots WHERE ${range} GROUP BY value`
+        : `SELECT value, count(*) AS n FROM (SELECT value FROM (${parts
+            .map((p) => `SELECT value, id FROM ${p.pivots} INDEXED BY ${p.index.key} WHERE ${range}`)
+            .join(' UNION ALL ')} ORDER BY value, id) GROUP BY value, substr(id, 1, 64)) GROUP BY value`;
+    const rows = this.wide(sql).all({ kind, values: JSON.stringify(values), since }) as { value: string; n: number }[];
+    return new Map(rows.map((r) => [r.value, r.n]));
+  }
+
+  /** A statement over several partitions, prepared once while the partitions stay the same. */
+  private wide(sql: string): Statement {
+    const parts = this.parts.list();
+    if (parts !== this.wideFor) {
+      this.wideCache.clear();
+      this.wideFor = parts;
+    }
+    let s = this.wideCache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.wideCache.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Runs `read` in one read transaction: every partition it lists and reads is of one snapshot. */
+  snapshot<T>(read: () => T): T {
+    return this.db.inTransaction ? read() : this.db.transaction(read).deferred();
+  }
+}
+
+/** Newest first (no analysis date last, as SQLite's DESC), then by id: the hunting lists' order. */
+export function byNewest(a: { id: string; date: number | null }, b: { id: string; date: number | null }): number {
+  if (a.date !== b.date) return a.date === null ? 1 : b.date === null ? -1 : b.date - a.date;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

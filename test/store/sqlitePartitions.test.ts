@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { test } from 'vitest';
+import { openStore, sinkDocOf, type Store } from '../../src/store/index.js';
+import { tempDir } from '../support/env.js';
+import { writePreviousLayout } from './previousLayout.js';
+import { makeDoc } from './sinkConformance.js';
+
+const dir = tempDir();
+let n = 0;
+const DAY = 86_400;
+/** 2026-11-01 00:00 UTC. */
+const NOV1 = Date.UTC(2026, 10, 1) / 1000;
+const sha = (i: number): string => i.toString(16).padStart(64, '0');
+
+/** Runs SQL on the store file as a hunter would, with its own connection (read-only). */
+function sql<T>(file: string, text: string, ...args: unknown[]): T[] {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return db.prepare(text).all(...args) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const tables = (file: string): string[] =>
+  sql<{ name: string }>(file, "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '[bp][ei]*_*' ORDER BY name").map(
+    (r) => r.name,
+  );
+
+async function withStore<T>(file: string, fn: (s: Store) => Promise<T>, o: Parameters<typeof openStore>[1] = {}): Promise<T> {
+  const store = openStore(`sqlite:${file}`, o);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+test('behaviours are stored in one pair of tables per day of their last modification, behind the views hunters query', async () => {
+  const file = join(dir, `days${n++}.db`);
+  const docs = [0, 1, 2, 3, 4, 5].map((i) => makeDoc(sha(i), 'Zenbox', NOV1 + (i % 3) * DAY + 60 * i, { behash: `b${i % 2}` }));
+  await withStore(file, async (s) => {
+    const results = await s.sink.upsert(docs.map((d) => sinkDocOf(d)));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array(6).fill('ok'),
+    );
+  });
+  assert.deepEqual(tables(file), [
+    'behaviour_days',
+    'behaviours_2026_11_01',
+    'behaviours_2026_11_02',
+    'behaviours_2026_11_03',
+    'pivots_2026_11_01',
+    'pivots_2026_11_02',
+    'pivots_2026_11_03',
+  ]);
+  assert.deepEqual(
+    sql(file, "SELECT type, name FROM sqlite_master WHERE name IN ('behaviours', 'pivots') ORDER BY name"),
+    [{ type: 'view', name: 'behaviours' }, { type: 'view', name: 'pivots' }],
+  ); // prettier-ignore
+  assert.deepEqual(sql(file, 'SELECT count(*) AS n FROM behaviours_2026_11_02'), [{ n: 2 }]);
+  assert.deepEqual(sql(file, "SELECT value, count(*) AS n FROM pivots WHERE kind = 'behash' GROUP BY value"), [
+    { value: 'b0', n: 3 },
+    { value: 'b1', n: 3 },
+  ]);
+  // the sqlite3 shell, opened on the file alone, answers over every day
+  const shell = execFileSync('sqlite3', ['-readonly', file, 'SELECT count(*), count(DISTINCT id) FROM behaviours;'], { encoding: 'utf8' });
+  assert.equal(shell.trim(), '6|6');
+  await withStore(file, async (s) => {
+    assert.equal(await s.sink.count(), 6);
+    const stats = await s.hunt.pivotStats('behash', 'b0');
+    assert.deepEqual(
+      stats.newest.map((l) => l.id),
+      [docs[2], docs[4], docs[0]].map((d) => d?.id),
+    );
+  });
+});
+
+test('a newer version moves its behaviour to its day; a stale replay changes nothing; retention drops a day whole', async () => {
+  const file = join(dir, `moves${n++}.db`);
+  const v1 = makeDoc(sha(1), 'Zenbox', NOV1 + 100, { behash: 'old' });
+  const v2 = makeDoc(sha(1), 'Zenbox', NOV1 + 2 * DAY + 100, { behash: 'new' });
+  const other = makeDoc(sha(2), 'Zenbox', NOV1 + 200, { behash: 'old' });
+  await withStore(file, async (s) => {
+    await s.sink.upsert([v1, other].map((d) => sinkDocOf(d)));
+    assert.deepEqual((await s.sink.upsert([sinkDocOf(v2)]))[0]?.status, 'ok');
+    const stale = await s.sink.upsert([sinkDocOf(v1)]);
+    assert.deepEqual(stale, [{ id: v1.id, status: 'ok', stale: true }]);
+    assert.equal((await s.sink.get(v1.id))?.attributes.last_modification_date, NOV1 + 2 * DAY + 100);
+    assert.deepEqual(await s.sink.query('behash', 'old'), [other.id]);
+    assert.deepEqual(await s.sink.query('behash', 'new'), [v1.id]);
+  });
+  assert.deepEqual(sql(file, 'SELECT id FROM behaviours_2026_11_01'), [{ id: other.id }]);
+  assert.deepEqual(sql(file, 'SELECT id, day FROM behaviour_days ORDER BY id'), [
+    { id: v1.id, day: NOV1 / DAY + 2 },
+    { id: other.id, day: NOV1 / DAY },
+  ]);
+  // retention of 1 day at Nov 3, 12:00: Nov 1 is past whole, Nov 3 is kept
+  const now = (): number => (NOV1 + 2 * DAY + DAY / 2) * 1000;
+  await withStore(
+    file,
+    async (s) => {
+      const r = await s.retention.prune({ behavioursBefore: NOV1 + DAY + DAY / 2 });
+      assert.deepEqual([r.behaviours, r.done], [1, true]);
+      assert.equal(await s.sink.count(), 1);
+      assert.equal(await s.retention.oldest(), NOV1 + 2 * DAY + 100);
+      // an expired write does not bring the day back
+      const expired = await s.sink.upsert([sinkDocOf(makeDoc(sha(3), 'Zenbox', NOV1 + 5, {}))]);
+      assert.deepEqual(expired, [{ id: `${sha(3)}_Zenbox`, status: 'ok', stale: true, expired: true }]);
+    },
+    { retention: { days: 1 }, now },
+  );
+  assert.deepEqual(tables(file), ['behaviour_days', 'behaviours_2026_11_03', 'pivots_2026_11_03']);
+  assert.deepEqual(sql(file, 'SELECT count(*) AS n FROM pivots'), [{ n: 1 }]);
+});
+
+test('a store from before the split keeps its tables as the undated partition until retention empties it', async () => {
+  const file = join(dir, `legacy${n++}.db`);
+  const docs = [0, 1, 2].map((i) => makeDoc(sha(i), 'Zenbox', NOV1 + i * DAY, { behash: 'b' }));
+  const old = new BetterSqlite3(file);
+  writePreviousLayout(old, docs);
+  old.close();
+  await withStore(file, async (s) => {
+    assert.equal(await s.sink.count(), 3);
+    assert.equal((await s.hunt.pivotStats('behash', 'b')).behaviours, 3);
+    // a newer version of one of its behaviours moves to its day
+    await s.sink.upsert([sinkDocOf(makeDoc(sha(0), 'Zenbox', NOV1 + 3 * DAY, { behash: 'b' }))]);
+  });
+  assert.deepEqual(tables(file), ['behaviour_days', 'behaviours_2026_11_04', 'behaviours_undated', 'pivots_2026_11_04', 'pivots_undated']);
+  assert.deepEqual(sql(file, 'SELECT count(*) AS n FROM behaviours_undated'), [{ n: 2 }]);
+  await withStore(file, async (s) => {
+    assert.equal((await s.hunt.pivotStats('behash', 'b')).behaviours, 3);
+    const r = await s.retention.prune({ behavioursBefore: NOV1 + 3 * DAY });
+    assert.equal(r.behaviours, 2);
+  });
+  assert.deepEqual(tables(file), ['behaviour_days', 'behaviours_2026_11_04', 'pivots_2026_11_04']);
+});
+
+test('a store of more days than one compound SELECT may name nests its views; a reader sees days another process adds and drops', async () => {
+  const file = join(dir, `many${n++}.db`);
+  const docs = Array.from({ length: 450 }, (_, i) => makeDoc(sha(i), 'Zenbox', NOV1 - i * DAY, { behash: `b${i % 3}` }));
+  const reader = openStore(`sqlite:${file}`);
+  try {
+    assert.equal(await reader.sink.count(), 0);
+    await withStore(file, async (s) => {
+      assert.deepEqual(
+        (await s.sink.upsert(docs.map((d) => sinkDocOf(d)))).filter((r) => r.status !== 'ok'),
+        [],
+      );
+    });
+    assert.deepEqual(sql(file, 'SELECT count(*) AS n FROM behaviours'), [{ n: 450 }]);
+    assert.deepEqual(
+      sql<{ name: string }>(file, "SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name").map((r) => r.name),
+      ['behaviours', 'behaviours_span_0', 'behaviours_span_1', 'pivots', 'pivots_span_0', 'pivots_span_1'],
+    );
+    // the reader opened before any day existed answers over all of them
+    assert.equal((await reader.hunt.pivotStats('behash', 'b0')).behaviours, 150);
+    assert.equal((await reader.sink.get(docs[449]?.id as string))?.id, docs[449]?.id);
+    await withStore(file, async (s) => {
+      const r = await s.retention.prune({ behavioursBefore: NOV1 - 99 * DAY });
+      assert.equal(r.behaviours, 350);
+    });
+    assert.equal((await reader.hunt.pivotStats('behash', 'b0')).behaviours, 34);
+    assert.equal(await reader.sink.get(docs[449]?.id as string), null);
+    assert.equal(
+      (await reader.hunt.top('behash', { since: 0 })).reduce((a, t) => a + t.behaviours, 0),
+      100,
+    );
+    assert.equal(tables(file).length, 1 + 2 * 100);
+  } finally {
+    await reader.close();
+  }
+});
