@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/index.js';
-import type { BackfillSummary } from '../src/queue/index.js';
+import type { BackfillSummary } from '../src/runner/index.js';
 import { openStore } from '../src/store/index.js';
 import type { FeedManifest } from '../src/synth/index.js';
 import { BenchFailure, throwIfAborted } from './failure.js';

@@ -2,7 +2,7 @@ import { artefactWorkerExtras, feedWorkerExtras, lookupWorkerExtras } from '../s
 import { loadConfig } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
 import { createLogger } from '../src/log/index.js';
-import { runWorkerProcess, type WorkerExtras, type WorkerKind } from '../src/queue/index.js';
+import { runWorkerProcess, type WorkerExtras, type WorkerKind } from '../src/runner/index.js';
 
 /** The worker processes there are: the two pipeline stages, lookups, artefact downloads. */
 export type WorkerEntry = 'feed' | 'index' | 'lookup' | 'artefacts';

@@ -2,7 +2,8 @@
 import { loadConfig, type Config } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
 import { createLogger } from '../src/log/index.js';
-import { parseCursor, runSchedulerProcess } from '../src/queue/index.js';
+import { parseCursor } from '../src/queue/index.js';
+import { runSchedulerProcess } from '../src/runner/index.js';
 
 let config: Config | undefined;
 try {

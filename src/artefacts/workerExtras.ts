@@ -1,5 +1,5 @@
 import { LookupWorker } from '../lookup/index.js';
-import type { WorkerExtras } from '../queue/index.js';
+import type { WorkerExtras } from '../runner/index.js';
 import { artefactStage } from './artefactStage.js';
 
 /** Feed workers queue the artefact downloads their jobs ask for (feed links). */

@@ -18,6 +18,7 @@ import { registerContractCommands, withArtefactOptions } from './registerContrac
 const loadBackfill = () => Promise.all([import('./commands/backfill.js'), import('./budget.js'), import('./artefactChoice.js')]);
 const loadLive = () => import('./commands/live.js');
 const loadQueue = () => import('../queue/index.js');
+const loadRunner = () => import('../runner/index.js');
 
 /** The store every command uses when none is chosen, and the demo's own instead of it. */
 const DEFAULT_STORE = 'sqlite:./sandtrail.db';
@@ -221,7 +222,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .action(
       action(async (o: { source: string; start?: string }, cmd: Command) => {
         const ctx = ctxOf(cmd);
-        const { parseCursor, runSchedulerProcess } = await loadQueue();
+        const [{ parseCursor }, { runSchedulerProcess }] = await Promise.all([loadQueue(), loadRunner()]);
         const start = o.start ? parseCursor(o.start) : undefined;
         const log = ctx.log.child({ worker: 'scheduler' });
         // a long-running process reports even its last error as one JSON log line
@@ -237,7 +238,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
           const ctx = ctxOf(cmd);
           const log = ctx.log.child({ worker: kind });
           return asLogged(log, async () => {
-            const [{ runWorkerProcess }, { feedWorkerExtras }] = await Promise.all([loadQueue(), import('../artefacts/index.js')]);
+            const [{ runWorkerProcess }, { feedWorkerExtras }] = await Promise.all([loadRunner(), import('../artefacts/index.js')]);
             return (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? feedWorkerExtras : {})) ? 130 : 0;
           });
         }),

@@ -1,5 +1,5 @@
 import cliProgress, { SingleBar, type Options } from 'cli-progress';
-import type { BackfillProgress } from '../queue/index.js';
+import type { BackfillProgress } from '../runner/index.js';
 
 /** Steps of the bar; the share done is a fraction, so a fine scale keeps the ETA smooth. */
 const STEPS = 1000;

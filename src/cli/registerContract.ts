@@ -8,7 +8,7 @@ const loadLookup = () => import('./commands/lookup.js');
 const loadFetch = () => import('./commands/fetch.js');
 const loadPrivate = () => import('./commands/private.js');
 /** The worker process runner, and the artefact stage with the extras of the lookup and artefact workers. */
-const loadWorkerProcess = () => Promise.all([import('../queue/index.js'), import('../artefacts/index.js')]);
+const loadWorkerProcess = () => Promise.all([import('../runner/index.js'), import('../artefacts/index.js')]);
 
 /** Adds the artefact flags to a command. */
 export function withArtefactOptions(cmd: Command): Command {

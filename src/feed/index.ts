@@ -17,3 +17,4 @@ export type { TarEntry } from './readTar.js';
 export { entrySource, minuteOfEntry } from './entrySource.js';
 export { processHour } from './processHour.js';
 export type { ProcessHourOptions, HourOutcome } from './processHour.js';
+export { FeedWorker } from './FeedWorker.js';

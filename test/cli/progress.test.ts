@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'vitest';
 import { createProgressReporter, formatEta } from '../../src/cli/index.js';
-import type { BackfillProgress } from '../../src/queue/index.js';
+import type { BackfillProgress } from '../../src/runner/index.js';
 
 /** A terminal-like stream that keeps what is drawn on it. */
 function fakeTerminal(): { stream: NodeJS.WriteStream; text(): string } {

@@ -2,16 +2,8 @@ import { readdir } from 'node:fs/promises';
 import { errorCode, isStoreFault, messageOf, SandtrailError } from '../../errors/index.js';
 import { BATCH_FILE_NAMES, createSource, HOURLY_PACKAGE_NAME } from '../../feed/index.js';
 import { artefactStage } from '../../artefacts/index.js';
-import {
-  closeQueues,
-  createQueues,
-  recordFailures,
-  runBackfill,
-  startProcessOps,
-  superviseWorkers,
-  type ArtefactChoice,
-  type BackfillSummary,
-} from '../../queue/index.js';
+import { closeQueues, recordFailures, runBackfill, startProcessOps, superviseWorkers, type BackfillSummary } from '../../runner/index.js';
+import { createQueues, type ArtefactChoice } from '../../queue/index.js';
 import type { CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
 import { createProgressReporter } from '../progress.js';

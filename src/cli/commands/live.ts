@@ -1,19 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
-import {
-  checkRedis,
-  closeQueues,
-  createQueues,
-  formatCursor,
-  parseCursor,
-  Scheduler,
-  startProcessOps,
-  superviseWorkers,
-  redactUrl,
-  type ProcessOps,
-  type Queues,
-} from '../../queue/index.js';
+import { checkRedis, createQueues, formatCursor, parseCursor, Scheduler, redactUrl, type Queues } from '../../queue/index.js';
+import { closeQueues, startProcessOps, superviseWorkers, type ProcessOps } from '../../runner/index.js';
 import { openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
 import { artefactStage } from '../../artefacts/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';

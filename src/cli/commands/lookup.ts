@@ -14,7 +14,8 @@ import {
   type LookupProgress,
   type LookupSummary,
 } from '../../lookup/index.js';
-import { closeQueues, createQueues, superviseWorkers } from '../../queue/index.js';
+import { closeQueues, superviseWorkers } from '../../runner/index.js';
+import { createQueues } from '../../queue/index.js';
 import { openStore, type Store } from '../../store/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';

@@ -2,8 +2,7 @@ import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { createQueues } from './createQueues.js';
-import type { StageWorkerOptions } from './StageWorker.js';
+import { createQueues, type StageWorkerOptions } from '../queue/index.js';
 import { startProcessOps, type ProcessOps } from './processOps.js';
 import { closeQueues, superviseWorkers, type StageKind, type StageWorker } from './superviseWorkers.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { UpsertGroup } from '../../src/queue/index.js';
+import { UpsertGroup } from '../../src/indexing/index.js';
 import { openStore, type ItemResult, type Sink, type SinkDoc, type Store } from '../../src/store/index.js';
 import { tempDir } from '../support/env.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';

@@ -10,7 +10,7 @@ import { createLogger } from '../log/index.js';
 import { flushMetrics, forwardMetrics } from '../metrics/index.js';
 import { openStore } from '../store/index.js';
 import { createWatchHook } from '../watch/index.js';
-import { createQueues } from './createQueues.js';
+import { createQueues } from '../queue/index.js';
 import { IndexWorker } from './IndexWorker.js';
 import type { ThreadMessage, ThreadReply } from './IndexThread.js';
 

@@ -1,15 +1,15 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, isStoreFault, messageOf } from '../errors/index.js';
 import { ledgerClient, QuotaLedger } from '../quota/index.js';
-import { createSource, processBatch, processHour, type FeedSource } from '../feed/index.js';
+import { createSource } from './createSource.js';
+import { processBatch } from './processBatch.js';
+import { processHour } from './processHour.js';
+import type { FeedSource } from './FeedSource.js';
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import { failedEntry, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 import { record } from '../metrics/index.js';
-import { ChunkEmitter } from './ChunkEmitter.js';
-import { QueueWorker } from './QueueWorker.js';
-import type { StageWorkerOptions } from './StageWorker.js';
-import { FEED_QUEUE, type FeedJobData, type FeedJobResult } from './names.js';
+import { ChunkEmitter, QueueWorker, type StageWorkerOptions, FEED_QUEUE, type FeedJobData, type FeedJobResult } from '../queue/index.js';
 import { addMinutes } from '../minute/index.js';
 
 /**

@@ -3,8 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { startOpsServer } from '../ops/index.js';
 import type { Store } from '../store/index.js';
-import type { Queues } from './createQueues.js';
-import { PIPELINE_QUEUES } from './names.js';
+import { type Queues, PIPELINE_QUEUES } from '../queue/index.js';
 
 /** A process's operations server, or nothing when http.port is unset. */
 export interface ProcessOps {

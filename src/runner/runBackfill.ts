@@ -2,8 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { failedEntry, type Store } from '../store/index.js';
-import type { Queues } from './createQueues.js';
-import { feedJobId, hourJobId, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from './names.js';
+import {
+  type Queues,
+  feedJobId,
+  hourJobId,
+  indexJobId,
+  type ArtefactChoice,
+  type FeedJobData,
+  type FeedJobResult,
+} from '../queue/index.js';
 import type { MinuteId } from '../minute/index.js';
 
 export interface BackfillProgress {

@@ -3,18 +3,14 @@ import type { Config } from '../config/index.js';
 import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
-import type { Queues } from './createQueues.js';
-import { FeedWorker } from './FeedWorker.js';
-import type { StageWorkerOptions } from './StageWorker.js';
-import { IndexThread } from './IndexThread.js';
-import { IndexWorker } from './IndexWorker.js';
-import type { Scheduler } from './Scheduler.js';
-import type { StageWorker } from './StageWorker.js';
+import type { Queues, StageWorkerOptions, Scheduler, StageWorker } from '../queue/index.js';
+import { FeedWorker } from '../feed/index.js';
+import { IndexThread, IndexWorker } from '../indexing/index.js';
 import { createWatchHook } from '../watch/index.js';
 
 export type StageKind = 'feed' | 'index';
 
-export type { StageWorker } from './StageWorker.js';
+export type { StageWorker } from '../queue/index.js';
 
 export interface SuperviseOptions<T> {
   redisUrl: string;

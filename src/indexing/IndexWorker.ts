@@ -2,11 +2,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, isStoreFault, messageOf, SandtrailError } from '../errors/index.js';
-import { decodeChunk } from './chunkCodec.js';
+import { decodeChunk, QueueWorker, type StageWorkerOptions, INDEX_QUEUE, type IndexJobData, type IndexJobResult } from '../queue/index.js';
 import { record } from '../metrics/index.js';
-import { QueueWorker } from './QueueWorker.js';
-import type { StageWorkerOptions } from './StageWorker.js';
-import { INDEX_QUEUE, type IndexJobData, type IndexJobResult } from './names.js';
 import { UpsertGroup } from './UpsertGroup.js';
 import { deadLetterId, jsonText, RetentionLoop, type DeadLetterInput, type SinkDoc } from '../store/index.js';
 

@@ -3,11 +3,8 @@ import { SandtrailError } from '../errors/index.js';
 import { createSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { createQueues } from './createQueues.js';
-import type { FeedCursor } from './cursor.js';
-import type { ArtefactChoice } from './names.js';
+import { createQueues, type FeedCursor, type ArtefactChoice, Scheduler } from '../queue/index.js';
 import { startProcessOps } from './processOps.js';
-import { Scheduler } from './Scheduler.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
 /**

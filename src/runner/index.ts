@@ -1,0 +1,10 @@
+/** What assembles every kind of process: backfills, worker processes, the scheduler, and their one lifecycle. */
+export { recordFailures, runBackfill, summarize } from './runBackfill.js';
+export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';
+export { runWorkerProcess } from './runWorkerProcess.js';
+export type { WorkerKind, WorkerExtras } from './runWorkerProcess.js';
+export { runSchedulerProcess } from './runSchedulerProcess.js';
+export { superviseWorkers, closeQueues } from './superviseWorkers.js';
+export type { StageKind, StageWorker, SuperviseOptions, SuperviseOutcome } from './superviseWorkers.js';
+export { startProcessOps } from './processOps.js';
+export type { ProcessOps } from './processOps.js';
