@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizeRecord } from '../src/normalize/index.js';
-import { openSqliteStore, sinkDocOf, type SinkDoc } from '../src/store/index.js';
+import { openSqliteStore } from '../src/store/index.js';
+import { sinkDocOf, type SinkDoc } from '../src/wire/index.js';
 import { Rng, createPivotPools, generateRecord, vocab, type FeedRecord } from '../src/synth/index.js';
 import { BenchFailure } from './failure.js';
 

@@ -14,7 +14,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { normalizeRecord } from '../src/normalize/index.js';
-import { openSqliteStore, sinkDocOf, type SinkDoc } from '../src/store/index.js';
+import { openSqliteStore } from '../src/store/index.js';
+import { sinkDocOf, type SinkDoc } from '../src/wire/index.js';
 import { Rng, createPivotPools, generateRecord } from '../src/synth/index.js';
 import { UsageError, outOption, parseFlags, positiveInt } from './args.js';
 

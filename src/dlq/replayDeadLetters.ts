@@ -1,5 +1,6 @@
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
-import { sinkDocOf, type DeadLetter, type DeadLetterStore, type Sink, type SinkDoc } from '../store/index.js';
+import { type DeadLetter, type DeadLetterStore, type Sink } from '../store/index.js';
+import { sinkDocOf, type SinkDoc } from '../wire/index.js';
 
 export interface ReplayResult {
   replayed: number;

@@ -5,7 +5,8 @@ import { describeError, normalizeLine, normalizeRecord, type BehaviourDoc, type 
 import type { FeedSource } from './FeedSource.js';
 import type { MinuteId } from '../minute/index.js';
 import { readLines, type FeedLine } from './readLines.js';
-import { deadLetterId, metaOf, type BatchLogEntry, type DeadLetterInput, type SinkDoc } from '../store/index.js';
+import { deadLetterId, type BatchLogEntry, type DeadLetterInput } from '../store/index.js';
+import { metaOf, type SinkDoc } from '../wire/index.js';
 
 export interface ProcessBatchOptions {
   source: FeedSource;

@@ -2,7 +2,7 @@ import { entrySource, minuteOfEntry } from './entrySource.js';
 import type { DecoderChoice } from './decoders.js';
 import type { FeedSource } from './FeedSource.js';
 import { minuteRange, type MinuteId } from '../minute/index.js';
-import type { SinkDoc } from '../store/index.js';
+import type { SinkDoc } from '../wire/index.js';
 import { processBatch, type BatchOutcome, type ProcessBatchOptions } from './processBatch.js';
 
 export interface ProcessHourOptions extends Omit<ProcessBatchOptions, 'source' | 'batch' | 'emitChunk' | 'skipLines'> {

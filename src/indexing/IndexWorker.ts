@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, isStoreFault, messageOf, SandtrailError } from '../errors/index.js';
-import { decodeChunk, QueueWorker, type StageWorkerOptions, INDEX_QUEUE, type IndexJobData, type IndexJobResult } from '../queue/index.js';
+import { QueueWorker, type StageWorkerOptions, INDEX_QUEUE, type IndexJobData, type IndexJobResult } from '../queue/index.js';
+import { decodeChunk } from '../wire/index.js';
 import { record } from '../metrics/index.js';
 import { UpsertGroup } from './UpsertGroup.js';
-import { deadLetterId, jsonText, RetentionLoop, type DeadLetterInput, type SinkDoc } from '../store/index.js';
+import { deadLetterId, RetentionLoop, type DeadLetterInput } from '../store/index.js';
+import { jsonText, type SinkDoc } from '../wire/index.js';
 
 /**
  * The index stage behind BullMQ: writes one chunk to the sink, retries only the items the sink

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { record } from '../metrics/index.js';
-import type { ItemResult, Sink, SinkDoc } from '../store/index.js';
+import type { ItemResult, Sink } from '../store/index.js';
+import type { SinkDoc } from '../wire/index.js';
 
 interface Part {
   docs: readonly SinkDoc[];

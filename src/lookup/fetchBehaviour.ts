@@ -4,7 +4,8 @@ import { SandtrailError } from '../errors/index.js';
 import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
 import { callWithRetry, type GtiClient } from '../gti/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { metaOf, type Store } from '../store/index.js';
+import { type Store } from '../store/index.js';
+import { metaOf } from '../wire/index.js';
 import { meteredClient } from './meteredClient.js';
 import { RunBudget } from './RunBudget.js';
 

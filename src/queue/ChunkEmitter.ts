@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import type { SinkDoc } from '../store/index.js';
-import { encodeChunk } from './chunkCodec.js';
+import type { SinkDoc } from '../wire/index.js';
+import { encodeChunk } from '../wire/index.js';
 import type { Queues } from './createQueues.js';
 import { CHUNK_TTL_SECONDS, chunkKey, indexJobId } from './names.js';
 

@@ -1,7 +1,8 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import type { SinkDoc, Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
+import type { SinkDoc } from '../wire/index.js';
 import type { Queues } from './createQueues.js';
 import type { FeedJobData } from './names.js';
 

@@ -1,6 +1,5 @@
 export { FEED_QUEUE, INDEX_QUEUE, LOOKUP_QUEUE, ARTEFACT_QUEUE, PIPELINE_QUEUES, feedJobId, hourJobId, indexJobId } from './names.js';
 export type { FeedJobData, IndexJobData, FeedJobResult, IndexJobResult, ArtefactChoice } from './names.js';
-export { encodeChunk, decodeChunk, type EncodedChunk } from './chunkCodec.js';
 export { createRedis, checkRedis, redactUrl } from './connection.js';
 export { createQueues } from './createQueues.js';
 export type { Queues } from './createQueues.js';

@@ -5,19 +5,8 @@
  * store/elasticsearch/ (with the index design, setup and Kibana objects). The pipeline depends
  * on the interfaces only.
  */
-export {
-  PIVOT_KINDS,
-  pivotKey,
-  invalidDocReason,
-  depthRejection,
-  sinkDocOf,
-  metaOf,
-  jsonText,
-  verdictsOf,
-  hexDigest,
-  hasHuntFields,
-} from './Sink.js';
-export type { Sink, SinkDoc, DocMeta, ItemResult, PivotKind } from './Sink.js';
+export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection } from './Sink.js';
+export type { Sink, ItemResult, PivotKind } from './Sink.js';
 export { PIVOT_KIND_NAMES, pivotKindOf } from './pivotKindNames.js';
 export { deadLetterId } from './DeadLetterStore.js';
 export type {

@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import type { BehaviourDoc } from '../normalize/index.js';
 import { compareText, type FileRollup, type SeenValue } from './HuntReader.js';
-import { hexDigest, pivotKey, verdictsOf } from './Sink.js';
+import { pivotKey } from './Sink.js';
+import { hexDigest, verdictsOf } from '../wire/index.js';
 
 /** Host of a URL as hunters compare it (lower-case), also for scheme-less URLs; undefined when none. */
 export function hostOfUrl(url: unknown): string | undefined {

@@ -1,4 +1,5 @@
-import { conditionKey, type DocMeta, type PivotKind, type Watch, type WatchCondition, type WatchStore } from '../store/index.js';
+import { conditionKey, type PivotKind, type Watch, type WatchCondition, type WatchStore } from '../store/index.js';
+import { type DocMeta } from '../wire/index.js';
 
 /** What matching needs of a stored behaviour: a chunk's DocMeta, or the same fields of a stored document. */
 export type MatchableDoc = Pick<DocMeta, 'id' | 'sha256' | 'sandbox_name' | 'last_modification_date' | 'pivots'>;

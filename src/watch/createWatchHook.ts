@@ -1,5 +1,6 @@
 import type { Logger } from '../log/index.js';
-import type { SinkDoc, Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
+import type { SinkDoc } from '../wire/index.js';
 import { HitRecorder } from './HitRecorder.js';
 import type { WebhookOptions } from './postWebhook.js';
 import { WatchMatcher, type WatchMatcherOptions } from './WatchMatcher.js';

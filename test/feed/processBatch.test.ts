@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { createSource, processBatch } from '../../src/feed/index.js';
-import type { SinkDoc } from '../../src/store/index.js';
+import type { SinkDoc } from '../../src/wire/index.js';
 import { tempDir } from '../support/env.js';
 
 const hex = (i: number): string => createHash('sha256').update(String(i)).digest('hex');

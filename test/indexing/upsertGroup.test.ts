@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { UpsertGroup } from '../../src/indexing/index.js';
-import { openStore, type ItemResult, type Sink, type SinkDoc, type Store } from '../../src/store/index.js';
+import { openStore, type ItemResult, type Sink, type Store } from '../../src/store/index.js';
+import { type SinkDoc } from '../../src/wire/index.js';
 import { tempDir } from '../support/env.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 

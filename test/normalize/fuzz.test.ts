@@ -25,8 +25,8 @@ import {
   type RejectCode,
 } from '../../src/normalize/index.js';
 import { normalizeAndSerialize, type SerializedDoc } from '../../src/feed/index.js';
-import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { jsonText, metaOf, type SinkDoc } from '../../src/store/index.js';
+import { decodeChunk, encodeChunk } from '../../src/wire/index.js';
+import { jsonText, metaOf, type SinkDoc } from '../../src/wire/index.js';
 import { assertWellFormed } from './helpers.js';
 import { NUMBER_LITERALS, fuzzLineArb, recordLineArb, type FuzzLine } from './fuzzArbitraries.js';
 import { behaviourId } from './arbitraries.js';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test as vitestTest } from 'vitest';
 import type { BehaviourDoc } from '../../src/normalize/index.js';
-import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { sinkDocOf, type DocMeta, type HuntReader, type Sink, type SinkDoc } from '../../src/store/index.js';
+import { decodeChunk, encodeChunk } from '../../src/wire/index.js';
+import { type HuntReader, type Sink } from '../../src/store/index.js';
+import { sinkDocOf, type DocMeta, type SinkDoc } from '../../src/wire/index.js';
 import { D1, F1, F3, G1, H1, H2, H3, J1, J2, M1, M3, S1, SHA1_1, T0, corpus, hex, report } from './huntCorpus.js';
 
 export interface HuntFixture {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test as vitestTest } from 'vitest';
-import { sinkDocOf, type SinkDoc } from '../../src/store/index.js';
+import { sinkDocOf, type SinkDoc } from '../../src/wire/index.js';
 import { normalizeRecord, type BehaviourDoc } from '../../src/normalize/index.js';
 import type { Sink } from '../../src/store/index.js';
 

@@ -4,7 +4,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
 import { HUNT_END, prepareHuntStore } from '../../bench/huntStore.js';
 import { normalizeRecord, type BehaviourDoc } from '../../src/normalize/index.js';
-import { openStore, sinkDocOf, SqliteHuntReader, type PivotSummary } from '../../src/store/index.js';
+import { openStore, SqliteHuntReader, type PivotSummary } from '../../src/store/index.js';
+import { sinkDocOf } from '../../src/wire/index.js';
 import { tempDir } from '../support/env.js';
 
 const KINDS = ['behash', 'sigma_rule_id', 'ja3', 'ja3s', 'dropped_sha256'] as const;

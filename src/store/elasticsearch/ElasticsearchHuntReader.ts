@@ -13,7 +13,8 @@ import {
   type RelatedBehaviours,
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
-import { pivotKey, verdictsOf, type PivotKind } from '../Sink.js';
+import { pivotKey, type PivotKind } from '../Sink.js';
+import { verdictsOf } from '../../wire/index.js';
 import { isIndexNotFound, readFailure } from './classify.js';
 import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
 import { esNames, type EsNames } from './names.js';

@@ -1,7 +1,8 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
-import { depthRejection, jsonText, pivotKey, type DocMeta, type ItemResult, type PivotKind, type Sink, type SinkDoc } from '../Sink.js';
+import { depthRejection, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import { jsonText, type DocMeta, type SinkDoc } from '../../wire/index.js';
 import { retentionCutoffs, type RetentionDays } from '../Retention.js';
 import { classifyRequestError, describeCause, esFaultError, esStoreFault, isIndexNotFound, readFailure } from './classify.js';
 import { bulkSender, chunksOf, dropSuperseded, itemBytes, runPool, type BulkOutcome, type PreparedItem } from './bulkSender.js';

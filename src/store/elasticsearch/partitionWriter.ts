@@ -1,6 +1,7 @@
 import type { Client } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
-import { invalidDocReason, type DocMeta, type ItemResult } from '../Sink.js';
+import { invalidDocReason, type ItemResult } from '../Sink.js';
+import { type DocMeta } from '../../wire/index.js';
 import type { CopyDelete } from './bulkSender.js';
 import { classifyRequestError, errorType } from './classify.js';
 import type { EsNames } from './names.js';

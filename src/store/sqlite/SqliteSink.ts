@@ -1,15 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { DEFAULT_MAX_DEPTH, type BehaviourDoc, type Pivots } from '../../normalize/index.js';
-import {
-  depthRejection,
-  hasHuntFields,
-  invalidDocReason,
-  pivotKey,
-  type ItemResult,
-  type PivotKind,
-  type Sink,
-  type SinkDoc,
-} from '../Sink.js';
+import { depthRejection, invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import { hasHuntFields, type SinkDoc } from '../../wire/index.js';
 import { compareText } from '../HuntReader.js';
 import { Partitions } from './Partitions.js';
 import { byPivotKey, pivotKeysOf, type PendingPivots } from './PivotRow.js';

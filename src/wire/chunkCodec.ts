@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompressSync, constants } from 'node:zlib';
 import { SandtrailError } from '../errors/index.js';
-import type { DocMeta, SinkDoc } from '../store/index.js';
+import type { DocMeta, SinkDoc } from './SinkDoc.js';
 
 const compress = promisify(brotliCompress);
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'vitest';
-import { decodeChunk, encodeChunk } from '../../src/queue/index.js';
-import { jsonText, sinkDocOf } from '../../src/store/index.js';
+import { decodeChunk, encodeChunk } from '../../src/wire/index.js';
+import { jsonText, sinkDocOf } from '../../src/wire/index.js';
 import { makeDoc } from '../store/sinkConformance.js';
 
 test('a chunk round-trips, compressed: each document keeps its meta and its JSON text, byte for byte', async () => {
