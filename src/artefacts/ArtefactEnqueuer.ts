@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import type { ArtefactChoice, Queues } from '../queue/index.js';
+import { QUEUE_STREAMS, type ArtefactChoice, type Queues } from '../queue/index.js';
 import { parseArtefactFilter, type FilterableDoc } from './artefactFilter.js';
 import { CONTEXT_KEY, HAS_FLAG, isArtefactKind, type ArtefactKind } from './kinds.js';
 import { ARTEFACT_QUEUE, artefactJobId, type ArtefactJobData, type ArtefactJobResult } from './names.js';
@@ -11,6 +11,7 @@ export function createArtefactQueue(queues: Queues, config: Config): Queue<Artef
   const q = new Queue<ArtefactJobData, ArtefactJobResult>(ARTEFACT_QUEUE, {
     connection: queues.connection,
     prefix: config.queuePrefix,
+    streams: QUEUE_STREAMS,
     defaultJobOptions: {
       attempts: config.artefacts.attempts,
       backoff: { type: 'exponential', delay: config.artefacts.backoffMs },

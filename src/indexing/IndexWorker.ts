@@ -32,7 +32,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
       return [...Object.values(f), ...Object.values(i)].every((n) => n === 0);
     };
     this.group = new UpsertGroup(o.store.sink, o.config.index.commitWaitMs, o.config.index.concurrency, quiet);
-    this.retention = new RetentionLoop(o.store.retention, o.config.retention, o.log.child({ stage: 'retention' }));
+    this.retention = new RetentionLoop(o.store.retention, o.config.retention, o.log.child({ stage: 'retention' }), o.now);
   }
 
   override start(): void {

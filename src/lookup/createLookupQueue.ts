@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
-import type { Queues } from '../queue/index.js';
+import { QUEUE_STREAMS, type Queues } from '../queue/index.js';
 import { LOOKUP_QUEUE, type LookupJobData, type LookupJobResult } from './names.js';
 
 /**
@@ -11,6 +11,7 @@ export function createLookupQueue(queues: Queues, config: Config): Queue<LookupJ
   const q = new Queue<LookupJobData, LookupJobResult>(LOOKUP_QUEUE, {
     connection: queues.connection,
     prefix: config.queuePrefix,
+    streams: QUEUE_STREAMS,
     defaultJobOptions: {
       attempts: config.lookup.attempts,
       backoff: { type: 'exponential', delay: config.lookup.backoffMs },

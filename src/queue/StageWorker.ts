@@ -31,4 +31,9 @@ export interface StageWorkerOptions {
    * stale): the watch capability matches them. Throwing fails the job (it is retried).
    */
   onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
+  /**
+   * The clock retention is judged by (ms since the epoch; default the system's): a run on a
+   * simulated clock (the month soak) hands the store and the index stage the same one.
+   */
+  now?: () => number;
 }

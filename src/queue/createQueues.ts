@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { createRedis } from './connection.js';
-import { FEED_QUEUE, INDEX_QUEUE, type FeedJobData, type IndexJobData } from './names.js';
+import { FEED_QUEUE, INDEX_QUEUE, QUEUE_STREAMS, type FeedJobData, type IndexJobData } from './names.js';
 
 export interface Queues {
   feed: Queue<FeedJobData>;
@@ -23,6 +23,7 @@ export function createQueues(redisUrl: string, config: Config, log?: Logger): Qu
   const feed = new Queue<FeedJobData>(FEED_QUEUE, {
     connection,
     prefix,
+    streams: QUEUE_STREAMS,
     defaultJobOptions: {
       attempts: config.feed.attempts,
       backoff: { type: 'exponential', delay: config.feed.backoffMs },
@@ -33,6 +34,7 @@ export function createQueues(redisUrl: string, config: Config, log?: Logger): Qu
   const index = new Queue<IndexJobData>(INDEX_QUEUE, {
     connection,
     prefix,
+    streams: QUEUE_STREAMS,
     defaultJobOptions: {
       attempts: config.index.attempts,
       backoff: { type: 'exponential', delay: config.index.backoffMs },

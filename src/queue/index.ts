@@ -12,4 +12,4 @@ export { ChunkEmitter } from './ChunkEmitter.js';
 export { StageRunner } from './StageRunner.js';
 export { QueueWorker } from './QueueWorker.js';
 export type { StageRunnerOptions } from './StageRunner.js';
-export { chunkKey, CHUNK_TTL_SECONDS } from './names.js';
+export { chunkKey, CHUNK_TTL_SECONDS, QUEUE_STREAMS } from './names.js';

@@ -69,3 +69,12 @@ export const chunkKey = (prefix: string, jobId: string): string => `${prefix}:ch
 
 /** A chunk payload outlives its job at most this long (a run abandoned for a week is gone anyway). */
 export const CHUNK_TTL_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Every queue's event stream is capped at about this many entries (BullMQ trims it as it adds, by
+ * whole stream nodes of 100). sandtrail reads no queue events (it polls job states), so a short
+ * tail for an operator's look is enough; with BullMQ's default, 10,000 per queue, the streams
+ * still grew after a simulated month (npm run soak:month: 26 events a day per queue there, some
+ * 10,000 a day on the live feed).
+ */
+export const QUEUE_STREAMS = { events: { maxLen: 200 } } as const;

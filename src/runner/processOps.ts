@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { startOpsServer } from '../ops/index.js';
 import type { Store } from '../store/index.js';
-import { type Queues, PIPELINE_QUEUES } from '../queue/index.js';
+import { type Queues, PIPELINE_QUEUES, QUEUE_STREAMS } from '../queue/index.js';
 
 /** A process's operations server, or nothing when http.port is unset. */
 export interface ProcessOps {
@@ -29,7 +29,7 @@ export async function startProcessOps(o: { config: Config; log: Logger; store: S
   const all = PIPELINE_QUEUES.map((name) => {
     const q = own.get(name);
     if (q) return q;
-    const created = new Queue(name, { connection: o.queues.connection, prefix: o.config.queuePrefix });
+    const created = new Queue(name, { connection: o.queues.connection, prefix: o.config.queuePrefix, streams: QUEUE_STREAMS });
     created.on('error', () => undefined); // outages are reported by the queues' connection
     extra.push(created);
     return created;

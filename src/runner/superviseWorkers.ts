@@ -43,6 +43,8 @@ export interface SuperviseOptions<T> {
    * running both stages (`backfill`, `run`) uses two cores instead of one JavaScript thread.
    */
   indexInThread?: boolean;
+  /** The clock the index stage judges retention by (StageWorkerOptions.now); not for a thread, which opens its own store. */
+  now?: () => number;
 }
 
 export interface SuperviseOutcome<T> {
@@ -83,7 +85,7 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     outcome.fatal ??= err;
     requestStop(true);
   };
-  const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal, onFeedDoc: o.onFeedDoc };
+  const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal, onFeedDoc: o.onFeedDoc, now: o.now };
   const stageWorkers: StageWorker[] = o.stages.map((s) =>
     s === 'feed'
       ? new FeedWorker(workerOpts)
