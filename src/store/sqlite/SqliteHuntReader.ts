@@ -18,26 +18,10 @@ import {
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
 import { GROUP_COLUMNS, IN_VALUES, mergeGroups, summarize, type Group } from './huntSql.js';
+import { rankShared } from './rankShared.js';
 import { topSince } from './topSince.js';
 
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
-
-/** A behaviour sharing values with another, ranked by how many, then newest first, then by id. */
-interface Candidate {
-  id: string;
-  shared: number;
-  date: number | null;
-}
-
-function byRank(a: Candidate, b: Candidate): number {
-  return b.shared - a.shared || byNewest(a, b);
-}
-
-/**
- * A value held by more behaviours than this is not grouped by `related`: the behaviours sharing
- * it and nothing else are found newest first instead (they can only rank last, with one value).
- */
-const RELATED_SPLIT_ROWS = 10_000;
 
 /**
  * The hunting reads of the embedded store, answered by SQL over the pivot rows, which carry
@@ -204,7 +188,7 @@ export class SqliteHuntReader implements HuntReader {
         );
       const values = own.map((v) => ({ ...v, others: count(v) - 1 }));
       if (own.length === 0 || limit === 0) return { id, values, related: [] };
-      const ranked = this.rankShared(id, values, limit);
+      const ranked = rankShared(this.days, id, values, limit, (kind, value, n, page) => this.newestIds(kind, value, n, page, 0));
       const theirs = new Map<string, { kind: ValueKind; value: string }[]>();
       const shared = this.days.rowsOf(
         ranked.map((r) => r.id),
@@ -218,62 +202,6 @@ export class SqliteHuntReader implements HuntReader {
       const related = this.lines(ranked.map((r) => r.id)).map((l) => ({ ...l, shared: (theirs.get(l.id) ?? []).sort(byKindThenValue) }));
       return { id, values, related };
     });
-  }
-
-  /**
-   * The `limit` other behaviours sharing most of `values` with `id`, ranked (byRank). The pivot
-   * rows of the values are grouped by id, except those of a value held by very many behaviours
-   * (RELATED_SPLIT_ROWS): a behaviour carrying it gets one more shared value by a probe of its
-   * key, and those carrying it alone (which can only rank last, sharing one) come from its newest
-   * behaviours. Same answer as grouping every row, at the cost of the rarer values' rows (none
-   * when it is the behaviour's only value).
-   */
-  private rankShared(id: string, values: readonly { kind: ValueKind; value: string; others: number }[], limit: number): Candidate[] {
-    const hot = values.reduce((a, b) => (b.others > a.others ? b : a));
-    const split = hot.others + 1 > RELATED_SPLIT_ROWS;
-    const grouped = split ? values.filter((v) => v !== hot) : values;
-    // a behaviour's rows are all in its day: each day's candidates are grouped there
-    let ranked: Candidate[] = [];
-    for (const p of this.days.parts.list()) {
-      const byId = new Map<string, Candidate>();
-      const rowsOf = this.days.stmt(p, (q) => `SELECT id, analysis_date FROM ${q.pivots} WHERE kind = ? AND value = ?`).raw();
-      for (const v of grouped) {
-        for (const [other, date] of rowsOf.all(v.kind, v.value) as [string, number | null][]) {
-          if (other === id) continue;
-          const c = byId.get(other);
-          if (!c) byId.set(other, { id: other, shared: 1, date });
-          else c.shared += 1;
-        }
-      }
-      if (byId.size === 0) continue;
-      // one more shared value for those carrying the hot one: a probe of its key per candidate
-      if (split) {
-        const carrying = this.days
-          .stmt(
-            p,
-            (q) =>
-              `SELECT r.id FROM json_each(@ids) i CROSS JOIN ${q.pivots} r WHERE r.kind = @kind AND r.value = @value AND r.id = i.value`,
-          )
-          .pluck()
-          .all({ ids: JSON.stringify([...byId.keys()]), kind: hot.kind, value: hot.value }) as string[];
-        for (const other of carrying) (byId.get(other) as Candidate).shared += 1;
-      }
-      ranked = [...ranked, ...byId.values()].sort(byRank).slice(0, limit);
-    }
-    if (!split || (ranked.length === limit && (ranked[limit - 1] as Candidate).shared > 1)) return ranked;
-    // Not enough behaviours share two values or more: the rest share one. Those carrying the hot
-    // value and nothing else of this behaviour compete with the grouped ones sharing one.
-    const seen = new Set(ranked.map((r) => r.id));
-    const newest = this.newestIds(hot.kind, hot.value, hot.others + 1, limit + 1, 0).filter((other) => other !== id && !seen.has(other));
-    // how many of this behaviour's values each carries (the hot one at least), with its date
-    const tally = new Map<string, Candidate>();
-    for (const r of this.days.rowsOf(newest, values)) {
-      const c = tally.get(r.id) ?? { id: r.id, shared: 0, date: r.date };
-      c.shared += 1;
-      tally.set(r.id, c);
-    }
-    const fill = [...tally.values()].filter((c) => c.shared === 1);
-    return [...ranked, ...fill].sort(byRank).slice(0, limit);
   }
 
   /**
