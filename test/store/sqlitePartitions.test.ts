@@ -176,3 +176,24 @@ test('a store of more days than one compound SELECT may name nests its views; a 
     await reader.close();
   }
 });
+
+test('a file whose reports fall on several days counts once in a value’s files, whatever the order of the days', async () => {
+  const file = join(dir, `files${n++}.db`);
+  // file 1 on three days (three sandboxes), file 2 on days 1 and 3, file 3 on day 2 only
+  const docs = [
+    makeDoc(sha(1), 'Zenbox', NOV1 + 10, { behash: 'v' }),
+    makeDoc(sha(1), 'CAPE Sandbox', NOV1 + DAY + 10, { behash: 'v' }),
+    makeDoc(sha(1), 'Lastline', NOV1 + 2 * DAY + 10, { behash: 'v' }),
+    makeDoc(sha(2), 'Zenbox', NOV1 + 2 * DAY + 20, { behash: 'v' }),
+    makeDoc(sha(2), 'Lastline', NOV1 + 20, { behash: 'v' }),
+    makeDoc(sha(3), 'Zenbox', NOV1 + DAY + 30, { behash: 'v' }),
+  ];
+  await withStore(file, async (s) => {
+    await s.sink.upsert(docs.map((d) => sinkDocOf(d)));
+    const stats = await s.hunt.pivotStats('behash', 'v');
+    assert.deepEqual([stats.behaviours, stats.files], [6, 3]);
+    const [top] = await s.hunt.top('behash', { since: NOV1 + DAY });
+    assert.deepEqual([top?.behaviours, top?.files], [4, 3]);
+  });
+  assert.equal(tables(file).length, 1 + 2 * 3);
+});
