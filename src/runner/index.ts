@@ -1,6 +1,8 @@
 /** What assembles every kind of process: backfills, worker processes, the scheduler, and their one lifecycle. */
-export { recordFailures, runBackfill, summarize } from './runBackfill.js';
-export type { BackfillOptions, BackfillProgress, BackfillSummary } from './runBackfill.js';
+export { runBackfill } from './runBackfill.js';
+export type { BackfillOptions, BackfillProgress } from './runBackfill.js';
+export { recordFailures, summarize } from './backfillSummary.js';
+export type { BackfillSummary } from './backfillSummary.js';
 export { runWorkerProcess } from './runWorkerProcess.js';
 export type { WorkerKind, WorkerExtras } from './runWorkerProcess.js';
 export { runSchedulerProcess } from './runSchedulerProcess.js';

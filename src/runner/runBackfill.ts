@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { messageOf, storeFaultOfReason } from '../errors/index.js';
+import { recordFailures, summarize, type BackfillSummary } from './backfillSummary.js';
+import { storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { failedEntry, type Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import {
   type Queues,
   feedJobId,
@@ -20,20 +21,6 @@ export interface BackfillProgress {
   chunksDone: number;
   recordsAccepted: number;
   elapsedMs: number;
-}
-
-export interface BackfillSummary {
-  /** `pending`: not finished when the run was interrupted; a finished run reports those as failed. */
-  batches: { ok: number; empty: number; missing: number; failed: number; pending: number };
-  records: { indexed: number; rejected: number };
-  api_units: number;
-  /** Every failed or unfinished minute with the reason (empty when all went well). */
-  failures: { batch: MinuteId; status: 'failed' | 'pending'; reason: string }[];
-  /** Feed jobs enqueued again because the queue lost them (Redis restarted empty, flushed). */
-  requeued: number;
-  interrupted: boolean;
-  /** With --artefacts: the artefact queue once its downloads were over. */
-  artefacts?: { completed: number; failed: number; open: number };
 }
 
 export interface BackfillOptions {
@@ -55,10 +42,6 @@ export interface BackfillOptions {
 
 const STATE_BATCH = 250;
 const RUNNING = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'wait']);
-
-/** Says how a lost queue is recovered, for the summary and the log. */
-export const QUEUE_LOST_HINT =
-  'its jobs vanished from Redis (restarted without persistence, flushed, or evicted: run Redis with appendonly yes and maxmemory-policy noeviction); run the same backfill again';
 
 /**
  * Enqueues one feed job per minute and waits until every feed job and every index job it
@@ -223,33 +206,6 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
   return summary;
 }
 
-/**
- * Writes the failures the run knows of into the batch log: a minute with no row gets a failed
- * row, a minute whose chunks were not all stored gets its missing chunks marked failed. A store
- * that refuses these writes (it is the fault) leaves the summary as the only record.
- */
-export async function recordFailures(store: Store, sourceSpec: string, summary: BackfillSummary, log: Logger | undefined): Promise<void> {
-  if (summary.failures.length === 0) return;
-  try {
-    const entries = new Map((await store.batches.get(summary.failures.map((f) => f.batch))).map((e) => [e.batch, e]));
-    const now = Date.now();
-    for (const f of summary.failures) {
-      const e = entries.get(f.batch);
-      if (!e) {
-        await store.batches.record(failedEntry(f.batch, sourceSpec, f.reason, now, now));
-      } else if (e.status !== 'pending' && e.status !== 'failed') {
-        // a row an earlier run left: this run failed it
-        await store.batches.record({ ...e, status: 'failed', error: f.reason, finishedAt: now });
-      } else if (e.status === 'pending') {
-        const stored = new Set(await store.batches.storedChunks(f.batch, e.chunks));
-        for (let n = 0; n < e.chunks; n++) if (!stored.has(n)) await store.batches.chunkFailed(f.batch, n, f.reason);
-      }
-    }
-  } catch (err) {
-    log?.warn({ err: messageOf(err) }, 'the batch log could not record the failed minutes: the summary lists them');
-  }
-}
-
 interface PlannedJob {
   id: string;
   data: FeedJobData;
@@ -301,77 +257,4 @@ async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise
     );
     await o.queues.feed.addBulk(slice.map((j) => ({ name: 'batch', data: j.data, opts: { jobId: j.id } })));
   }
-}
-
-/** The run's outcome, read back from the durable batch log and dead-letter store. */
-export async function summarize(
-  store: Store,
-  minutes: readonly MinuteId[],
-  run: {
-    interrupted?: boolean;
-    lost?: ReadonlySet<MinuteId>;
-    requeued?: number;
-    /** Why a minute's jobs failed, as the queue kept it. */
-    jobFailures?: ReadonlyMap<MinuteId, string>;
-    /** The store fault that stopped the run early. */
-    storeFault?: string;
-    /** Minutes whose jobs had not finished when the run stopped waiting. */
-    unfinished?: ReadonlySet<MinuteId>;
-  } = {},
-): Promise<BackfillSummary> {
-  const entries = new Map((await store.batches.get(minutes)).map((e) => [e.batch, e]));
-  const batches = { ok: 0, empty: 0, missing: 0, failed: 0, pending: 0 };
-  const failures: BackfillSummary['failures'] = [];
-  const okMinutes: MinuteId[] = [];
-  let indexed = 0;
-  let rejected = 0;
-  for (const m of minutes) {
-    const e = entries.get(m);
-    const known = run.jobFailures?.get(m);
-    if (known && e?.status !== 'failed') {
-      // a job of this run failed for good: a row left by an earlier run (or none) does not say otherwise
-      batches.failed += 1;
-      failures.push({ batch: m, status: 'failed', reason: known });
-    } else if (e && e.status !== 'pending' && !run.unfinished?.has(m)) {
-      batches[e.status] += 1;
-      if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? known ?? 'failed' });
-    } else {
-      // no outcome, or chunks not all stored: never ok. Interrupted runs leave them pending.
-      const reason = run.lost?.has(m)
-        ? `QUEUE_STATE_LOST: ${QUEUE_LOST_HINT}`
-        : (known ??
-          (run.storeFault
-            ? `not finished: the run stopped on a store fault (${run.storeFault})`
-            : run.unfinished?.has(m)
-              ? 'not finished when the run stopped'
-              : !e
-                ? 'no outcome recorded (the feed job did not finish)'
-                : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`));
-      const status = run.interrupted ? 'pending' : 'failed';
-      batches[status] += 1;
-      failures.push({ batch: m, status, reason });
-    }
-    if (!e) continue;
-    rejected += e.rejected;
-    if (known && e.status === 'ok') {
-      // the row says ok from an earlier run: what this run stored of it is not known, so not counted
-      continue;
-    }
-    // only what is in the store counts: a whole minute once every chunk is, else its stored chunks
-    if (e.status === 'ok' && !run.unfinished?.has(m)) {
-      indexed += e.accepted;
-      okMinutes.push(m);
-    } else if (e.chunks > 0) indexed += await store.batches.storedRecords(m, e.chunks);
-  }
-  const indexRejected = await store.dlq.count({ stage: 'index', batches: minutes });
-  const okRejected = okMinutes.length === minutes.length ? indexRejected : await store.dlq.count({ stage: 'index', batches: okMinutes });
-  return {
-    batches,
-    records: { indexed: indexed - okRejected, rejected: rejected + indexRejected },
-    // directory sources never call the API; API sources report through the quota ledger
-    api_units: 0,
-    failures,
-    requeued: run.requeued ?? 0,
-    interrupted: run.interrupted === true,
-  };
 }
