@@ -328,6 +328,16 @@ describe('reads never create a store', () => {
   });
 });
 
+/** A test scope whose directories `nobody` may enter, with an empty `shared` directory for a store. */
+function sharedScope(): { s: ReturnType<typeof scope>; shared: string } {
+  const s = scope();
+  chmodSync(s.dir, 0o755);
+  chmodSync(s.tmp, 0o777);
+  const shared = join(s.dir, 'shared');
+  mkdirSync(shared);
+  return { s, shared };
+}
+
 /** setpriv arguments running a command as `nobody`, or why that is not possible here. */
 function asNobody(): string[] | string {
   if (process.getuid?.() !== 0) return [];
@@ -348,11 +358,7 @@ describe('a store the hunter may only read', () => {
     dirMode: number,
     keepShm = false,
   ): Promise<{ s: ReturnType<typeof scope>; file: string; value: string; ids: string[] }> {
-    const s = scope();
-    chmodSync(s.dir, 0o755);
-    chmodSync(s.tmp, 0o777);
-    const shared = join(s.dir, 'shared');
-    mkdirSync(shared);
+    const { s, shared } = sharedScope();
     const file = join(shared, 'hunt.db');
     await writeFeed({ out: join(s.dir, 'feed'), seed: 4, start: '202611010000', minutes: 2, perMinute: 10, malformedRate: 0 });
     const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix(), SANDTRAIL_STORE: `sqlite:${file}` };
@@ -425,11 +431,7 @@ test('a store written before the split by day, shared read-only: one line naming
     ctx.skip();
     return;
   }
-  const s = scope();
-  chmodSync(s.dir, 0o755);
-  chmodSync(s.tmp, 0o777);
-  const shared = join(s.dir, 'shared');
-  mkdirSync(shared);
+  const { s, shared } = sharedScope();
   const file = join(shared, 'old.db');
   const db = new BetterSqlite3(file);
   writePreviousLayout(db, [makeDoc('a'.repeat(64), 'Zenbox', 1_700_000_000, { behash: 'b1' })]);

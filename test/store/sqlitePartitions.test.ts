@@ -141,7 +141,7 @@ test('a store from before the split keeps its tables as the undated partition un
   assert.deepEqual(tables(file), ['behaviour_days', 'behaviours_2026_11_04', 'pivots_2026_11_04']);
 });
 
-test('a store of more days than one compound SELECT may name nests its views; a reader sees days another process adds and drops', async () => {
+test('a store of more days than one compound SELECT may name nests its views; a reader sees days another connection adds and drops', async () => {
   const file = join(dir, `many${n++}.db`);
   const docs = Array.from({ length: 450 }, (_, i) => makeDoc(sha(i), 'Zenbox', NOV1 - i * DAY, { behash: `b${i % 3}` }));
   const reader = openStore(`sqlite:${file}`);

@@ -23,6 +23,8 @@ export class Partitions {
   private readonly schemaVersion: Statement;
   /** Days created since the views were last rebuilt (ensure, then settleViews). */
   private viewsBehind = false;
+  /** Inside `pinned`: the schema was read once for the transaction and is not asked again. */
+  private pinnedNow = false;
 
   constructor(private readonly db: Database) {
     this.locateStmt = db.prepare('SELECT day, last_modification_date FROM behaviour_days WHERE id = ?');
@@ -56,7 +58,27 @@ export class Partitions {
     const p = partitionOf(day);
     this.db.exec(partitionDdl(p));
     this.viewsBehind = true;
+    if (this.pinnedNow) {
+      // the schema is not read again before the transaction ends: the new day joins the list here
+      this.parts = [...this.parts, p].sort((a, b) => a.day - b.day);
+      this.byDay.set(p.day, p);
+    }
     return p;
+  }
+
+  /**
+   * Runs `fn` inside a write transaction with the schema read once, at its start: no other
+   * connection can change it before the commit, so the index stage does not ask for its version
+   * again for every document.
+   */
+  pinned<T>(fn: () => T): T {
+    this.refresh();
+    this.pinnedNow = true;
+    try {
+      return fn();
+    } finally {
+      this.pinnedNow = false;
+    }
   }
 
   /**
@@ -130,6 +152,7 @@ export class Partitions {
 
   /** Reads the partitions again when the schema changed since they were last read. */
   private refresh(): void {
+    if (this.pinnedNow) return;
     const version = this.schemaVersion.get() as number;
     if (version === this.version) return;
     const names = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND ${PARTITION_GLOB}`).pluck().all() as string[];

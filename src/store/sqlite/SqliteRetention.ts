@@ -190,6 +190,8 @@ export class SqliteRetention implements Retention {
    */
   private dropIfEmpty(p: Partition, before: number): void {
     if (p.end > before && p.day !== UNDATED) return;
+    // a day still holding behaviours (the undated partition until retention reaches its last) takes no lock
+    if (this.day(p).any.get() !== undefined) return;
     this.db
       .transaction(() => {
         const still = this.parts.get(p.day);

@@ -74,13 +74,15 @@ export class SqliteSink implements Sink {
     const now = Math.floor(Date.now() / 1000);
     // the retention cutoff of this call, read once (not per document)
     const cutoff = this.keptAfter?.();
-    const write = this.db.transaction((items: readonly SinkDoc[]) => {
-      const pending: PendingPivots = { rows: [], latest: new Map() };
-      const results = items.map((doc, i) => this.writeOne(doc, now, cutoff, i, pending));
-      this.insertPivots(pending, results);
-      this.parts.settleViews();
-      return results;
-    });
+    const write = this.db.transaction((items: readonly SinkDoc[]) =>
+      this.parts.pinned(() => {
+        const pending: PendingPivots = { rows: [], latest: new Map() };
+        const results = items.map((doc, i) => this.writeOne(doc, now, cutoff, i, pending));
+        this.insertPivots(pending, results);
+        this.parts.settleViews();
+        return results;
+      }),
+    );
     try {
       return write.immediate(docs);
     } catch (err) {
