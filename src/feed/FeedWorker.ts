@@ -10,7 +10,14 @@ import type { BehaviourDoc } from '../normalize/index.js';
 import { failedEntry, type DeadLetterInput } from '../store/index.js';
 import { type SinkDoc } from '../wire/index.js';
 import { record } from '../metrics/index.js';
-import { ChunkEmitter, QueueWorker, type StageWorkerOptions, FEED_QUEUE, type FeedJobData, type FeedJobResult } from '../queue/index.js';
+import {
+  RedisChunkTransport,
+  QueueWorker,
+  type StageWorkerOptions,
+  FEED_QUEUE,
+  type FeedJobData,
+  type FeedJobResult,
+} from '../queue/index.js';
 import { addMinutes } from '../minute/index.js';
 
 /**
@@ -19,11 +26,11 @@ import { addMinutes } from '../minute/index.js';
  */
 export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   private readonly sources = new Map<string, FeedSource>();
-  private readonly emitter: ChunkEmitter;
+  private readonly emitter: RedisChunkTransport;
 
   constructor(o: StageWorkerOptions) {
     super(o, FEED_QUEUE, 'feed', o.config.feed.concurrency);
-    this.emitter = new ChunkEmitter(o.queues, o.config, o.log.child({ stage: 'feed' }));
+    this.emitter = new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }));
   }
 
   private sourceFor(spec: string): FeedSource {

@@ -4,7 +4,7 @@ import { normalizeValueAndSerialize, rejectedTextLetter } from '../feed/index.js
 import { callWithRetry, readCollection, type PageInfo } from '../gti/index.js';
 import { record } from '../metrics/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { ChunkEmitter, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
+import { RedisChunkTransport, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import { type DeadLetterInput } from '../store/index.js';
 import { metaOf, type SinkDoc } from '../wire/index.js';
 import { meteredClient } from './meteredClient.js';
@@ -23,11 +23,11 @@ export type OnLookupDoc = (doc: BehaviourDoc, job: LookupJobData) => Promise<voi
  * shares the hashes.
  */
 export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
-  private readonly emitter: ChunkEmitter;
+  private readonly emitter: RedisChunkTransport;
 
   constructor(protected override readonly o: StageWorkerOptions & { onDoc?: OnLookupDoc }) {
     super(o, LOOKUP_QUEUE, 'lookup', o.config.lookup.concurrency);
-    this.emitter = new ChunkEmitter(o.queues, o.config, o.log.child({ stage: 'lookup' }));
+    this.emitter = new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }));
   }
 
   protected async process(

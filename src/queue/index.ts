@@ -8,7 +8,7 @@ export { Scheduler, RETENTION_MS, pointerKeys } from './Scheduler.js';
 export type { SchedulerOptions, SchedulerPointers } from './Scheduler.js';
 export { parseCursor, formatCursor } from './cursor.js';
 export type { FeedCursor } from './cursor.js';
-export { ChunkEmitter } from './ChunkEmitter.js';
+export { RedisChunkTransport } from './RedisChunkTransport.js';
 export { StageRunner } from './StageRunner.js';
 export { QueueWorker } from './QueueWorker.js';
 export type { StageRunnerOptions } from './StageRunner.js';

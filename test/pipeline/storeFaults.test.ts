@@ -8,7 +8,7 @@ import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun }
 import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
 import { createSource, processBatch } from '../../src/feed/index.js';
-import { ChunkEmitter, createQueues } from '../../src/queue/index.js';
+import { RedisChunkTransport, createQueues } from '../../src/queue/index.js';
 import { openElasticsearchStore, setupElasticsearch } from '../../src/store/index.js';
 import { type SinkDoc } from '../../src/wire/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
@@ -316,7 +316,7 @@ test('a fleet index worker on a damaged store stops with the cause, keeps its jo
 
   // the chunks of one minute queued again, as a fleet's feed worker would queue them
   const queues = createQueues(config.redisUrl as string, config);
-  const emitter = new ChunkEmitter(queues, config, log);
+  const emitter = new RedisChunkTransport(queues, config, log);
   const minute = START;
   const chunks: SinkDoc[][] = [];
   await processBatch({

@@ -12,7 +12,7 @@ import { CHUNK_TTL_SECONDS, chunkKey, indexJobId } from './names.js';
  * backpressure: it waits while the index queue is above index.highWaterChunks. Shared by every
  * producer of documents (feed batches, lookups, fetches).
  */
-export class ChunkEmitter {
+export class RedisChunkTransport {
   constructor(
     private readonly queues: Queues,
     private readonly config: Config,
