@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'STORE_DAMAGED'
   | 'STORE_READONLY'
   | 'CHUNK_CORRUPT'
+  | 'INDEX_THREAD_FAILED'
   | 'NOT_FOUND'
   | 'SHUTTING_DOWN'
   // upstream GTI API
@@ -98,6 +99,9 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   // closed or missing index): only an operator's fix helps
   STORE_READONLY: false,
   CHUNK_CORRUPT: false,
+  // the index stage's thread of this process died with chunks in hand: the process stops, and the
+  // minutes whose chunks it held are taken again (by the next run, or by another worker)
+  INDEX_THREAD_FAILED: true,
   NOT_FOUND: false,
   SHUTTING_DOWN: true,
   GTI_AUTH: false,

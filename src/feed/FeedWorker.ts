@@ -12,6 +12,7 @@ import { type SinkDoc } from '../wire/index.js';
 import { record } from '../metrics/index.js';
 import {
   RedisChunkTransport,
+  type ChunkTransport,
   QueueWorker,
   type StageWorkerOptions,
   FEED_QUEUE,
@@ -21,16 +22,20 @@ import {
 import { addMinutes } from '../minute/index.js';
 
 /**
- * The feed stage behind BullMQ: one job per batch. Chunks become index jobs with deterministic
- * ids; the worker waits while the index queue is above its high-water mark (backpressure).
+ * The feed stage behind BullMQ: one job per batch. Its chunks go to the index stage through the
+ * transport: as index jobs with deterministic ids (the worker waits while the index queue is
+ * above its high-water mark), or in memory to the index thread of this process, and then the job
+ * completes only once every chunk of its batch is stored.
  */
 export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   private readonly sources = new Map<string, FeedSource>();
-  private readonly emitter: RedisChunkTransport;
+  private readonly transport: ChunkTransport;
 
   constructor(o: StageWorkerOptions) {
-    super(o, FEED_QUEUE, 'feed', o.config.feed.concurrency);
-    this.emitter = new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }));
+    // a job handing chunks over in memory waits for their commit at its end: a second job reads
+    // meanwhile, so the feed stage does not idle while the index stage commits
+    super(o, FEED_QUEUE, 'feed', o.transport?.kind === 'memory' ? Math.max(2, o.config.feed.concurrency) : o.config.feed.concurrency);
+    this.transport = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }));
   }
 
   private sourceFor(spec: string): FeedSource {
@@ -91,6 +96,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
           }
           throw new UnrecoverableError(`hourly package ${job.data.hour} not found`);
         }
+        // in memory: the job completes only once the hour's chunks are stored (a failure fails it here)
+        await Promise.all(Object.keys(hour.perMinute).map((m) => this.transport.settle(m)));
         log.info({ hour: job.data.hour, accepted: hour.accepted, rejected: hour.rejected, chunks: hour.chunks }, 'hourly package done');
         return {
           status: hour.accepted > 0 ? 'ok' : 'empty',
@@ -98,6 +105,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
           accepted: hour.accepted,
           rejected: hour.rejected,
           perMinute: hour.perMinute,
+          ...this.storedMark(),
         };
       }
       const outcome = await processBatch({
@@ -117,12 +125,21 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       }
       countBatch(outcome);
       await store.batches.record({ ...outcome, error: null });
+      // in memory: the job completes only once its chunks are stored (a failure fails it here; the
+      // index stage has marked the chunk failed, so the batch reads failed until a try stores it)
+      await this.transport.settle(batch);
       if (outcome.status === 'missing') await this.checkMissingRun(batch, log);
       log.info(
         { status: outcome.status, lines: outcome.lines, accepted: outcome.accepted, rejected: outcome.rejected, chunks: outcome.chunks },
         'batch done',
       );
-      return { status: outcome.status, chunks: outcome.chunks, accepted: outcome.accepted, rejected: outcome.rejected };
+      return {
+        status: outcome.status,
+        chunks: outcome.chunks,
+        accepted: outcome.accepted,
+        rejected: outcome.rejected,
+        ...this.storedMark(),
+      };
     } catch (err) {
       if (err instanceof DelayedError || (err as Error).name === 'DelayedError') throw err;
       const code = errorCode(err);
@@ -159,9 +176,14 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     return (doc) => hook(doc, data);
   }
 
-  /** Queues one index chunk, waiting while the index queue is above its high-water mark. */
+  /** Hands one chunk to the index stage, waiting while it is behind. */
   private emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
-    return this.emitter.emit(batch, n, docs, signal);
+    return this.transport.emit(batch, n, docs, signal);
+  }
+
+  /** A job whose chunks went in memory says they are stored: its waiter has no index job to follow. */
+  private storedMark(): { stored?: true } {
+    return this.transport.kind === 'memory' ? { stored: true } : {};
   }
 
   /** Puts the job back for later without spending an attempt. */

@@ -3,15 +3,17 @@ import type { Config } from '../config/index.js';
 import { SandtrailError, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { applyMetrics, type MetricEvent } from '../metrics/index.js';
+import { MemoryChunkTransport, type HandoffMessage, type HandoffReply } from '../queue/index.js';
 
-/** Parent → thread. */
-export type ThreadMessage = { type: 'stop'; force: boolean };
+/** Parent → thread: stop, or the in-memory transport's chunks. */
+export type ThreadMessage = { type: 'stop'; force: boolean } | HandoffMessage;
 /** Thread → parent. */
 export type ThreadReply =
   | { type: 'started' }
   | { type: 'stopped' }
   | { type: 'fatal'; code: string | null; message: string }
-  | { type: 'metrics'; events: MetricEvent[] };
+  | { type: 'metrics'; events: MetricEvent[] }
+  | HandoffReply;
 
 export interface IndexThreadOptions {
   redisUrl: string;
@@ -38,14 +40,23 @@ function threadEntry(): URL {
 const FORCE_WAIT_MS = 3000;
 
 /**
- * The index stage in a worker thread, with the same start/stop as an in-process IndexWorker.
+ * The index stage in a worker thread, with the same start/stop as an in-process IndexWorker. It
+ * takes index jobs from Redis as any index worker does, and chunks of producers in this process
+ * through `transport` (in memory).
  */
 export class IndexThread {
   private thread: Worker | undefined;
   private stopping: Promise<void> | undefined;
   private exited: Promise<void> = Promise.resolve();
+  /** The producers of this process hand their chunks to the thread through this. */
+  readonly transport: MemoryChunkTransport;
 
-  constructor(private readonly o: IndexThreadOptions) {}
+  constructor(private readonly o: IndexThreadOptions) {
+    this.transport = new MemoryChunkTransport((m, transfer) => {
+      if (!this.thread) throw new SandtrailError('INDEX_THREAD_FAILED', 'the index thread is not running');
+      this.thread.postMessage(m satisfies ThreadMessage, transfer);
+    }, o.config.index.handoffMaxBytes);
+  }
 
   start(): void {
     if (this.thread) return;
@@ -53,8 +64,15 @@ export class IndexThread {
       workerData: { config: this.o.config, redisUrl: this.o.redisUrl, bindings: this.o.log.bindings() },
     });
     this.thread = thread;
-    this.exited = new Promise((resolve) => thread.once('exit', () => resolve()));
+    this.exited = new Promise((resolve) =>
+      thread.once('exit', (code) => {
+        // chunks handed over and never answered were not stored: their jobs must fail, not complete
+        this.transport.fail(new SandtrailError('INDEX_THREAD_FAILED', `the index thread exited (code ${code}) before storing every chunk`));
+        resolve();
+      }),
+    );
     thread.on('message', (m: ThreadReply) => {
+      if (m.type === 'chunkDone') this.transport.done(m);
       if (m.type === 'metrics') applyMetrics(m.events);
       if (m.type === 'fatal') {
         this.o.onFatal?.(new SandtrailError((m.code ?? 'SINK_UNAVAILABLE') as ErrorCode, m.message));
@@ -62,6 +80,7 @@ export class IndexThread {
     });
     thread.on('error', (err) => {
       this.o.log.error({ err: err.message }, 'index thread failed');
+      this.transport.fail(new SandtrailError('INDEX_THREAD_FAILED', `the index thread failed: ${err.message}`));
       this.o.onFatal?.(err);
     });
   }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, isStoreFault, messageOf, SandtrailError } from '../errors/index.js';
 import { QueueWorker, type StageWorkerOptions, INDEX_QUEUE, type IndexJobData, type IndexJobResult } from '../queue/index.js';
-import { decodeChunk } from '../wire/index.js';
+import { decodeChunk, type DocMeta } from '../wire/index.js';
 import { record } from '../metrics/index.js';
 import { UpsertGroup } from './UpsertGroup.js';
 import { deadLetterId, RetentionLoop, type DeadLetterInput } from '../store/index.js';
@@ -17,6 +17,8 @@ import { jsonText, type SinkDoc } from '../wire/index.js';
 export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   /** The chunks this worker holds at once share one sink call (one SQLite transaction). */
   private readonly group: UpsertGroup;
+  /** Chunks handed over in memory that wait in the group: their producer says when to commit (commitHeld). */
+  private handedHeld = 0;
   /** Retention's short steps run where the documents are written, between the stage's own writes. */
   private readonly retention: RetentionLoop;
 
@@ -25,6 +27,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     const { feed, index } = o.queues;
     // nothing on its way: no feed batch read or waiting, no index job this worker could still take
     const quiet = async (): Promise<boolean> => {
+      if (this.handedHeld > 0) return false;
       const [f, i] = await Promise.all([
         feed.getJobCounts('active', 'waiting', 'prioritized', 'delayed'),
         index.getJobCounts('waiting', 'prioritized', 'delayed'),
@@ -47,7 +50,6 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
     const { batch, n } = job.data;
     const { store, config } = this.o;
-    const log = this.o.log.child({ stage: 'index', batch, job: job.id });
     const redis = this.o.queues.connection;
     const payload = await redis.getBuffer(job.data.payloadKey);
     if (!payload) {
@@ -62,6 +64,55 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
       await store.dlq.put([chunkLetter(batch, n, payload, err)]);
       throw new UnrecoverableError(messageOf(err));
     }
+    let result: IndexJobResult;
+    try {
+      result = await this.storeDocs(batch, n, docs, String(job.id));
+    } catch (err) {
+      return await this.storeFailed(job, err);
+    }
+    // the payload can go: a repeated run finds the batch log's mark instead
+    await redis.del(job.data.payloadKey);
+    return result;
+  }
+
+  /**
+   * Stores chunk `n` of `batch` handed over in memory (MemoryChunkTransport: its metas' JSON and
+   * each document's bytes), as an index job's chunk is stored. Throws the store's failure (the
+   * producer's job fails and is tried again), with the chunk marked failed in the batch log.
+   */
+  async storeHanded(batch: string, n: number, metas: string, bytes: readonly ArrayBuffer[]): Promise<IndexJobResult> {
+    const parsed = JSON.parse(metas) as DocMeta[];
+    const docs = parsed.map((meta, i): SinkDoc => ({ meta, json: Buffer.from(bytes[i] as ArrayBuffer) }));
+    this.handedHeld++;
+    try {
+      return await this.storeDocs(batch, n, docs, `memory-${batch}-${n}`);
+    } catch (err) {
+      // marked at once, where the store just refused it (a full disk may take no further write
+      // later): the batch reads failed with the cause until a try of its job stores the chunk
+      const reason = `${errorCode(err) ?? 'ERROR'}: ${messageOf(err)}`;
+      await this.o.store.batches
+        .chunkFailed(batch, n, reason)
+        .catch((e: unknown) => this.o.log.warn({ batch, err: messageOf(e) }, 'the batch log could not record the failure'));
+      throw err;
+    } finally {
+      this.handedHeld--;
+    }
+  }
+
+  /** Writes the chunks the group holds now: a producer in this process is waiting for them. */
+  commitHeld(): void {
+    this.group.flushNow();
+  }
+
+  /**
+   * Writes one chunk's documents, retrying only the items the sink calls retryable, dead-lettering
+   * the rejected ones, then marks the chunk stored in the batch log. Throws when the store itself
+   * fails (or still refuses items after the in-job retries): nothing of the chunk is the
+   * documents' fault then.
+   */
+  private async storeDocs(batch: string, n: number, docs: SinkDoc[], job: string): Promise<IndexJobResult> {
+    const { store, config } = this.o;
+    const log = this.o.log.child({ stage: 'index', batch, job });
     const result: IndexJobResult = { indexed: 0, stale: 0, rejected: 0, deadLettered: 0 };
     const dead: DeadLetterInput[] = [];
     let pending = docs;
@@ -69,13 +120,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     let expired = 0;
     let lastReason = '';
     for (let attempt = 0; pending.length > 0; attempt++) {
-      let results;
-      try {
-        // throws when the store itself fails: nothing of the chunk is the documents' fault
-        results = await this.group.upsert(pending);
-      } catch (err) {
-        return await this.storeFailed(job, err);
-      }
+      const results = await this.group.upsert(pending);
       const retry: SinkDoc[] = [];
       results.forEach((r, i) => {
         const doc = pending[i] as SinkDoc;
@@ -111,14 +156,11 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     if (expired) log.info({ expired, retentionDays: config.retention.days }, 'documents already past retention were not stored');
     if (pending.length > 0) {
       // still refused for the store's reasons (overloaded, unavailable): the store's failure, not
-      // the documents'; the job is tried again and, once its tries are spent, its batch fails
-      const err = new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
-      return await this.storeFailed(job, err);
+      // the documents'; the chunk is tried again and, once its tries are spent, its batch fails
+      throw new SandtrailError('SINK_BUSY', `${pending.length} of ${docs.length} documents still retryable: ${lastReason}`);
     }
-    // every document of the chunk is stored or dead-lettered: the batch log may count it, and
-    // the payload can go (a repeated run finds the mark instead)
+    // every document of the chunk is stored or dead-lettered: the batch log may count it
     await store.batches.chunkStored(batch, n, result.indexed + result.stale);
-    await redis.del(job.data.payloadKey);
     return result;
   }
 

@@ -45,6 +45,11 @@ export class UpsertGroup {
     });
   }
 
+  /** Writes the chunks waiting now, without waiting for more (their producer is waiting for them). */
+  flushNow(): void {
+    this.flush();
+  }
+
   /** While chunks wait, asks `quiet` now and then, and writes them once it says nothing else is coming. */
   private watchQuiet(): void {
     const quiet = this.quiet;

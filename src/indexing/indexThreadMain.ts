@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/index.js';
-import { errorCode, messageOf } from '../errors/index.js';
+import { errorCode, messageOf, storeFaultOfReason } from '../errors/index.js';
 import { createLogger } from '../log/index.js';
 import { flushMetrics, forwardMetrics } from '../metrics/index.js';
 import { openStore } from '../store/index.js';
@@ -38,7 +38,20 @@ worker.start();
 reply({ type: 'started' });
 
 port.on('message', (m: ThreadMessage) => {
-  if (m.type !== 'stop') return;
+  if (m.type === 'chunk') {
+    const { id } = m;
+    worker.storeHanded(m.batch, m.n, m.metas, m.docs).then(
+      () => reply({ type: 'chunkDone', id }),
+      (err: unknown) =>
+        reply({
+          type: 'chunkDone',
+          id,
+          error: { code: errorCode(err) ?? storeFaultOfReason(messageOf(err)) ?? null, message: messageOf(err) },
+        }),
+    );
+    return;
+  }
+  if (m.type === 'flush') return worker.commitHeld();
   void (async () => {
     await worker.stop(m.force).catch((err: unknown) => log.warn({ err: messageOf(err) }, 'index stage stop failed'));
     await queues.close();

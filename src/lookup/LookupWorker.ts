@@ -4,7 +4,7 @@ import { normalizeValueAndSerialize, rejectedTextLetter } from '../feed/index.js
 import { callWithRetry, readCollection, type PageInfo } from '../gti/index.js';
 import { record } from '../metrics/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { RedisChunkTransport, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
+import { RedisChunkTransport, type ChunkTransport, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import { type DeadLetterInput } from '../store/index.js';
 import { metaOf, type SinkDoc } from '../wire/index.js';
 import { meteredClient } from './meteredClient.js';
@@ -23,11 +23,11 @@ export type OnLookupDoc = (doc: BehaviourDoc, job: LookupJobData) => Promise<voi
  * shares the hashes.
  */
 export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
-  private readonly emitter: RedisChunkTransport;
+  private readonly emitter: ChunkTransport;
 
   constructor(protected override readonly o: StageWorkerOptions & { onDoc?: OnLookupDoc }) {
     super(o, LOOKUP_QUEUE, 'lookup', o.config.lookup.concurrency);
-    this.emitter = new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }));
+    this.emitter = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }));
   }
 
   protected async process(
@@ -125,6 +125,8 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
       r.apiUnits = spent();
       r.outcome = r.reports === 0 ? 'no_behaviours' : 'ok';
       await recordOutcome(r.reports === 0 ? 'empty' : 'ok', null);
+      // in memory: the lookup completes only once its chunks are stored
+      await this.emitter.settle(batch);
       log.info({ reports: r.reports, accepted: r.accepted, rejected: r.rejected, pages: r.pages }, 'lookup done');
       return r;
     } catch (err) {

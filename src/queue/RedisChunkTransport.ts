@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { SinkDoc } from '../wire/index.js';
 import { encodeChunk } from '../wire/index.js';
+import type { ChunkTransport } from './ChunkTransport.js';
 import type { Queues } from './createQueues.js';
 import { CHUNK_TTL_SECONDS, chunkKey, indexJobId } from './names.js';
 
@@ -12,7 +13,9 @@ import { CHUNK_TTL_SECONDS, chunkKey, indexJobId } from './names.js';
  * backpressure: it waits while the index queue is above index.highWaterChunks. Shared by every
  * producer of documents (feed batches, lookups, fetches).
  */
-export class RedisChunkTransport {
+export class RedisChunkTransport implements ChunkTransport {
+  readonly kind = 'redis';
+
   constructor(
     private readonly queues: Queues,
     private readonly config: Config,
@@ -32,6 +35,11 @@ export class RedisChunkTransport {
     const previous = await this.queues.index.getJob(jobId);
     if (previous && ((await previous.isFailed()) || (await previous.isDelayed()))) await previous.remove();
     await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length, rawBytes }, { jobId });
+  }
+
+  /** Index jobs are tracked by their queue (and the batch log's chunk marks): nothing to wait for here. */
+  settle(): Promise<void> {
+    return Promise.resolve();
   }
 
   private async waitForRoom(signal?: AbortSignal): Promise<void> {

@@ -3,6 +3,7 @@ import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import type { Store } from '../store/index.js';
 import type { SinkDoc } from '../wire/index.js';
+import type { ChunkTransport } from './ChunkTransport.js';
 import type { Queues } from './createQueues.js';
 import type { FeedJobData } from './names.js';
 
@@ -31,6 +32,11 @@ export interface StageWorkerOptions {
    * stale): the watch capability matches them. Throwing fails the job (it is retried).
    */
   onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
+  /**
+   * How producers (feed, lookup) hand chunks to the index stage: in memory to the index thread of
+   * this process, or, by default, as index jobs through Redis.
+   */
+  transport?: ChunkTransport;
   /**
    * The clock retention is judged by (ms since the epoch; default the system's): a run on a
    * simulated clock (the month soak) hands the store and the index stage the same one.

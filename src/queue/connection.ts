@@ -11,7 +11,15 @@ export function createRedis(url: string): Redis {
 
 /** Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is unreachable. */
 export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
-  const r = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null });
+  // A refused connection has closed before disconnect() listens for its 'close': ioredis would then
+  // hold the process for its disconnectTimeout (2 s by default, every private Redis's start-up)
+  const r = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    disconnectTimeout: 50,
+  });
   r.on('error', () => undefined);
   try {
     await r.connect();

@@ -50,6 +50,8 @@ export interface FeedJobResult {
   perMinute?: Record<MinuteId, number>;
   accepted: number;
   rejected: number;
+  /** Every chunk was stored before the job completed (handed over in memory): no index job to wait for. */
+  stored?: boolean;
 }
 
 export interface IndexJobResult {

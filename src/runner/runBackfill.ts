@@ -128,6 +128,11 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       }
       accepted += r.accepted;
       chunksKnown += r.chunks;
+      // handed over in memory: the job completed only once its chunks were stored
+      if (r.stored) {
+        chunksDone += r.chunks;
+        continue;
+      }
       const perMinute = r.perMinute ?? { [(job?.data as FeedJobData).batch]: r.chunks };
       for (const [batch, chunks] of Object.entries(perMinute)) {
         for (let n = 0; n < chunks; n++) pendingIndex.set(indexJobId(batch, n), [batch, n, id]);

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
-import type { Queues, StageWorkerOptions, Scheduler, StageWorker } from '../queue/index.js';
+import type { ChunkTransport, Queues, StageWorkerOptions, Scheduler, StageWorker } from '../queue/index.js';
 import { FeedWorker } from '../feed/index.js';
 import { IndexThread, IndexWorker } from '../indexing/index.js';
 import { createWatchHook } from '../watch/index.js';
@@ -23,8 +23,9 @@ export interface SuperviseOptions<T> {
   /**
    * Further workers that produce index chunks (lookups, artefact downloads): run and stopped with
    * the feed workers, before the index stage, which must keep taking chunks while they drain.
+   * `transport` is how they hand chunks to the index stage when it runs in this process.
    */
-  producers?: (onFatal: (err: Error) => void) => readonly StageWorker[];
+  producers?: (onFatal: (err: Error) => void, transport?: ChunkTransport) => readonly StageWorker[];
   /** Told once when the process starts draining (the first stop signal, or refused credentials). */
   onDraining?: () => void;
   /** The feed workers' per-document hook (see StageWorkerOptions.onFeedDoc). */
@@ -40,7 +41,9 @@ export interface SuperviseOptions<T> {
   forceTimeoutMs?: number;
   /**
    * Run the index stage in a worker thread (its own store and Redis connections), so a process
-   * running both stages (`backfill`, `run`) uses two cores instead of one JavaScript thread.
+   * running both stages (`backfill`, `run`) uses two cores instead of one JavaScript thread. The
+   * producers of the process then hand it their chunks in memory (MemoryChunkTransport); it still
+   * takes index jobs queued through Redis.
    */
   indexInThread?: boolean;
   /** The clock the index stage judges retention by (StageWorkerOptions.now); not for a thread, which opens its own store. */
@@ -86,15 +89,15 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     requestStop(true);
   };
   const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal, onFeedDoc: o.onFeedDoc, now: o.now };
+  const thread = o.indexInThread && o.stages.includes('index') ? new IndexThread(workerOpts) : undefined;
+  const transport = thread?.transport;
   const stageWorkers: StageWorker[] = o.stages.map((s) =>
     s === 'feed'
-      ? new FeedWorker(workerOpts)
-      : o.indexInThread
-        ? new IndexThread(workerOpts)
-        : new IndexWorker({ ...workerOpts, onStored: createWatchHook(o.store, log) }),
+      ? new FeedWorker({ ...workerOpts, transport })
+      : (thread ?? new IndexWorker({ ...workerOpts, onStored: createWatchHook(o.store, log) })),
   );
   // built here so refused credentials in any of them stop the whole process too
-  const extra = o.producers?.(onFatal) ?? [];
+  const extra = o.producers?.(onFatal, transport) ?? [];
   const producers = new Set<StageWorker>([...stageWorkers.filter((w) => w instanceof FeedWorker), ...extra]);
   const workers = [...stageWorkers, ...extra];
 

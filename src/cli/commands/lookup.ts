@@ -120,11 +120,11 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
       queues,
       log,
       stages: o.workers === false ? [] : ['index'],
-      producers: (onFatal) =>
+      producers: (onFatal, transport) =>
         o.workers === false
           ? []
           : [
-              new LookupWorker({ ...workerOpts, onFatal, onDoc: artefacts?.onLookupDoc }),
+              new LookupWorker({ ...workerOpts, onFatal, transport, onDoc: artefacts?.onLookupDoc }),
               ...(artefacts ? [artefacts.worker(onFatal)] : []),
             ],
       indexInThread: true,
