@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config/index.js';
 import { resolveBzip2Decoder } from '../src/feed/index.js';
 import { HELP, parseBenchArgs, UsageError, type BenchOptions } from './args.js';
 import { measureBackfillCli } from './backfill.js';
+import { measureNormalizeCli } from './normalizeCli.js';
 import { ensureBuilt } from './build.js';
 import { measureEndToEnd } from './e2e.js';
 import { BenchFailure, throwIfAborted } from './failure.js';
@@ -86,6 +87,10 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
     }
     say(`  ${official.seconds.toFixed(2)} s`);
   }
+  phaseLoad('normalizeCli');
+  say('phase normalize (CLI): node dist/src/cli/run.js normalize FILE... > /dev/null...');
+  const normalizeCli = await measureNormalizeCli({ root: ROOT, outDir: OUT, feedDir: FEED, manifest, signal });
+  say(`  ${normalizeCli.seconds.toFixed(2)} s`);
   // Only REDIS_URL (what setup.sh and the CLI know): an operator's SANDTRAIL_* must not change what is measured.
   const redisUrl = process.env.REDIS_URL || undefined;
   phaseLoad('e2e');
@@ -147,7 +152,7 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       reused,
       generateSeconds,
     },
-    phases: { raw, normalize, official, e2e, backfill },
+    phases: { raw, normalize, official, normalizeCli, e2e, backfill },
   };
 }
 

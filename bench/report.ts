@@ -33,7 +33,14 @@ export interface BenchReport {
     reused: boolean;
     generateSeconds: number;
   };
-  phases: { raw: PhaseResult; normalize: PhaseResult; official: OfficialResult; e2e: E2eResult; backfill: BackfillCliResult };
+  phases: {
+    raw: PhaseResult;
+    normalize: PhaseResult;
+    official: OfficialResult;
+    normalizeCli: PhaseResult;
+    e2e: E2eResult;
+    backfill: BackfillCliResult;
+  };
 }
 
 export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -48,12 +55,20 @@ export interface Ratios {
   backfillToRaw: number;
   e2eToOfficial: number | null;
   backfillToOfficial: number | null;
+  /** The normalize command (start-up included) against the loop's MB/s. */
+  normalizeCliToOfficial: number | null;
+  /** The backfill command's MB/s against the Python process's, both timed from start to exit. */
+  backfillToOfficialProcess: number | null;
+  /** CPU seconds of the backfill command (its children included) over those of the Python process: lower is better. */
+  backfillCpuToOfficial: number | null;
 }
 
 /** See {@link Ratios}. */
 export function ratios(report: BenchReport): Ratios {
-  const { raw, normalize, official, e2e, backfill } = report.phases;
+  const { raw, normalize, official, normalizeCli, e2e, backfill } = report.phases;
   const off = official.skipped ? null : mbps(official);
+  const offProcess = official.skipped ? null : mbps({ bytes: official.bytes, seconds: official.wallSeconds });
+  const offCpu = official.skipped ? undefined : official.cpuSeconds;
   return {
     normalizeToRaw: mbps(normalize) / mbps(raw),
     officialToRaw: off === null ? null : off / mbps(raw),
@@ -61,6 +76,9 @@ export function ratios(report: BenchReport): Ratios {
     backfillToRaw: mbps(backfill) / mbps(raw),
     e2eToOfficial: off === null ? null : mbps(e2e) / off,
     backfillToOfficial: off === null ? null : mbps(backfill) / off,
+    normalizeCliToOfficial: off === null ? null : mbps(normalizeCli) / off,
+    backfillToOfficialProcess: offProcess === null ? null : mbps(backfill) / offProcess,
+    backfillCpuToOfficial: offCpu && backfill.cpuSeconds !== undefined ? backfill.cpuSeconds / offCpu : null,
   };
 }
 
@@ -145,6 +163,7 @@ export function toJson(report: BenchReport): Record<string, unknown> {
     phases: {
       raw: phase(report.phases.raw),
       normalize: phase(report.phases.normalize),
+      normalizeCli: phase(report.phases.normalizeCli),
       official: o.skipped
         ? { skipped: true, reason: o.reason }
         : { ...phase({ ...o, phase: 'official' }), python: o.python, wallSeconds: round(o.wallSeconds, 3) },

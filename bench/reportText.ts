@@ -27,14 +27,22 @@ function redisLine(s: (RedisSample & { percent: number | null }) | null): string
 
 /** The report as text. */
 export function toText(report: BenchReport): string {
-  const { raw, normalize, official, e2e, backfill } = report.phases;
+  const { raw, normalize, official, normalizeCli, e2e, backfill } = report.phases;
   const m = report.machine;
-  const phases: PhaseResult[] = [raw, normalize, ...(official.skipped ? [] : [{ ...official, phase: 'official' as const }]), e2e, backfill];
+  const phases: PhaseResult[] = [
+    raw,
+    normalize,
+    ...(official.skipped ? [] : [{ ...official, phase: 'official' as const }]),
+    normalizeCli,
+    e2e,
+    backfill,
+  ];
   const workers = `${report.options.feedWorkers ?? 1}+${report.options.indexWorkers ?? 1}`;
   const label: Record<PhaseResult['phase'], string> = {
     raw: 'raw (decode+split+JSON.parse)',
     normalize: 'normalize (in process)',
     official: 'official client (python3 bz2+json.loads)',
+    normalizeCli: 'normalize (CLI) > /dev/null',
     e2e: `e2e (Redis + ${workers} worker procs → SQLite)`,
     backfill: 'backfill (CLI, start-up+teardown)',
   };
@@ -92,6 +100,8 @@ export function toText(report: BenchReport): string {
     '',
     `MB/s ratios: normalize/raw ${rt(r.normalizeToRaw)}, official/raw ${rt(r.officialToRaw)}`,
     `  e2e/raw ${rt(r.e2eToRaw)}, backfill/raw ${rt(r.backfillToRaw)}, e2e/official ${rt(r.e2eToOfficial)}, backfill/official ${rt(r.backfillToOfficial)}`,
+    `  normalize (CLI)/official ${rt(r.normalizeCliToOfficial)}; backfill/official, both processes timed start to exit ${rt(r.backfillToOfficialProcess)}; ` +
+      `CPU seconds backfill/official ${rt(r.backfillCpuToOfficial)}`,
     official.skipped
       ? null
       : `official client: ${official.python}; read loop ${official.seconds.toFixed(2)} s, process wall ${official.wallSeconds.toFixed(2)} s (rates use the loop time)`,
