@@ -36,6 +36,8 @@ export class MemoryChunkTransport implements ChunkTransport {
   readonly kind = 'memory';
   private nextId = 0;
   private inFlightBytes = 0;
+  /** Bytes handed over since the index stage was last asked to commit. */
+  private unflushedBytes = 0;
   private readonly open = new Map<number, Open>();
   /** Per batch, the outcomes of its chunks handed over and not yet settled. */
   private readonly byBatch = new Map<string, Promise<void>[]>();
@@ -64,14 +66,18 @@ export class MemoryChunkTransport implements ChunkTransport {
     list.push(done);
     this.byBatch.set(batch, list);
     this.inFlightBytes += bytes;
+    this.unflushedBytes += bytes;
     this.send({ type: 'chunk', id, batch, n, metas, docs: buffers }, buffers);
+    // half the bound handed over: committed now, while the producer fills the other half
+    if (this.unflushedBytes >= this.maxInFlightBytes / 2) this.flush();
   }
 
   async settle(batch: string): Promise<void> {
     const list = this.byBatch.get(batch);
     if (!list) return;
     this.byBatch.delete(batch);
-    this.flush();
+    // while another batch is still being handed over, its chunks will join this one's commit
+    if (this.byBatch.size === 0) this.flush();
     // every chunk's outcome first: one failure must not leave the others' rejections unobserved
     const outcomes = await Promise.allSettled(list);
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -104,6 +110,7 @@ export class MemoryChunkTransport implements ChunkTransport {
   }
 
   private flush(): void {
+    this.unflushedBytes = 0;
     if (this.open.size > 0 && !this.failure) this.send({ type: 'flush' }, []);
   }
 
