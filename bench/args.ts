@@ -36,6 +36,9 @@ manifest matches the options):
   official    the official GTI Python client's read loop: per minute file, bz2.decompress of
               the whole file, then json.loads of each line (bench/official_read_loop.py, run
               with python3; skipped with a note when there is no python3)
+  normalize (CLI)
+              node dist/src/cli/run.js normalize FILE... > /dev/null, start-up included (its
+              rejections on stderr must be the feed's planted malformed lines)
   e2e         Redis (a private redis-server, or REDIS_URL's under a queue prefix of its own),
               feed worker and index worker processes, backfill into a fresh SQLite file
               (<out>/e2e.db), timed from enqueue to all jobs done; Redis used_memory is
