@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import { ledgerClient, QuotaLedger } from '../quota/index.js';
+import { openRedisProbe } from '../queue/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 
 export interface CheckGtiOptions {
@@ -41,14 +41,7 @@ export async function checkGti(gti: Config['gti'], o: CheckGtiOptions): Promise<
     );
   }
   const user = gti.user;
-  const redis = o.redisUrl
-    ? new Redis(o.redisUrl, {
-        connectTimeout: o.timeoutMs,
-        commandTimeout: o.timeoutMs,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => null,
-      })
-    : undefined;
+  const redis = o.redisUrl ? openRedisProbe(o.redisUrl, o.timeoutMs) : undefined;
   redis?.on('error', () => undefined);
   const ledger = redis ? new QuotaLedger(redis, o.queuePrefix) : undefined;
   const close = (): void => redis?.disconnect();

@@ -1,8 +1,8 @@
 import { delimiter } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { messageOf } from '../errors/index.js';
 import { findExecutable, type ExecutableLookup } from '../feed/index.js';
-import { redactUrl } from '../queue/index.js';
+import { openRedisProbe, redactUrl } from '../queue/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 import { judgeRedis, type RedisFacts } from './judgeRedis.js';
 
@@ -88,13 +88,7 @@ async function readFacts(r: Redis, display: string): Promise<RedisFacts> {
 export async function checkRedis(url: string | undefined, o: CheckRedisOptions): Promise<CheckResult[]> {
   if (!url) return [privateRedis(o)];
   const display = redactUrl(url);
-  const r = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: o.timeoutMs,
-    commandTimeout: o.timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
+  const r = openRedisProbe(url, o.timeoutMs, { lazyConnect: true });
   // with retries off, connect() only says "Connection is closed": the 'error' event has the cause
   let cause: unknown;
   r.on('error', (err) => (cause ??= err));

@@ -9,6 +9,23 @@ export function createRedis(url: string): Redis {
   return r;
 }
 
+/**
+ * A connection that asks once and never retries (doctor's checks, a ledger read): every command
+ * fails within `timeoutMs` when Redis does not answer. With `lazyConnect`, nothing is sent before
+ * `connect()`. The caller listens to 'error' (the cause of a refused connection is only there).
+ */
+export function openRedisProbe(url: string, timeoutMs: number, o: { lazyConnect?: boolean } = {}): Redis {
+  return new Redis(url, {
+    lazyConnect: o.lazyConnect ?? false,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    // see checkRedis: a refused connection must not hold the process at disconnect
+    disconnectTimeout: 50,
+  });
+}
+
 /** Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is unreachable. */
 export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
   // A refused connection has closed before disconnect() listens for its 'close': ioredis would then
