@@ -152,7 +152,7 @@ async function main(): Promise<void> {
         store,
         queues,
         log,
-        stages: ['feed', 'index'],
+        kind: 'single thread',
         now,
         task: (signal) => runBackfill({ queues, store, sourceSpec: `dir:${feed}`, minutes, signal, log }),
       });

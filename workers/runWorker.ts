@@ -1,18 +1,10 @@
-import { artefactWorkerExtras, feedWorkerExtras, lookupWorkerExtras } from '../src/artefacts/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
 import { createLogger } from '../src/log/index.js';
-import { runWorkerProcess, type WorkerExtras, type WorkerKind } from '../src/runner/index.js';
+import { runWorkerProcess } from '../src/runner/index.js';
 
 /** The worker processes there are: the two pipeline stages, lookups, artefact downloads. */
 export type WorkerEntry = 'feed' | 'index' | 'lookup' | 'artefacts';
-
-const ENTRIES: Record<WorkerEntry, { kind: WorkerKind; extras: WorkerExtras }> = {
-  feed: { kind: 'feed', extras: feedWorkerExtras },
-  index: { kind: 'index', extras: {} },
-  lookup: { kind: 'none', extras: lookupWorkerExtras },
-  artefacts: { kind: 'none', extras: artefactWorkerExtras },
-};
 
 /** Shared start-up of the worker entry points: config from env (and SANDTRAIL_CONFIG), then run. */
 export async function runWorker(entry: WorkerEntry): Promise<void> {
@@ -27,9 +19,8 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
   }
   const log = createLogger(config.logLevel, { worker: entry }, { format: config.logFormat });
   try {
-    const { kind, extras } = ENTRIES[entry];
-    // a forced stop (second signal) exits non-zero, a drained one zero
-    process.exitCode = (await runWorkerProcess(kind, config, log, extras)) ? 130 : 0;
+    // a forced stop (second signal) exits non-zero, a drained one zero; what runs is PROCESS_KINDS' row
+    process.exitCode = (await runWorkerProcess(`worker ${entry}`, config, log)) ? 130 : 0;
   } catch (err) {
     const code = errorCode(err);
     log.fatal({ code }, messageOf(err));

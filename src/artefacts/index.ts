@@ -12,4 +12,3 @@ export { artefactStage } from './artefactStage.js';
 export type { ArtefactStage } from './artefactStage.js';
 export { waitForArtefacts } from './waitForArtefacts.js';
 export type { ArtefactCounts } from './waitForArtefacts.js';
-export { feedWorkerExtras, lookupWorkerExtras, artefactWorkerExtras } from './workerExtras.js';

@@ -238,8 +238,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
           const ctx = ctxOf(cmd);
           const log = ctx.log.child({ worker: kind });
           return asLogged(log, async () => {
-            const [{ runWorkerProcess }, { feedWorkerExtras }] = await Promise.all([loadRunner(), import('../artefacts/index.js')]);
-            return (await runWorkerProcess(kind, ctx.config, log, kind === 'feed' ? feedWorkerExtras : {})) ? 130 : 0;
+            const { runWorkerProcess } = await loadRunner();
+            return (await runWorkerProcess(`worker ${kind}`, ctx.config, log)) ? 130 : 0;
           });
         }),
       );

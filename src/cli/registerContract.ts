@@ -8,7 +8,7 @@ const loadLookup = () => import('./commands/lookup.js');
 const loadFetch = () => import('./commands/fetch.js');
 const loadPrivate = () => import('./commands/private.js');
 /** The worker process runner, and the artefact stage with the extras of the lookup and artefact workers. */
-const loadWorkerProcess = () => Promise.all([import('../runner/index.js'), import('../artefacts/index.js')]);
+const loadWorkerProcess = () => import('../runner/index.js');
 
 /** Adds the artefact flags to a command. */
 export function withArtefactOptions(cmd: Command): Command {
@@ -92,8 +92,8 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'lookup' });
         return asLogged(log, async () => {
-          const [{ runWorkerProcess }, { lookupWorkerExtras }] = await loadWorkerProcess();
-          return (await runWorkerProcess('none', ctx.config, log, lookupWorkerExtras)) ? 130 : 0;
+          const { runWorkerProcess } = await loadWorkerProcess();
+          return (await runWorkerProcess('worker lookup', ctx.config, log)) ? 130 : 0;
         });
       }),
     );
@@ -105,8 +105,8 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         const ctx = ctxOf(cmd);
         const log = ctx.log.child({ worker: 'artefacts' });
         return asLogged(log, async () => {
-          const [{ runWorkerProcess }, { artefactWorkerExtras }] = await loadWorkerProcess();
-          return (await runWorkerProcess('none', ctx.config, log, artefactWorkerExtras)) ? 130 : 0;
+          const { runWorkerProcess } = await loadWorkerProcess();
+          return (await runWorkerProcess('worker artefacts', ctx.config, log)) ? 130 : 0;
         });
       }),
     );

@@ -21,6 +21,8 @@ export interface IndexThreadOptions {
   log: Logger;
   /** Called once when the store refuses the credentials: the process must stop. */
   onFatal?: (err: Error) => void;
+  /** Match the documents stored as new state against the watchlists (the watch hook), where they are written. */
+  watch?: boolean;
 }
 
 /**
@@ -61,7 +63,7 @@ export class IndexThread {
   start(): void {
     if (this.thread) return;
     const thread = new Worker(threadEntry(), {
-      workerData: { config: this.o.config, redisUrl: this.o.redisUrl, bindings: this.o.log.bindings() },
+      workerData: { config: this.o.config, redisUrl: this.o.redisUrl, bindings: this.o.log.bindings(), watch: this.o.watch ?? false },
     });
     this.thread = thread;
     this.exited = new Promise((resolve) =>

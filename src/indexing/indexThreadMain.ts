@@ -14,7 +14,12 @@ import { createQueues } from '../queue/index.js';
 import { IndexWorker } from './IndexWorker.js';
 import type { ThreadMessage, ThreadReply } from './IndexThread.js';
 
-const { config, redisUrl, bindings } = workerData as { config: Config; redisUrl: string; bindings: Record<string, unknown> };
+const { config, redisUrl, bindings, watch } = workerData as {
+  config: Config;
+  redisUrl: string;
+  bindings: Record<string, unknown>;
+  watch: boolean;
+};
 const port = parentPort;
 if (!port) throw new Error('indexThread runs only as a worker thread');
 const reply = (m: ThreadReply): void => port.postMessage(m);
@@ -31,7 +36,7 @@ const worker = new IndexWorker({
   queues,
   log,
   // the thread's own store: watch hits are matched and notified where the documents are written
-  onStored: createWatchHook(store, log),
+  onStored: watch ? createWatchHook(store, log) : undefined,
   onFatal: (err) => reply({ type: 'fatal', code: errorCode(err) ?? null, message: messageOf(err) }),
 });
 worker.start();

@@ -43,7 +43,7 @@ export async function runSchedulerProcess(
     store,
     queues,
     log,
-    stages: [],
+    kind: 'scheduler',
     scheduler,
     onDraining: () => ops.draining(),
   });

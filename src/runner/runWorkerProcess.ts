@@ -2,32 +2,25 @@ import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { createQueues, type StageWorkerOptions } from '../queue/index.js';
+import { createQueues } from '../queue/index.js';
 import { startProcessOps, type ProcessOps } from './processOps.js';
-import { closeQueues, superviseWorkers, type StageKind, type StageWorker } from './superviseWorkers.js';
+import type { ProcessKind } from './processKinds.js';
+import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
-export type WorkerKind = 'feed' | 'index' | 'all' | 'none';
-
-/** What other capabilities add to a worker process (they build on the queue, so they are handed in). */
-export interface WorkerExtras {
-  /** Further workers to run in the process (lookups, artefact downloads). */
-  producers?: (o: StageWorkerOptions) => StageWorker[];
-  /** The feed stage's per-document hook (artefact downloads from feed links). */
-  onFeedDoc?: (o: Omit<StageWorkerOptions, 'onFatal'>) => StageWorkerOptions['onFeedDoc'];
-}
+/** The worker processes of a fleet (`sandtrail worker feed|index|lookup|artefacts`). */
+export type WorkerKind = Extract<ProcessKind, `worker ${string}`>;
 
 /**
  * Runs stage workers as a long-lived process against a shared Redis, with the shared lifecycle
  * (superviseWorkers): first SIGTERM/SIGINT drains, second forces. Resolves true when the stop
  * was forced (the process then exits non-zero).
  */
-export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Logger, extras: WorkerExtras = {}): Promise<boolean> {
+export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Logger): Promise<boolean> {
   if (!config.redisUrl) {
     throw new SandtrailError('USAGE', 'workers share a Redis: set REDIS_URL (or SANDTRAIL_REDIS_URL, --redis-url)');
   }
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
-  const stages: StageKind[] = kind === 'all' ? ['feed', 'index'] : kind === 'none' ? [] : [kind];
   const started = Date.now();
   const opts = { redisUrl: config.redisUrl, config, store, queues, log };
   let ops: ProcessOps | undefined;
@@ -35,13 +28,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   try {
     ops = await startProcessOps({ config, log, store, queues });
     log.info({ kind, sink: store.spec, prefix: config.queuePrefix, http: ops.url ?? null }, 'worker started');
-    out = await superviseWorkers({
-      ...opts,
-      stages,
-      producers: (onFatal) => extras.producers?.({ ...opts, onFatal }) ?? [],
-      onFeedDoc: extras.onFeedDoc?.(opts),
-      onDraining: () => ops?.draining(),
-    });
+    out = await superviseWorkers({ ...opts, kind, onDraining: () => ops?.draining() });
   } finally {
     // the shutdown reports itself step by step: an operator reading the log sees where it ended
     log.info({ forced: out?.forced ?? true }, out?.forced === false ? 'workers drained' : 'workers stopped');

@@ -3,14 +3,21 @@ import type { Config } from '../config/index.js';
 import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
-import type { ChunkTransport, Queues, StageWorkerOptions, Scheduler, StageWorker } from '../queue/index.js';
+import type { Queues, StageWorkerOptions, Scheduler, StageWorker } from '../queue/index.js';
+import { artefactStage, type ArtefactStage } from '../artefacts/index.js';
 import { FeedWorker } from '../feed/index.js';
 import { IndexThread, IndexWorker } from '../indexing/index.js';
+import { LookupWorker } from '../lookup/index.js';
 import { createWatchHook } from '../watch/index.js';
-
-export type StageKind = 'feed' | 'index';
+import { PROCESS_KINDS, type ProcessKind, type ProcessPlan } from './processKinds.js';
 
 export type { StageWorker } from '../queue/index.js';
+
+/** What a process's task may use of what it runs. */
+export interface ProcessParts {
+  /** The artefact capability on the process's connection (made on first use): a task waits for the downloads it asked for. */
+  artefacts(): ArtefactStage;
+}
 
 export interface SuperviseOptions<T> {
   redisUrl: string;
@@ -18,34 +25,19 @@ export interface SuperviseOptions<T> {
   store: Store;
   queues: Queues;
   log: Logger;
-  /** Stage workers to run in this process (none: e.g. a scheduler alone). */
-  stages: readonly StageKind[];
-  /**
-   * Further workers that produce index chunks (lookups, artefact downloads): run and stopped with
-   * the feed workers, before the index stage, which must keep taking chunks while they drain.
-   * `transport` is how they hand chunks to the index stage when it runs in this process.
-   */
-  producers?: (onFatal: (err: Error) => void, transport?: ChunkTransport) => readonly StageWorker[];
+  /** Which kind of process this is: its row of PROCESS_KINDS says what runs in it. */
+  kind: ProcessKind;
   /** Told once when the process starts draining (the first stop signal, or refused credentials). */
   onDraining?: () => void;
-  /** The feed workers' per-document hook (see StageWorkerOptions.onFeedDoc). */
-  onFeedDoc?: StageWorkerOptions['onFeedDoc'];
   /** Started after the workers, stopped before them. */
   scheduler?: Scheduler;
   /**
    * The work the process exists for (a backfill's wait); when it settles, the workers drain and
    * stop. Without it they run until a signal. The signal aborts when the operator asks to stop.
    */
-  task?: (signal: AbortSignal) => Promise<T>;
+  task?: (signal: AbortSignal, parts: ProcessParts) => Promise<T>;
   /** How long a forced stop may take before it is given up (Redis gone, a hung close). */
   forceTimeoutMs?: number;
-  /**
-   * Run the index stage in a worker thread (its own store and Redis connections), so a process
-   * running both stages (`backfill`, `run`) uses two cores instead of one JavaScript thread. The
-   * producers of the process then hand it their chunks in memory (MemoryChunkTransport); it still
-   * takes index jobs queued through Redis.
-   */
-  indexInThread?: boolean;
   /** The clock the index stage judges retention by (StageWorkerOptions.now); not for a thread, which opens its own store. */
   now?: () => number;
 }
@@ -88,16 +80,11 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     outcome.fatal ??= err;
     requestStop(true);
   };
-  const workerOpts = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, onFatal, onFeedDoc: o.onFeedDoc, now: o.now };
-  const thread = o.indexInThread && o.stages.includes('index') ? new IndexThread(workerOpts) : undefined;
-  const transport = thread?.transport;
-  const stageWorkers: StageWorker[] = o.stages.map((s) =>
-    s === 'feed'
-      ? new FeedWorker({ ...workerOpts, transport })
-      : (thread ?? new IndexWorker({ ...workerOpts, onStored: createWatchHook(o.store, log) })),
-  );
+  const base = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, now: o.now };
+  let artefacts: ArtefactStage | undefined;
+  const parts: ProcessParts = { artefacts: () => (artefacts ??= artefactStage(base)) };
   // built here so refused credentials in any of them stop the whole process too
-  const extra = o.producers?.(onFatal, transport) ?? [];
+  const { stageWorkers, producers: extra } = assemble(PROCESS_KINDS[o.kind], { ...base, onFatal }, parts);
   const producers = new Set<StageWorker>([...stageWorkers.filter((w) => w instanceof FeedWorker), ...extra]);
   const workers = [...stageWorkers, ...extra];
 
@@ -125,7 +112,7 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     workers.forEach((w) => w.start());
     await o.scheduler?.start();
     // a task watches the signal itself and returns early when asked to stop
-    if (o.task) outcome.result = await o.task(abort.signal);
+    if (o.task) outcome.result = await o.task(abort.signal, parts);
     else await stopRequested;
   } finally {
     // nothing can be acknowledged without Redis: do not wait for a drain that cannot happen
@@ -162,9 +149,40 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
       drainLimit.catch(() => undefined);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      if (artefacts) await bounded(artefacts.close(), CLOSE_TIMEOUT_MS, log, 'closing the artefact queue');
     }
   }
   return outcome;
+}
+
+/**
+ * The workers of one kind of process, from its row of PROCESS_KINDS: its stages (the index stage
+ * in a thread, or not), the transport their chunks take, its producers and its hooks.
+ */
+function assemble(
+  plan: ProcessPlan,
+  o: StageWorkerOptions,
+  parts: ProcessParts,
+): { stageWorkers: StageWorker[]; producers: StageWorker[] } {
+  const hook = (h: 'artefacts' | 'watch'): boolean => (plan.hooks as readonly string[]).includes(h);
+  const onFeedDoc: StageWorkerOptions['onFeedDoc'] = hook('artefacts') ? (doc, job) => parts.artefacts().onFeedDoc(doc, job) : undefined;
+  const hasIndex = plan.stages.includes('index');
+  const thread = hasIndex && plan.indexIn === 'thread' ? new IndexThread({ ...o, watch: hook('watch') }) : undefined;
+  // producers of a process whose index stage is its thread hand their chunks over in memory
+  const transport = thread?.transport;
+  const stageWorkers = plan.stages.map((s): StageWorker => {
+    if (s === 'feed') return new FeedWorker({ ...o, transport, onFeedDoc });
+    return thread ?? new IndexWorker({ ...o, onStored: hook('watch') ? createWatchHook(o.store, o.log) : undefined });
+  });
+  const producers = plan.producers.map((p): StageWorker => {
+    if (p === 'artefacts') return parts.artefacts().worker(o.onFatal);
+    return new LookupWorker({
+      ...o,
+      transport,
+      onDoc: hook('artefacts') ? (doc, job) => parts.artefacts().onLookupDoc(doc, job) : undefined,
+    });
+  });
+  return { stageWorkers, producers };
 }
 
 /** How long closing the queues may take once the workers stopped (Redis gone: it never would). */

@@ -1,7 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { errorCode, isStoreFault, messageOf, SandtrailError } from '../../errors/index.js';
 import { BATCH_FILE_NAMES, createSource, HOURLY_PACKAGE_NAME } from '../../feed/index.js';
-import { artefactStage } from '../../artefacts/index.js';
 import { closeQueues, recordFailures, runBackfill, startProcessOps, superviseWorkers, type BackfillSummary } from '../../runner/index.js';
 import { createQueues, type ArtefactChoice } from '../../queue/index.js';
 import type { CliContext } from '../context.js';
@@ -109,12 +108,9 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
   const { store, redis } = await openStoreAndRedis(ctx);
   const queues = createQueues(redis.url, config, log);
-  let closeStage: (() => Promise<void>) | undefined;
   let closeOps: (() => Promise<void>) | undefined;
   try {
     const progress = createProgressReporter();
-    const stage = artefactStage({ redisUrl: redis.url, config, store, queues, log });
-    closeStage = stage.close;
     // with http.port set, a long backfill can be watched like a worker: /metrics, /queues
     const ops = await startProcessOps({ config, log, store, queues });
     closeOps = ops.close;
@@ -125,12 +121,9 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       store,
       queues,
       log,
-      stages: args.workers === false ? [] : ['feed', 'index'],
-      indexInThread: true,
-      producers: (onFatal) => (args.workers === false ? [] : [stage.worker(onFatal)]),
-      onFeedDoc: stage.onFeedDoc,
+      kind: args.workers === false ? 'waiter' : 'backfill',
       onDraining: () => ops.draining(),
-      task: async (signal) => {
+      task: async (signal, parts) => {
         const summary = await runBackfill({
           queues,
           store,
@@ -143,7 +136,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           log,
         });
         // downloads run apart from indexing; the command ends once they are over too
-        if (args.artefacts) summary.artefacts = await stage.settle(signal);
+        if (args.artefacts) summary.artefacts = await parts.artefacts().settle(signal);
         return summary;
       },
     });
@@ -159,7 +152,6 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     return { minutes, summary, sink: store.spec, signalled: out.signalled };
   } finally {
     await closeOps?.().catch(() => undefined);
-    await closeStage?.().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();
     await redis.stop();

@@ -4,7 +4,6 @@ import { createSource } from '../../feed/index.js';
 import { checkRedis, createQueues, formatCursor, parseCursor, Scheduler, redactUrl, type Queues } from '../../queue/index.js';
 import { closeQueues, startProcessOps, superviseWorkers, type ProcessOps } from '../../runner/index.js';
 import { openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
-import { artefactStage } from '../../artefacts/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
@@ -42,9 +41,6 @@ export async function runCommand(
     start,
     artefacts,
   });
-  const workerOpts = { redisUrl: redis.url, config, store, queues, log };
-  // the feed hook always runs (jobs of a fleet scheduler may ask for artefacts); the downloads with it
-  const stage = artefactStage(workerOpts);
   let out;
   let ops: ProcessOps | undefined;
   try {
@@ -56,16 +52,13 @@ export async function runCommand(
       store,
       queues,
       log,
-      stages: ['feed', 'index'],
+      // the feed hook always runs (jobs of a fleet scheduler may ask for artefacts); the downloads with it
+      kind: 'run',
       scheduler,
-      indexInThread: true,
-      producers: (onFatal) => [stage.worker(onFatal)],
-      onFeedDoc: stage.onFeedDoc,
       onDraining: () => ops?.draining(),
     });
   } finally {
     await ops?.close();
-    await stage.close().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();
     await redis.stop();

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { SingleBar } from 'cli-progress';
 import { messageOf, SandtrailError } from '../../errors/index.js';
-import { artefactStage } from '../../artefacts/index.js';
 import {
   classifyHash,
   collectHashes,
   createLookupQueue,
-  LookupWorker,
   planLookup,
   RunBudget,
   runLookup,
@@ -107,28 +105,15 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
   const budget = new RunBudget(queues.connection, RunBudget.keyOf(config.queuePrefix, run), maxApiUnits ?? Number.POSITIVE_INFINITY);
   const bar = progressBar();
-  let closeArtefacts: (() => Promise<void>) | undefined;
   try {
-    const workerOpts = { redisUrl: redis.url, config, store, queues, log };
-    // the hooks queue downloads even when fleet workers do the lookups' work (--no-workers)
-    const artefacts = choice ? artefactStage(workerOpts) : undefined;
-    closeArtefacts = artefacts?.close;
     const out = await superviseWorkers({
       redisUrl: redis.url,
       config,
       store,
       queues,
       log,
-      stages: o.workers === false ? [] : ['index'],
-      producers: (onFatal, transport) =>
-        o.workers === false
-          ? []
-          : [
-              new LookupWorker({ ...workerOpts, onFatal, transport, onDoc: artefacts?.onLookupDoc }),
-              ...(artefacts ? [artefacts.worker(onFatal)] : []),
-            ],
-      indexInThread: true,
-      task: async (signal) => {
+      kind: o.workers === false ? 'waiter' : 'lookup',
+      task: async (signal, parts) => {
         const summary = await runLookup({
           queue,
           indexQueue: queues.index,
@@ -145,8 +130,9 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
           log,
         });
         // downloads run apart from indexing; the command ends once they are over too
-        if (artefacts) {
-          summary.artefacts = await artefacts.settle(signal);
+        // (fleet workers' downloads too, with --no-workers)
+        if (choice) {
+          summary.artefacts = await parts.artefacts().settle(signal);
           summary.api_units = await budget.spent();
         }
         return summary;
@@ -159,7 +145,6 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
     return summary;
   } finally {
     bar.done();
-    await closeArtefacts?.().catch(() => undefined);
     await queue.close().catch(() => undefined);
     await closeQueues(queues, log);
     await store.close();
