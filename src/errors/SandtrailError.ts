@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'USAGE'
   // components
   | 'REDIS_UNAVAILABLE'
+  | 'REDIS_FORBIDDEN'
   | 'DECODER_UNAVAILABLE'
   | 'DECODE_FAILED'
   | 'BATCH_CORRUPT'
@@ -70,6 +71,8 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   CONFIG_INVALID: false,
   USAGE: false,
   REDIS_UNAVAILABLE: true,
+  // an ACL user without a command or key pattern the pipeline needs: only an operator's grant helps
+  REDIS_FORBIDDEN: false,
   DECODER_UNAVAILABLE: false,
   // the decoder died mid-stream (killed, out of memory): the same file may decode next time
   DECODE_FAILED: true,

@@ -26,8 +26,14 @@ export function openRedisProbe(url: string, timeoutMs: number, o: { lazyConnect?
   });
 }
 
-/** Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is unreachable. */
-export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is
+ * unreachable. With `prefix`, also with REDIS_FORBIDDEN when the connection's user (an ACL user)
+ * may not do what the pipeline does there: read the server's INFO (BullMQ checks the version),
+ * run scripts, and read and write keys under the queue prefix. Without this, a worker meeting a
+ * refusal deep inside BullMQ retries it forever instead of saying so.
+ */
+export async function checkRedis(url: string, timeoutMs = 5000, prefix?: string): Promise<void> {
   // A refused connection has closed before disconnect() listens for its 'close': ioredis would then
   // hold the process for its disconnectTimeout (2 s by default, every private Redis's start-up)
   const r = new Redis(url, {
@@ -36,15 +42,42 @@ export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
     connectTimeout: timeoutMs,
     retryStrategy: () => null,
     disconnectTimeout: 50,
+    // the rights are checked below, each with a line that names the fix (ioredis's own check would print to stderr)
+    enableReadyCheck: false,
   });
   r.on('error', () => undefined);
   try {
-    await r.connect();
-    await r.ping();
-  } catch (err) {
-    throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
+    try {
+      await r.connect();
+      await r.ping();
+    } catch (err) {
+      throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
+    }
+    if (prefix !== undefined) await checkRights(r, url, prefix);
   } finally {
     r.disconnect();
+  }
+}
+
+/** What the pipeline asks of its Redis user, each asked once; a NOPERM names the grant that fixes it. */
+async function checkRights(r: Redis, url: string, prefix: string): Promise<void> {
+  const probes: [string, () => Promise<unknown>][] = [
+    ['run INFO', () => r.info('server')],
+    // a script touching a key under the prefix: scripting and the key pattern in one question
+    ['run scripts on keys under its prefix', () => r.eval("return redis.call('exists', KEYS[1])", 1, `${prefix}:access-check`)],
+  ];
+  for (const [what, probe] of probes) {
+    try {
+      await probe();
+    } catch (err) {
+      const message = (err as Error).message;
+      if (!/NOPERM/.test(message)) throw err;
+      const user = decodeURIComponent(new URL(url).username) || 'default';
+      throw new SandtrailError(
+        'REDIS_FORBIDDEN',
+        `the Redis user "${user}" at ${redactUrl(url)} may not ${what} (${message}); sandtrail needs its keys under "${prefix}:" and the commands of BullMQ: ACL SETUSER ${user} ~${prefix}:* &* +@all -@dangerous +info`,
+      );
+    }
   }
 }
 

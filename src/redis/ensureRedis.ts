@@ -23,6 +23,8 @@ export interface RedisHandle {
 
 export interface EnsureRedisOptions {
   url?: string;
+  /** The queue prefix: a given Redis is checked for the rights the pipeline needs under it. */
+  prefix?: string;
   log?: Logger;
   /** Install Debian's redis-server with apt-get when it is missing and we are root. */
   install?: boolean;
@@ -37,7 +39,7 @@ const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
  */
 export async function ensureRedis(o: EnsureRedisOptions = {}): Promise<RedisHandle> {
   if (o.url) {
-    await checkRedis(o.url);
+    await checkRedis(o.url, undefined, o.prefix);
     return { url: o.url, isPrivate: false, stop: async () => undefined, unref: () => undefined };
   }
   const bin = findRedisServer() ?? installRedisServer(o);

@@ -3,7 +3,7 @@ import { SandtrailError } from '../errors/index.js';
 import { createSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { createQueues, type FeedCursor, type ArtefactChoice, Scheduler } from '../queue/index.js';
+import { checkRedis, createQueues, type FeedCursor, type ArtefactChoice, Scheduler } from '../queue/index.js';
 import { startProcessOps } from './processOps.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
@@ -18,6 +18,7 @@ export async function runSchedulerProcess(
   o: { sourceSpec: string; start?: FeedCursor; artefacts?: ArtefactChoice },
 ): Promise<boolean> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
+  await checkRedis(config.redisUrl, undefined, config.queuePrefix);
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const scheduler = new Scheduler({

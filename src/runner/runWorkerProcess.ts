@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { createQueues } from '../queue/index.js';
+import { checkRedis, createQueues } from '../queue/index.js';
 import { startProcessOps, type ProcessOps } from './processOps.js';
 import type { ProcessKind } from './processKinds.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
@@ -19,6 +19,8 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   if (!config.redisUrl) {
     throw new SandtrailError('USAGE', 'workers share a Redis: set REDIS_URL (or SANDTRAIL_REDIS_URL, --redis-url)');
   }
+  // unreachable, or an ACL user without the rights the workers need: one line now, not retries
+  await checkRedis(config.redisUrl, undefined, config.queuePrefix);
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const started = Date.now();

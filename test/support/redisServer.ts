@@ -18,15 +18,16 @@ export class RedisServer {
   private constructor(
     port: number,
     private readonly aof: boolean,
+    private readonly args: readonly string[] = [],
   ) {
     this.port = port;
     this.url = `redis://127.0.0.1:${port}`;
     this.dir = mkdtempSync(join(tmpdir(), 'sandtrail-test-redis-'));
   }
 
-  /** Starts a server; `aof`: appendonly yes with an fsync per write, as docs/reliability.md advises. */
-  static async start(o: { aof: boolean }): Promise<RedisServer> {
-    const s = new RedisServer(await freePort(), o.aof);
+  /** Starts a server; `aof`: appendonly yes with an fsync per write, as docs/reliability.md advises; `args`: more of redis-server's flags (ACL users). */
+  static async start(o: { aof: boolean; args?: readonly string[] }): Promise<RedisServer> {
+    const s = new RedisServer(await freePort(), o.aof, o.args);
     await s.launch();
     return s;
   }
@@ -47,6 +48,7 @@ export class RedisServer {
         this.dir,
         '--maxmemory-policy',
         'noeviction',
+        ...this.args,
       ],
       { stdio: 'ignore' },
     );

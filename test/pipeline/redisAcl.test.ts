@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, test } from 'vitest';
+import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
+import { baseEnv, runCli } from '../support/cli.js';
+import { tempDir } from '../support/env.js';
+import { RedisServer } from '../support/redisServer.js';
+import { storeContents } from '../support/storeContents.js';
+
+const PREFIX = 'st-acl';
+/** The grant the docs give: sandtrail's keys and BullMQ's commands (INFO is one of Redis's "dangerous" ones). */
+const GRANT = [`~${PREFIX}:*`, '&*', '+@all', '-@dangerous', '+info'];
+const user = (name: string, ...rules: string[]): string[] => ['--user', name, 'on', '>s3cret', ...rules];
+
+let redis: RedisServer;
+let dir: string;
+let manifest: FeedManifest;
+beforeAll(async () => {
+  redis = await RedisServer.start({
+    aof: false,
+    args: [
+      ...user('sandtrail', ...GRANT),
+      ...user('noinfo', `~${PREFIX}:*`, '&*', '+@all', '-@dangerous'),
+      ...user('otherkeys', '~other:*', '&*', '+@all', '-@dangerous', '+info'),
+    ],
+  });
+  dir = tempDir();
+  manifest = await writeFeed({ out: join(dir, 'feed'), seed: 'acl', start: '202611040000', minutes: 3, perMinute: 30 });
+});
+afterAll(() => redis?.stop());
+
+const urlOf = (name: string): string => `redis://${name}:s3cret@127.0.0.1:${redis.port}`;
+const envOf = (name: string, store: string): NodeJS.ProcessEnv => ({
+  REDIS_URL: urlOf(name),
+  SANDTRAIL_QUEUE_PREFIX: PREFIX,
+  SANDTRAIL_STORE: store,
+});
+
+test('as an ACL user limited to the queue prefix (and BullMQ commands), a backfill stores the feed exactly', async () => {
+  const file = join(dir, 'ok.db');
+  const r = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], { env: envOf('sandtrail', `sqlite:${file}`) });
+  assert.equal(r.code, 0, r.stderr);
+  const summary = JSON.parse(r.stdout) as { batches: Record<string, number> };
+  assert.deepEqual(summary.batches, { ok: 3, empty: 0, missing: 0, failed: 0, pending: 0 });
+  assert.deepEqual(storeContents(file).ids, manifest.expectedIds);
+});
+
+for (const [name, what] of [
+  ['noinfo', 'may not run INFO'],
+  ['otherkeys', `may not run scripts on keys under its prefix`],
+] as const)
+  test(`an ACL user that ${what} ("${name}"): backfill and a worker end at start-up with one line naming the grant`, async () => {
+    const started = Date.now();
+    const r = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`], { env: envOf(name, `sqlite:${join(dir, `${name}.db`)}`) });
+    assert.equal(r.code, 1);
+    assert.ok(Date.now() - started < 20_000, 'at start-up, not after retries');
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0] as string, new RegExp(what));
+    assert.ok((lines[0] as string).includes(`ACL SETUSER ${name} ~${PREFIX}:* &* +@all -@dangerous +info`), lines[0]);
+    assert.ok(!r.stderr.includes('s3cret'), 'the password is never shown');
+
+    // a fleet worker says the same and exits, instead of retrying inside BullMQ
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'worker', 'index'], {
+      env: { ...baseEnv(), ...envOf(name, `sqlite:${join(dir, `${name}-worker.db`)}`) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    worker.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => worker.kill('SIGKILL'), 20_000);
+      worker.once('exit', (c) => (clearTimeout(timer), resolve(c)));
+    });
+    assert.equal(code, 1, err);
+    assert.match(err, /REDIS_FORBIDDEN/);
+    assert.match(err, new RegExp(what));
+  });
