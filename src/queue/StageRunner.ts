@@ -31,6 +31,9 @@ const STOPPING_ERRORS: Partial<Record<ErrorCode, string>> = {
 /** Socket errors of a Redis outage (as opposed to errors of a job or a command). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** Redis's answers to a user without the rights a command needs (ACL), or with a wrong password. */
+const REFUSED_BY_REDIS = /\b(NOPERM|WRONGPASS|NOAUTH)\b/;
+
 /** How long a job is put aside after a fatal error (the process stops meanwhile). */
 const FATAL_DELAY_MS = 60_000;
 
@@ -70,6 +73,8 @@ export class StageRunner<D, R> {
       redisDown = false;
     });
     this.worker.on('error', (err) => {
+      // rights taken from the Redis user while running (ACL): no retry can help, and BullMQ would try every 100 ms
+      if (REFUSED_BY_REDIS.test(messageOf(err))) return this.refusedByRedis(err);
       const isConnection = CONNECTION_CODES.has((err as { code?: string }).code ?? '');
       if (isConnection && redisDown) return;
       redisDown ||= isConnection;
@@ -97,6 +102,17 @@ export class StageRunner<D, R> {
       this.o.onFatal?.(fatal);
       return this.putAside(job, token);
     }
+  }
+
+  private refusedByRedis(err: unknown): void {
+    if (this.fatal) return;
+    const fatal = new SandtrailError(
+      'REDIS_FORBIDDEN',
+      `Redis refuses the ${this.o.stage} worker's commands (${messageOf(err)}): grant its user the queue prefix's keys and BullMQ's commands (see docs/fleet.md)`,
+    );
+    this.fatal = fatal;
+    this.o.log.fatal({ stage: this.o.stage, code: fatal.code }, `${fatal.message}; stopping`);
+    this.o.onFatal?.(fatal);
   }
 
   private async putAside(job: Job<D, R>, token: string | undefined): Promise<never> {

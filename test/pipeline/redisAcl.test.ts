@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, test } from 'vitest';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
@@ -23,6 +23,7 @@ beforeAll(async () => {
       ...user('sandtrail', ...GRANT),
       ...user('noinfo', `~${PREFIX}:*`, '&*', '+@all', '-@dangerous'),
       ...user('otherkeys', '~other:*', '&*', '+@all', '-@dangerous', '+info'),
+      ...user('revoked', ...GRANT),
     ],
   });
   dir = tempDir();
@@ -62,17 +63,41 @@ for (const [name, what] of [
     assert.ok(!r.stderr.includes('s3cret'), 'the password is never shown');
 
     // a fleet worker says the same and exits, instead of retrying inside BullMQ
-    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'worker', 'index'], {
-      env: { ...baseEnv(), ...envOf(name, `sqlite:${join(dir, `${name}-worker.db`)}`) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    worker.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 20_000);
-      worker.once('exit', (c) => (clearTimeout(timer), resolve(c)));
-    });
+    const worker = indexWorker(name);
+    const { code, err } = await worker.done;
     assert.equal(code, 1, err);
     assert.match(err, /REDIS_FORBIDDEN/);
     assert.match(err, new RegExp(what));
   });
+
+test('a worker whose rights are taken away while it runs stops within seconds with REDIS_FORBIDDEN, instead of retrying every 100 ms', async () => {
+  const worker = indexWorker('revoked');
+  // running: past its start-up check, its BullMQ worker waiting for jobs
+  for (let i = 0; i < 200 && !worker.stderr().includes('worker started'); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.match(worker.stderr(), /worker started/);
+  const revoked = Date.now();
+  const r = spawnSync('redis-cli', ['-p', String(redis.port), 'ACL', 'SETUSER', 'revoked', 'resetkeys', '~nothing:*'], {
+    encoding: 'utf8',
+  });
+  assert.equal(r.stdout.trim(), 'OK');
+  const { code, err } = await worker.done;
+  assert.equal(code, 1, err);
+  assert.ok(Date.now() - revoked < 15_000);
+  assert.match(err, /REDIS_FORBIDDEN/);
+  assert.ok(err.split('\n').filter((l) => l.includes('NOPERM')).length <= 3, 'a few lines, not one every 100 ms');
+});
+
+/** `sandtrail worker index` as `name`, killed after 20 s if it has not ended by itself. */
+function indexWorker(name: string): { child: ChildProcess; stderr(): string; done: Promise<{ code: number | null; err: string }> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'worker', 'index'], {
+    env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'info', ...envOf(name, `sqlite:${join(dir, `${name}-worker.db`)}`) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (err += s));
+  const done = new Promise<{ code: number | null; err: string }>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('exit', (c) => (clearTimeout(timer), resolve({ code: c, err })));
+  });
+  return { child, stderr: () => err, done };
+}
