@@ -1,8 +1,8 @@
 import { delimiter } from 'node:path';
 import type { Redis } from 'ioredis';
-import { messageOf } from '../errors/index.js';
+import { errorCode, messageOf } from '../errors/index.js';
 import { findExecutable, type ExecutableLookup } from '../feed/index.js';
-import { openRedisProbe, redactUrl } from '../queue/index.js';
+import { checkRedisRights, openRedisProbe, redactUrl } from '../queue/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 import { judgeRedis, type RedisFacts } from './judgeRedis.js';
 
@@ -18,6 +18,8 @@ export interface CheckRedisOptions {
   signal: AbortSignal;
   /** Whether commands could install redis-server with apt-get themselves (they do as root). */
   isRoot: boolean;
+  /** The queue prefix: the Redis user's rights are checked under it. */
+  prefix: string;
 }
 
 /** `key:value` lines of an INFO section. */
@@ -57,6 +59,21 @@ function privateRedis(o: CheckRedisOptions): CheckResult {
     return c.warn("no REDIS_URL and no redis-server: the first command installs Debian's redis-server with apt-get", install);
   }
   return c.fail('no REDIS_URL and no redis-server on PATH: commands cannot start their private Redis', install);
+}
+
+/** The rights every command and worker checks at start-up (checkRedisRights), as a check of its own. */
+async function rightsCheck(r: Redis, url: string, prefix: string): Promise<CheckResult> {
+  const c = checkOf('redis.rights', 'Redis user rights');
+  try {
+    await checkRedisRights(r, url, prefix);
+    return c.pass(`the user may run INFO and scripts on keys under "${prefix}:"`);
+  } catch (err) {
+    if (errorCode(err) !== 'REDIS_FORBIDDEN') return c.fail(messageOf(err), 'check the Redis user of REDIS_URL');
+    return c.fail(
+      messageOf(err),
+      `grant the user what the message names (docs/fleet.md): ACL SETUSER <user> ~${prefix}:* &* +@all -@dangerous +info`,
+    );
+  }
 }
 
 /** Everything doctor asks a reachable Redis; each question answered or left undefined. */
@@ -106,7 +123,22 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
         ),
       ];
     }
-    return judgeRedis(await readFacts(r, display));
+    const rights = await rightsCheck(r, url, o.prefix);
+    let facts: RedisFacts;
+    try {
+      facts = await readFacts(r, display);
+    } catch (err) {
+      if (!/NOPERM/.test(messageOf(err))) throw err;
+      // the user may not read INFO: what INFO tells cannot be judged, the rights check says why
+      return [
+        checkOf('redis', 'Redis').warn(
+          `reachable at ${display}; version, policy and persistence not read (${messageOf(err)})`,
+          rights.fix ?? '',
+        ),
+        rights,
+      ];
+    }
+    return [...judgeRedis(facts), rights];
   } finally {
     o.signal.removeEventListener('abort', close);
     close();

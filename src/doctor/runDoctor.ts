@@ -100,7 +100,7 @@ export async function runDoctor(config: () => Config, o: DoctorOptions): Promise
   const store = cfg.store;
   const groups = await Promise.all([
     bounded(ms, 'redis', 'Redis', 'check that the Redis host is reachable, or correct REDIS_URL', (signal) =>
-      checkRedis(cfg.redisUrl, { lookup, timeoutMs: ms, signal, isRoot: o.isRoot }),
+      checkRedis(cfg.redisUrl, { lookup, timeoutMs: ms, signal, isRoot: o.isRoot, prefix: cfg.queuePrefix }),
     ),
     isElasticsearchSpec(store)
       ? bounded(

@@ -53,14 +53,17 @@ export async function checkRedis(url: string, timeoutMs = 5000, prefix?: string)
     } catch (err) {
       throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
     }
-    if (prefix !== undefined) await checkRights(r, url, prefix);
+    if (prefix !== undefined) await checkRedisRights(r, url, prefix);
   } finally {
     r.disconnect();
   }
 }
 
-/** What the pipeline asks of its Redis user, each asked once; a NOPERM names the grant that fixes it. */
-async function checkRights(r: Redis, url: string, prefix: string): Promise<void> {
+/**
+ * What the pipeline asks of its Redis user (an ACL user), each asked once: REDIS_FORBIDDEN, naming
+ * the grant that fixes it, when one is refused.
+ */
+export async function checkRedisRights(r: Redis, url: string, prefix: string): Promise<void> {
   const probes: [string, () => Promise<unknown>][] = [
     ['run INFO', () => r.info('server')],
     // a script touching a key under the prefix: scripting and the key pattern in one question

@@ -83,6 +83,7 @@ test('a good installation passes every check: noeviction + AOF Redis, WAL SQLite
     'redis',
     'redis.policy',
     'redis.persistence',
+    'redis.rights',
     'clock',
     'store',
     'store.journal',

@@ -70,6 +70,22 @@ for (const [name, what] of [
     assert.match(err, new RegExp(what));
   });
 
+test("doctor checks the Redis user's rights: pass for the granted user, fail with the grant for one without INFO", async () => {
+  const store = `sqlite:${join(dir, 'doctor.db')}`;
+  const rights = async (name: string): Promise<{ status: string; detail: string; fix?: string }> => {
+    const r = await runCli(['doctor', '--json'], { env: envOf(name, store) });
+    const report = JSON.parse(r.stdout) as { checks: { id: string; status: string; detail: string; fix?: string }[] };
+    const c = report.checks.find((x) => x.id === 'redis.rights');
+    assert.ok(c, r.stdout);
+    return c;
+  };
+  assert.equal((await rights('sandtrail')).status, 'pass');
+  const bad = await rights('noinfo');
+  assert.equal(bad.status, 'fail');
+  assert.match(bad.detail, /may not run INFO/);
+  assert.match(bad.fix ?? '', new RegExp(`ACL SETUSER <user> ~${PREFIX}:\\*`));
+});
+
 test('a worker whose rights are taken away while it runs stops within seconds with REDIS_FORBIDDEN, instead of retrying every 100 ms', async () => {
   const worker = indexWorker('revoked');
   // running: past its start-up check, its BullMQ worker waiting for jobs
