@@ -6,7 +6,11 @@ const positiveInt = z.number().int().positive();
 /** Feed stage settings: how batches are read and decoded. */
 const feedSchema = z
   .object({
-    concurrency: positiveInt.default(1).describe('Batches one feed worker processes at once.'),
+    concurrency: positiveInt
+      .default(1)
+      .describe(
+        'Batches one feed worker processes at once (at least 2 where its chunks are handed over in memory, in backfill, run and lookup: a job waits for its commits at its end while the next one reads).',
+      ),
     maxLineBytes: positiveInt
       .default(32 * 1024 * 1024)
       .describe('Line-size cap; longer lines are dead-lettered (line_too_long) without being buffered.'),

@@ -121,9 +121,14 @@ export class MemoryChunkTransport implements ChunkTransport {
       if (signal?.aborted) throw new SandtrailError('SHUTTING_DOWN', 'stopped while waiting for the index stage');
       // the index stage may be holding chunks for a larger commit: what it holds is all it gets for now
       this.flush();
+      // the abort listener goes with each wait: a long job waits thousands of times on one signal
       await new Promise<void>((resolve) => {
-        this.roomWaiters.push(resolve);
-        signal?.addEventListener('abort', () => resolve(), { once: true });
+        const wake = (): void => {
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        this.roomWaiters.push(wake);
+        signal?.addEventListener('abort', wake, { once: true });
       });
     }
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
@@ -107,7 +108,8 @@ describe('the in-memory transport', () => {
     const { t, sent } = handTransport(bytes * 1.5);
     await t.emit('b', 0, docs);
     let second = false;
-    const p = t.emit('b', 1, chunkOf(105, 5)).then(() => (second = true));
+    const job = new AbortController();
+    const p = t.emit('b', 1, chunkOf(105, 5), job.signal).then(() => (second = true));
     await sleep(50);
     assert.equal(second, false, 'the second chunk waits: the first is still in flight');
     assert.deepEqual(chunkIds(sent), [1]);
@@ -118,6 +120,7 @@ describe('the in-memory transport', () => {
     t.done({ type: 'chunkDone', id: 1 });
     await p;
     assert.deepEqual(chunkIds(sent), [1, 2]);
+    assert.equal(getEventListeners(job.signal, 'abort').length, 0, "a wait leaves no listener on the job's signal");
     // one chunk larger than the bound still goes when nothing else is in flight
     const { t: small, sent: smallSent } = handTransport(10);
     await small.emit('b', 0, docs);
