@@ -45,13 +45,16 @@ export async function checkRedis(url: string, timeoutMs = 5000, prefix?: string)
     // the rights are checked below, each with a line that names the fix (ioredis's own check would print to stderr)
     enableReadyCheck: false,
   });
-  r.on('error', () => undefined);
+  // with retries off, connect() may only say "Connection is closed": the 'error' event has the cause (a TLS handshake's)
+  let cause: Error | undefined;
+  r.on('error', (err: Error) => (cause ??= err));
   try {
     try {
       await r.connect();
       await r.ping();
     } catch (err) {
-      throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
+      const message = (cause ?? (err as Error)).message;
+      throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${tlsHint(url, message)}`);
     }
     if (prefix !== undefined) await checkRedisRights(r, url, prefix);
   } finally {
@@ -82,6 +85,12 @@ export async function checkRedisRights(r: Redis, url: string, prefix: string): P
       );
     }
   }
+}
+
+/** What fixes a TLS handshake that failed on the server's certificate: Node's own CA setting. */
+function tlsHint(url: string, message: string): string {
+  if (!url.startsWith('rediss:') || !/certificate|self[- ]signed|unable to verify|altnames/i.test(message)) return '';
+  return '; a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
 }
 
 /** Drops the password part of a URL before it is shown anywhere. */

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, test } from 'vitest';
+import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
+import { runCli } from '../support/cli.js';
+import { tempDir } from '../support/env.js';
+import { freePort } from '../support/redisServer.js';
+import { storeContents } from '../support/storeContents.js';
+
+/** Runs openssl, failing the suite with its message. */
+function openssl(dir: string, ...args: string[]): void {
+  const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+  assert.equal(r.status, 0, `openssl ${args.join(' ')}: ${r.stderr}`);
+}
+
+/** A CA of its own, and a server certificate for 127.0.0.1 it signed. */
+function certificates(dir: string): void {
+  for (const ca of ['ca', 'other-ca']) {
+    openssl(
+      dir,
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${ca}.key`,
+      '-out',
+      `${ca}.crt`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${ca}`,
+    );
+  }
+  openssl(dir, 'req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  openssl(
+    dir,
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'ext.cnf',
+  );
+}
+
+let dir: string;
+let port: number;
+let server: ChildProcess;
+let manifest: FeedManifest;
+beforeAll(async () => {
+  dir = tempDir();
+  certificates(dir);
+  port = await freePort();
+  // TLS only: the plain port is off, as on a managed Redis
+  server = spawn(
+    'redis-server',
+    ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+      .concat(['--tls-cert-file', 'server.crt', '--tls-key-file', 'server.key', '--tls-ca-cert-file', 'ca.crt', '--tls-auth-clients', 'no'])
+      .concat(['--maxmemory-policy', 'noeviction']),
+    { cwd: dir, stdio: 'ignore' },
+  );
+  for (let i = 0; i < 200; i++) {
+    const r = spawnSync('redis-cli', ['--tls', '--cacert', join(dir, 'ca.crt'), '-p', String(port), 'ping'], { encoding: 'utf8' });
+    if (r.stdout?.trim() === 'PONG') break;
+    await sleep(25);
+  }
+  manifest = await writeFeed({ out: join(dir, 'feed'), seed: 'tls', start: '202611050000', minutes: 3, perMinute: 30 });
+});
+afterAll(() => void server?.kill('SIGKILL'));
+
+const envWith = (ca: string, store: string): NodeJS.ProcessEnv => ({
+  REDIS_URL: `rediss://127.0.0.1:${port}`,
+  SANDTRAIL_QUEUE_PREFIX: 'st-tls',
+  SANDTRAIL_STORE: store,
+  NODE_EXTRA_CA_CERTS: join(dir, ca),
+});
+
+test('over rediss:// with the CA given to Node (NODE_EXTRA_CA_CERTS), a backfill stores the feed exactly', async () => {
+  const file = join(dir, 'tls.db');
+  const r = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], { env: envWith('ca.crt', `sqlite:${file}`) });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual((JSON.parse(r.stdout) as { batches: Record<string, number> }).batches, {
+    ok: 3,
+    empty: 0,
+    missing: 0,
+    failed: 0,
+    pending: 0,
+  });
+  assert.deepEqual(storeContents(file).ids, manifest.expectedIds);
+});
+
+test('over rediss:// with a wrong CA, backfill ends at start-up with one line naming the certificate and the fix', async () => {
+  const started = Date.now();
+  const r = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`], {
+    env: envWith('other-ca.crt', `sqlite:${join(dir, 'wrong.db')}`),
+  });
+  assert.equal(r.code, 1);
+  assert.ok(Date.now() - started < 20_000);
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0] as string, /cannot reach Redis at rediss:\/\/127\.0\.0\.1.*certificate/);
+  assert.match(lines[0] as string, /NODE_EXTRA_CA_CERTS/);
+});
