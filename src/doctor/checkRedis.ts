@@ -2,7 +2,7 @@ import { delimiter } from 'node:path';
 import type { Redis } from 'ioredis';
 import { errorCode, messageOf } from '../errors/index.js';
 import { findExecutable, type ExecutableLookup } from '../feed/index.js';
-import { checkRedisRights, openRedisProbe, redactUrl } from '../queue/index.js';
+import { checkRedisRights, openRedisProbe, redactUrl, redisTlsFix } from '../queue/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 import { judgeRedis, type RedisFacts } from './judgeRedis.js';
 
@@ -116,10 +116,12 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
       await r.connect();
       await r.ping();
     } catch (err) {
+      const message = messageOf(cause ?? err);
       return [
         checkOf('redis', 'Redis').fail(
-          `cannot reach Redis at ${display}: ${messageOf(cause ?? err)}`,
-          'start Redis there, or correct REDIS_URL / --redis-url (unset it to let commands start a private one)',
+          `cannot reach Redis at ${display}: ${message}`,
+          redisTlsFix(url, message) ??
+            'start Redis there, or correct REDIS_URL / --redis-url (unset it to let commands start a private one)',
         ),
       ];
     }

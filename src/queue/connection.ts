@@ -89,8 +89,14 @@ export async function checkRedisRights(r: Redis, url: string, prefix: string): P
 
 /** What fixes a TLS handshake that failed on the server's certificate: Node's own CA setting. */
 function tlsHint(url: string, message: string): string {
-  if (!url.startsWith('rediss:') || !/certificate|self[- ]signed|unable to verify|altnames/i.test(message)) return '';
-  return '; a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
+  const fix = redisTlsFix(url, message);
+  return fix ? `; ${fix}` : '';
+}
+
+/** The fix of a connection to a `rediss://` URL refused for its server's certificate, or undefined for any other failure. */
+export function redisTlsFix(url: string, message: string): string | undefined {
+  if (!url.startsWith('rediss:') || !/certificate|self[- ]signed|unable to verify|altnames/i.test(message)) return undefined;
+  return 'a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
 }
 
 /** Drops the password part of a URL before it is shown anywhere. */

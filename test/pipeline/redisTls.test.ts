@@ -116,3 +116,12 @@ test('over rediss:// with a wrong CA, backfill ends at start-up with one line na
   assert.match(lines[0] as string, /cannot reach Redis at rediss:\/\/127\.0\.0\.1.*certificate/);
   assert.match(lines[0] as string, /NODE_EXTRA_CA_CERTS/);
 });
+
+test('doctor over rediss:// with a wrong CA fails the Redis check with the certificate error and the fix', async () => {
+  const r = await runCli(['doctor', '--json'], { env: envWith('other-ca.crt', `sqlite:${join(dir, 'doctor.db')}`) });
+  const report = JSON.parse(r.stdout) as { checks: { id: string; status: string; detail: string; fix?: string }[] };
+  const redis = report.checks.find((c) => c.id === 'redis');
+  assert.equal(redis?.status, 'fail', r.stdout);
+  assert.match(redis?.detail ?? '', /certificate/);
+  assert.match(redis?.fix ?? '', /NODE_EXTRA_CA_CERTS/);
+});
