@@ -7,7 +7,7 @@ import { collect, type ProgramKit } from './context.js';
 const loadLookup = () => import('./commands/lookup.js');
 const loadFetch = () => import('./commands/fetch.js');
 const loadPrivate = () => import('./commands/private.js');
-/** The worker process runner, and the artefact stage with the extras of the lookup and artefact workers. */
+/** The worker process runner (what runs in each worker is its row of PROCESS_KINDS). */
 const loadWorkerProcess = () => import('../runner/index.js');
 
 /** Adds the artefact flags to a command. */

@@ -33,6 +33,7 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 
 /** Redis's answers to a user without the rights a command needs (ACL), or with a wrong password. */
 const REFUSED_BY_REDIS = /\b(NOPERM|WRONGPASS|NOAUTH)\b/;
+const REDIS_GRANT = "grant its user the queue prefix's keys and BullMQ's commands (see docs/fleet.md)";
 
 /** How long a job is put aside after a fatal error (the process stops meanwhile). */
 const FATAL_DELAY_MS = 60_000;
@@ -74,7 +75,13 @@ export class StageRunner<D, R> {
     });
     this.worker.on('error', (err) => {
       // rights taken from the Redis user while running (ACL): no retry can help, and BullMQ would try every 100 ms
-      if (REFUSED_BY_REDIS.test(messageOf(err))) return this.refusedByRedis(err);
+      if (REFUSED_BY_REDIS.test(messageOf(err))) {
+        if (!this.fatal)
+          this.stopFor(
+            new SandtrailError('REDIS_FORBIDDEN', `Redis refuses the ${stage} worker's commands (${messageOf(err)}): ${REDIS_GRANT}`),
+          );
+        return;
+      }
       const isConnection = CONNECTION_CODES.has((err as { code?: string }).code ?? '');
       if (isConnection && redisDown) return;
       redisDown ||= isConnection;
@@ -96,22 +103,16 @@ export class StageRunner<D, R> {
       const fix = code && STOPPING_ERRORS[code];
       if (!code || !fix) throw err;
       const message = messageOf(err).replace(`${code}: `, '');
-      if (!this.fatal) this.o.log.fatal({ stage: this.o.stage, code }, `${message}: ${fix}; stopping`);
-      const fatal = err instanceof SandtrailError ? err : new SandtrailError(code, message, {}, { cause: err });
-      this.fatal ??= fatal;
-      this.o.onFatal?.(fatal);
+      this.stopFor(err instanceof SandtrailError ? err : new SandtrailError(code, message, {}, { cause: err }), fix);
       return this.putAside(job, token);
     }
   }
 
-  private refusedByRedis(err: unknown): void {
-    if (this.fatal) return;
-    const fatal = new SandtrailError(
-      'REDIS_FORBIDDEN',
-      `Redis refuses the ${this.o.stage} worker's commands (${messageOf(err)}): grant its user the queue prefix's keys and BullMQ's commands (see docs/fleet.md)`,
-    );
-    this.fatal = fatal;
-    this.o.log.fatal({ stage: this.o.stage, code: fatal.code }, `${fatal.message}; stopping`);
+  /** An error no retry can fix: said once, with its fix (unless its message names it), and the process told to stop. */
+  private stopFor(fatal: SandtrailError, fix?: string): void {
+    const message = fatal.message.replace(`${fatal.code}: `, '');
+    if (!this.fatal) this.o.log.fatal({ stage: this.o.stage, code: fatal.code }, `${fix ? `${message}: ${fix}` : message}; stopping`);
+    this.fatal ??= fatal;
     this.o.onFatal?.(fatal);
   }
 

@@ -21,8 +21,12 @@ export function openRedisProbe(url: string, timeoutMs: number, o: { lazyConnect?
     commandTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
-    // see checkRedis: a refused connection must not hold the process at disconnect
+    // a refused connection has closed before disconnect() listens for its 'close': ioredis would
+    // then hold the process for its disconnectTimeout (2 s by default, every private Redis's start-up)
     disconnectTimeout: 50,
+    // the rights are asked by checkRedisRights, each with a line that names the fix (ioredis's own
+    // check prints to stderr for a user that may not run INFO)
+    enableReadyCheck: false,
   });
 }
 
@@ -34,17 +38,7 @@ export function openRedisProbe(url: string, timeoutMs: number, o: { lazyConnect?
  * refusal deep inside BullMQ retries it forever instead of saying so.
  */
 export async function checkRedis(url: string, timeoutMs = 5000, prefix?: string): Promise<void> {
-  // A refused connection has closed before disconnect() listens for its 'close': ioredis would then
-  // hold the process for its disconnectTimeout (2 s by default, every private Redis's start-up)
-  const r = new Redis(url, {
-    maxRetriesPerRequest: 1,
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    retryStrategy: () => null,
-    disconnectTimeout: 50,
-    // the rights are checked below, each with a line that names the fix (ioredis's own check would print to stderr)
-    enableReadyCheck: false,
-  });
+  const r = openRedisProbe(url, timeoutMs, { lazyConnect: true });
   // with retries off, connect() may only say "Connection is closed": the 'error' event has the cause (a TLS handshake's)
   let cause: Error | undefined;
   r.on('error', (err: Error) => (cause ??= err));
@@ -54,7 +48,8 @@ export async function checkRedis(url: string, timeoutMs = 5000, prefix?: string)
       await r.ping();
     } catch (err) {
       const message = (cause ?? (err as Error)).message;
-      throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${tlsHint(url, message)}`);
+      const fix = redisTlsFix(url, message);
+      throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${fix ? `; ${fix}` : ''}`);
     }
     if (prefix !== undefined) await checkRedisRights(r, url, prefix);
   } finally {
@@ -85,12 +80,6 @@ export async function checkRedisRights(r: Redis, url: string, prefix: string): P
       );
     }
   }
-}
-
-/** What fixes a TLS handshake that failed on the server's certificate: Node's own CA setting. */
-function tlsHint(url: string, message: string): string {
-  const fix = redisTlsFix(url, message);
-  return fix ? `; ${fix}` : '';
 }
 
 /** The fix of a connection to a `rediss://` URL refused for its server's certificate, or undefined for any other failure. */

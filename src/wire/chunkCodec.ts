@@ -9,6 +9,7 @@ const compress = promisify(brotliCompress);
 const MAGIC = 'sandtrail-chunk/2\n';
 const MAGIC_BYTES = Buffer.from(MAGIC);
 const NL = 0x0a;
+const NL_BYTES = Buffer.from('\n');
 /**
  * Output buffer of one zlib step. zlib's default (16 KiB) makes compressing a 4 MB chunk on the
  * thread pool 250 hand-offs to the main thread; 1 MiB makes it 4. Decompression, on the calling
@@ -30,27 +31,14 @@ const ZLIB_CHUNK_BYTES = 1024 * 1024;
  * emits a raw newline). Binary: it travels in a Redis key of its own, not base64 in job data.
  */
 export async function encodeChunk(docs: readonly SinkDoc[]): Promise<EncodedChunk> {
-  const raw = frameChunk(docs);
+  const parts: Buffer[] = [MAGIC_BYTES, Buffer.from(JSON.stringify(docs.map((d) => d.meta)))];
+  for (const d of docs) parts.push(NL_BYTES, typeof d.json === 'string' ? Buffer.from(d.json) : d.json);
+  const raw = Buffer.concat(parts);
   const payload = await compress(raw, {
     chunkSize: ZLIB_CHUNK_BYTES,
     params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
   });
   return { payload, rawBytes: raw.length };
-}
-
-/** A chunk's bytes before compression (the layout above). */
-function frameChunk(docs: readonly SinkDoc[]): Buffer {
-  const metas = JSON.stringify(docs.map((d) => d.meta));
-  let size = MAGIC_BYTES.length + Buffer.byteLength(metas);
-  for (const d of docs) size += 1 + (typeof d.json === 'string' ? Buffer.byteLength(d.json) : d.json.length);
-  const raw = Buffer.allocUnsafe(size);
-  let at = MAGIC_BYTES.copy(raw, 0);
-  at += raw.write(metas, at);
-  for (const d of docs) {
-    raw[at++] = NL;
-    at += typeof d.json === 'string' ? raw.write(d.json, at) : d.json.copy(raw, at);
-  }
-  return raw;
 }
 
 /** A compressed chunk and the size it decodes to (the decoder's cap: see decodeChunk). */
@@ -82,11 +70,6 @@ export async function decodeChunk(payload: Buffer, maxBytes: number): Promise<Si
         : `index chunk cannot be decoded: ${(err as Error).message}`,
     );
   }
-  return parseChunk(raw);
-}
-
-/** The documents of a chunk's uncompressed bytes, each document's JSON a view of `raw`, not a copy. */
-function parseChunk(raw: Buffer): SinkDoc[] {
   if (raw.length < MAGIC_BYTES.length || !raw.subarray(0, MAGIC_BYTES.length).equals(MAGIC_BYTES)) {
     throw new SandtrailError('CHUNK_CORRUPT', 'index chunk has no sandtrail-chunk/2 header');
   }
