@@ -70,7 +70,10 @@ test('lookup --no-workers hands the hashes to lookup and index worker processes 
   assert.equal(summary?.documents.indexed, 8, seen());
   assert.equal(summary?.api_units, 4, seen());
   account.summary(summary?.api_units);
-  // the lookup workers took the hashes between them, and nothing was asked twice
+  // the lookup workers took the hashes between them, and nothing was asked twice (their last log
+  // line may still be in the pipe when the summary is ready: read once the 4th arrived, or after 10 s)
+  const doneLines = (): number => logs.slice(0, 2).reduce((a, l) => a + (l().match(/"lookup done"/g) ?? []).length, 0);
+  await waitFor(() => doneLines() >= 4, 10_000).catch(() => undefined);
   const done = logs.slice(0, 2).map((l) => (l().match(/"lookup done"/g) ?? []).length);
   assert.equal(
     done.reduce((a, b) => a + b, 0),
