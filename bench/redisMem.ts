@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Queues } from '../src/queue/index.js';
 import type { AcceptedSizes } from './inproc.js';
 
@@ -55,7 +55,7 @@ export interface RedisMemoryFigures {
 
 /** used_memory of an `INFO memory` answer. */
 const usedMemoryOf = (info: unknown): number => Number(/^used_memory:(\d+)/m.exec(String(info))?.[1] ?? NaN);
-const usedMemory = async (conn: Redis): Promise<number> => usedMemoryOf(await conn.info('memory'));
+const usedMemory = async (conn: Redis | Cluster): Promise<number> => usedMemoryOf(await conn.info('memory'));
 
 /**
  * Samples used_memory and the index queue every `intervalMs` until stopped. The raw bytes of a

@@ -1,19 +1,22 @@
 /** Small helpers shared by the phases that run processes against Redis. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * With REDIS_URL's Redis, deletes every key under this run's prefix once the workers are stopped,
  * so a benchmark leaves nothing behind in a shared Redis. Bounded: an unreachable Redis only gets a note.
  */
-export async function dropPrefix(conn: Redis, prefix: string, say: (msg: string) => void): Promise<void> {
+export async function dropPrefix(conn: Redis | Cluster, prefix: string, say: (msg: string) => void): Promise<void> {
   const drop = async (): Promise<void> => {
-    let cursor = '0';
-    do {
-      const [next, keys] = await conn.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await conn.unlink(...keys);
-    } while (cursor !== '0');
+    // SCAN walks one server: a cluster's keys are on its masters
+    for (const node of 'nodes' in conn ? conn.nodes('master') : [conn]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await node.unlink(...keys);
+      } while (cursor !== '0');
+    }
   };
   const timeout = sleep(10_000, 'timeout', { ref: false });
   const outcome = await Promise.race([

@@ -4,7 +4,7 @@ import { errorCode, isRetryable, messageOf, SandtrailError } from '../errors/ind
 import { callWithRetry, type RetryOptions } from '../gti/index.js';
 import { meteredClient, RunBudget } from '../lookup/index.js';
 import { record } from '../metrics/index.js';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import type { Store } from '../store/index.js';
@@ -63,7 +63,7 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
 export async function fetchArtefact(o: {
   config: Config;
   store: Store;
-  redis: Redis;
+  redis: Redis | Cluster;
   data: ArtefactJobData;
   signal?: AbortSignal;
   /** Told about each download tried again (for a log line). */

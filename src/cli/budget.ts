@@ -59,12 +59,12 @@ export async function guardBudget(flags: BudgetFlags, lines: EstimateLine[], ctx
 export async function remainingDailyUnits(ctx: CliContext): Promise<number | null> {
   const { gti, redisUrl, queuePrefix } = ctx.config;
   if (!gti.apiKey || !gti.user) return null;
-  const redis = redisUrl ? createRedis(redisUrl) : undefined;
+  const redis = redisUrl ? createRedis(redisUrl, ctx.config) : undefined;
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
   const user = gti.user;
   try {
     // the call is recorded on the ledger: an unreachable Redis would hold it forever
-    if (redisUrl) await checkRedis(redisUrl);
+    if (redisUrl) await checkRedis(redisUrl, ctx.config);
     const client = ledgerClient(gti, { ledger });
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as {
       data?: { api_requests_daily?: { user?: { allowed?: unknown; used?: unknown } } };

@@ -7,6 +7,7 @@ import { openStore, type Store, type StoreAccess } from '../store/index.js';
 export interface GlobalOptions {
   config?: string;
   redisUrl?: string;
+  redisCluster?: boolean;
   store?: string;
   /** Former name of --store. */
   sink?: string;
@@ -24,6 +25,7 @@ export interface CliContext {
 export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: ConfigInput = {}): CliContext {
   const flags: ConfigInput = { ...extra };
   if (g.redisUrl) flags.redisUrl = g.redisUrl;
+  if (g.redisCluster) flags.redisCluster = true;
   if (g.store ?? g.sink) flags.store = g.store ?? g.sink;
   if (g.queuePrefix) flags.queuePrefix = g.queuePrefix;
   if (g.logLevel) flags.logLevel = g.logLevel as ConfigInput['logLevel'];

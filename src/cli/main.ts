@@ -26,7 +26,10 @@ const DEMO_STORE = 'sqlite:.data/demo.db';
 
 /** Variables read at the edge besides the SANDTRAIL_* settings: name, meaning. */
 const EDGE_ENV: [string, string][] = [
-  ['REDIS_URL, SANDTRAIL_REDIS_URL', 'Redis for queues and the quota ledger (none: a private redis-server is started for the command).'],
+  [
+    'REDIS_URL, SANDTRAIL_REDIS_URL',
+    'Redis for queues and the quota ledger (none: a private redis-server is started for the command); rediss:// for TLS (a private CA through NODE_EXTRA_CA_CERTS); several comma-separated URLs for a Redis Cluster.',
+  ],
   ['SANDTRAIL_CONFIG', 'JSON config file (same as --config).'],
   ['GTI_APIKEY', 'GTI API key (never logged; same as SANDTRAIL_GTI_API_KEY).'],
   ['GTI_BASE_URL, GTI_XTOOL', 'GTI API base URL and x-tool header value.'],
@@ -89,7 +92,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .description('Ingest the GTI sandbox file-behaviour feed into a store threat hunters pivot on.')
     .version('0.1.0')
     .option('--config <file>', 'JSON config file')
-    .option('--redis-url <url>', 'Redis URL (env REDIS_URL)')
+    .option('--redis-url <url>', 'Redis URL (env REDIS_URL); for a Redis Cluster some of its nodes, comma-separated')
+    .option('--redis-cluster', 'the Redis URL names a node of a Redis Cluster (env SANDTRAIL_REDIS_CLUSTER; implied by a list)')
     .option(
       '--store <spec>',
       'where documents, dead letters and the batch log live: sqlite:FILE (default sqlite:./sandtrail.db) or es:URL (Elasticsearch, env ELASTICSEARCH_URL)',

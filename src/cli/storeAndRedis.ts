@@ -11,7 +11,10 @@ export async function openStoreAndRedis(ctx: CliContext): Promise<{ store: Store
   const { config, log } = ctx;
   const store = openStore(config.store, config);
   try {
-    return { store, redis: await ensureRedis({ url: config.redisUrl, prefix: config.queuePrefix, log }) };
+    return {
+      store,
+      redis: await ensureRedis({ url: config.redisUrl, prefix: config.queuePrefix, redisCluster: config.redisCluster, log }),
+    };
   } catch (err) {
     await store.close();
     throw err;

@@ -166,5 +166,23 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
     throw new SandtrailError('CONFIG_INVALID', `invalid configuration: ${problems}`);
   }
-  return deepFreeze(parsed.data) as Config;
+  return deepFreeze(clusterMode(parsed.data)) as Config;
+}
+
+/**
+ * A list of Redis URLs means a cluster. On a cluster every key of one script or transaction must
+ * hash to one slot: BullMQ's and sandtrail's keys all start with the queue prefix, so braces
+ * around it (a hash tag) put them all in the slot of its name.
+ */
+function clusterMode(c: Config): Config {
+  const listed = (c.redisUrl ?? '').includes(',');
+  if (!c.redisCluster && !listed) return c;
+  if (!c.redisUrl) {
+    throw new SandtrailError(
+      'CONFIG_INVALID',
+      'invalid configuration: redisCluster: a Redis Cluster needs redisUrl (REDIS_URL) naming some of its nodes',
+    );
+  }
+  const queuePrefix = c.queuePrefix.startsWith('{') ? c.queuePrefix : `{${c.queuePrefix}}`;
+  return { ...c, redisCluster: true, queuePrefix };
 }

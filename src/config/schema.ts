@@ -308,20 +308,32 @@ const kibanaSchema = z
   })
   .strict();
 
+/** One Redis URL: redis:// or rediss://, a host, maybe credentials, port and database. */
+const REDIS_URL = /^rediss?:\/\/[^\s,]+$/;
+
 export const configSchema = z
   .object({
     redisUrl: z
       .string()
-      .url()
+      .refine(
+        (v) => v.split(',').every((u) => REDIS_URL.test(u.trim())),
+        'redis://[user:password@]host[:port] or rediss://…, comma-separated for a cluster',
+      )
       .optional()
       .describe(
-        'Redis ≥ 6.2 (maxmemory-policy noeviction). Without it, CLI commands start a private redis-server on loopback for their duration; workers require it.',
+        'Redis ≥ 6.2 (maxmemory-policy noeviction): redis://[user:password@]host:port, rediss:// for TLS; for a Redis Cluster a few of its nodes, comma-separated. Without it, CLI commands start a private redis-server on loopback for their duration; workers require it.',
+      ),
+    redisCluster: z
+      .boolean()
+      .default(false)
+      .describe(
+        'redisUrl names nodes of a Redis Cluster (implied when it lists several). The queue prefix then becomes a hash tag ({sandtrail}), so every key sandtrail writes lives in one slot.',
       ),
     queuePrefix: z
       .string()
-      .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+      .regex(/^(\{[A-Za-z0-9_.-]+\}|[A-Za-z0-9_.-]+)$/, 'letters, digits, _ . - only (or such a name in braces)')
       .default('sandtrail')
-      .describe('BullMQ key prefix; separate pipelines can share one Redis.'),
+      .describe('BullMQ key prefix; separate pipelines can share one Redis. On a cluster it is wrapped in braces (a hash tag).'),
     store: z
       .string()
       .min(1)

@@ -7,6 +7,7 @@ import { checkOf, type CheckResult } from './CheckResult.js';
 export interface CheckGtiOptions {
   /** The shared Redis whose ledger records the quota read; none: not recorded (as `quota check`). */
   redisUrl?: string;
+  redisCluster?: boolean;
   queuePrefix: string;
   timeoutMs: number;
   signal: AbortSignal;
@@ -41,7 +42,7 @@ export async function checkGti(gti: Config['gti'], o: CheckGtiOptions): Promise<
     );
   }
   const user = gti.user;
-  const redis = o.redisUrl ? openRedisProbe(o.redisUrl, o.timeoutMs) : undefined;
+  const redis = o.redisUrl ? openRedisProbe(o.redisUrl, o.timeoutMs, { redisCluster: o.redisCluster }) : undefined;
   redis?.on('error', () => undefined);
   const ledger = redis ? new QuotaLedger(redis, o.queuePrefix) : undefined;
   const close = (): void => redis?.disconnect();

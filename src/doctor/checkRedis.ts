@@ -1,9 +1,17 @@
 import { delimiter } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { errorCode, messageOf } from '../errors/index.js';
 import { findExecutable, type ExecutableLookup } from '../feed/index.js';
-import { checkRedisRights, openRedisProbe, redactUrl, redisTlsFix } from '../queue/index.js';
-import { checkOf, type CheckResult } from './CheckResult.js';
+import {
+  checkRedis as checkCluster,
+  checkRedisRights,
+  infoFields,
+  openRedisProbe,
+  redactUrl,
+  redisTlsFix,
+  type RedisClient,
+} from '../queue/index.js';
+import { checkOf, worst, type CheckResult } from './CheckResult.js';
 import { judgeRedis, type RedisFacts } from './judgeRedis.js';
 
 /** Where Debian puts redis-server; often missing from a non-root user's PATH (as ensureRedis searches). */
@@ -20,16 +28,8 @@ export interface CheckRedisOptions {
   isRoot: boolean;
   /** The queue prefix: the Redis user's rights are checked under it. */
   prefix: string;
-}
-
-/** `key:value` lines of an INFO section. */
-function infoFields(text: string): Map<string, string> {
-  const fields = new Map<string, string>();
-  for (const line of text.split(/\r?\n/)) {
-    const i = line.indexOf(':');
-    if (i > 0 && !line.startsWith('#')) fields.set(line.slice(0, i), line.slice(i + 1).trim());
-  }
-  return fields;
+  /** The URL lists nodes of a Redis Cluster. */
+  redisCluster?: boolean;
 }
 
 /** The value of `CONFIG GET name`, or null when CONFIG is refused (renamed away, ACL, managed services). */
@@ -62,7 +62,7 @@ function privateRedis(o: CheckRedisOptions): CheckResult {
 }
 
 /** The rights every command and worker checks at start-up (checkRedisRights), as a check of its own. */
-async function rightsCheck(r: Redis, url: string, prefix: string): Promise<CheckResult> {
+async function rightsCheck(r: RedisClient, url: string, prefix: string): Promise<CheckResult> {
   const c = checkOf('redis.rights', 'Redis user rights');
   try {
     await checkRedisRights(r, url, prefix);
@@ -104,8 +104,9 @@ async function readFacts(r: Redis, display: string): Promise<RedisFacts> {
  */
 export async function checkRedis(url: string | undefined, o: CheckRedisOptions): Promise<CheckResult[]> {
   if (!url) return [privateRedis(o)];
+  if (o.redisCluster) return checkRedisCluster(url, o);
   const display = redactUrl(url);
-  const r = openRedisProbe(url, o.timeoutMs, { lazyConnect: true });
+  const r = openRedisProbe(url, o.timeoutMs, { lazyConnect: true }) as Redis;
   // with retries off, connect() only says "Connection is closed": the 'error' event has the cause
   let cause: unknown;
   r.on('error', (err) => (cause ??= err));
@@ -141,6 +142,50 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
       ];
     }
     return [...judgeRedis(facts), rights];
+  } finally {
+    o.signal.removeEventListener('abort', close);
+    close();
+  }
+}
+
+/**
+ * A Redis Cluster: the start-up check of every command (every listed node answers, every slot
+ * served, every master reachable, the user's rights), then each master's facts judged as a
+ * single Redis's, the worst answer of each check kept (naming its node).
+ */
+async function checkRedisCluster(url: string, o: CheckRedisOptions): Promise<CheckResult[]> {
+  const c = checkOf('redis', 'Redis');
+  const rights = checkOf('redis.rights', 'Redis user rights');
+  try {
+    await checkCluster(url, { redisCluster: true, timeoutMs: o.timeoutMs, prefix: o.prefix });
+  } catch (err) {
+    const message = messageOf(err);
+    if (errorCode(err) === 'REDIS_FORBIDDEN') {
+      return [
+        c.warn(`cluster reachable at ${redactUrl(url)}; version, policy and persistence not read`, 'see redis.rights'),
+        rights.fail(message, `grant the user what the message names (docs/fleet.md)`),
+      ];
+    }
+    return [c.fail(message, 'fix what the message names (docs/fleet.md, "Redis Cluster")')];
+  }
+  const cluster: Cluster = openRedisProbe(url, o.timeoutMs, { redisCluster: true, lazyConnect: true }) as Cluster;
+  cluster.on('error', () => undefined);
+  const close = (): void => cluster.disconnect();
+  o.signal.addEventListener('abort', close, { once: true });
+  try {
+    await cluster.connect();
+    const masters = cluster.nodes('master');
+    const judged = new Map<string, CheckResult>();
+    for (const node of masters) {
+      for (const result of judgeRedis(await readFacts(node, `${node.options.host}:${node.options.port}`))) {
+        const before = judged.get(result.id);
+        judged.set(result.id, before ? worst(before, result) : result);
+      }
+    }
+    const redis = judged.get('redis');
+    if (redis?.status === 'pass')
+      judged.set('redis', c.pass(`Redis Cluster at ${redactUrl(url)}: ${masters.length} masters, every slot served; ${redis.detail}`));
+    return [...judged.values(), rights.pass(`the user may run INFO and scripts on keys under "${o.prefix}:"`)];
   } finally {
     o.signal.removeEventListener('abort', close);
     close();

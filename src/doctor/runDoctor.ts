@@ -100,7 +100,14 @@ export async function runDoctor(config: () => Config, o: DoctorOptions): Promise
   const store = cfg.store;
   const groups = await Promise.all([
     bounded(ms, 'redis', 'Redis', 'check that the Redis host is reachable, or correct REDIS_URL', (signal) =>
-      checkRedis(cfg.redisUrl, { lookup, timeoutMs: ms, signal, isRoot: o.isRoot, prefix: cfg.queuePrefix }),
+      checkRedis(cfg.redisUrl, {
+        lookup,
+        timeoutMs: ms,
+        signal,
+        isRoot: o.isRoot,
+        prefix: cfg.queuePrefix,
+        redisCluster: cfg.redisCluster,
+      }),
     ),
     isElasticsearchSpec(store)
       ? bounded(
@@ -117,7 +124,13 @@ export async function runDoctor(config: () => Config, o: DoctorOptions): Promise
           )
         : [checkOf('store', 'Store').fail(`unknown store "${store}"`, 'use --store sqlite:FILE or es:URL (SANDTRAIL_STORE)')],
     bounded(ms, 'gti', 'GTI API key', 'check GTI_BASE_URL and the network', async (signal) => [
-      await checkGti(cfg.gti, { redisUrl: cfg.redisUrl, queuePrefix: cfg.queuePrefix, timeoutMs: ms, signal }),
+      await checkGti(cfg.gti, {
+        redisUrl: cfg.redisUrl,
+        redisCluster: cfg.redisCluster,
+        queuePrefix: cfg.queuePrefix,
+        timeoutMs: ms,
+        signal,
+      }),
     ]),
     bounded(ms, 'decoder', 'bzip2 decoder', 'apt-get install lbzip2', async () => [
       checkDecoder(cfg.feed.decoder, cfg.feed.decoderThreads, lookup),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /** Spaces out API requests; `acquire` resolves when one more request may be sent. */
 export interface RateLimiter {
@@ -18,7 +18,7 @@ export const UNLIMITED: RateLimiter = { acquire: async () => undefined };
  */
 export class RedisRateLimiter implements RateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly key: string,
     private readonly perMinute: number,
     private readonly now: () => number = Date.now,

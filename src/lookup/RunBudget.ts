@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { SandtrailError } from '../errors/index.js';
 
 /**
@@ -9,7 +9,7 @@ import { SandtrailError } from '../errors/index.js';
  */
 export class RunBudget {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly key: string,
     private readonly max: number,
   ) {}

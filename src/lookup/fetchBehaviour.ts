@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
@@ -31,7 +31,7 @@ export interface FetchResult {
  */
 export async function fetchBehaviour(o: {
   config: Config;
-  redis: Redis;
+  redis: Redis | Cluster;
   store: Store;
   id: string;
   relationships?: boolean;

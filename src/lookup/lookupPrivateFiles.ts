@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import { rejectedTextLetter } from '../feed/index.js';
@@ -43,7 +43,7 @@ export function privateLookupRefusal(given: string): string | undefined {
  */
 export async function lookupPrivateFiles(o: {
   config: Config;
-  redis: Redis;
+  redis: Redis | Cluster;
   store: Store;
   hashes: readonly string[];
   run: string;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { RedisRateLimiter, UNLIMITED, type GtiClient, type RateLimiter } from '../gti/index.js';
 import { apiUnitsOf, ledgerClient, QuotaLedger } from '../quota/index.js';
@@ -20,7 +20,7 @@ export interface MeteredClient {
  * answered, at the units the policy gives it). Reservation and ledger thus end at the same
  * figure: what the service answered.
  */
-export function meteredClient(o: { config: Config; redis: Redis; budget?: RunBudget; signal?: AbortSignal }): MeteredClient {
+export function meteredClient(o: { config: Config; redis: Redis | Cluster; budget?: RunBudget; signal?: AbortSignal }): MeteredClient {
   const { gti, queuePrefix } = o.config;
   const ledger = new QuotaLedger(o.redis, queuePrefix);
   const limiter: RateLimiter =

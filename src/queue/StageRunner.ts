@@ -1,9 +1,8 @@
 import { DelayedError, Worker, type Job, type Processor } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf, SandtrailError, storeFaultOfReason, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { createRedis } from './connection.js';
+import { createRedis, type RedisClient } from './connection.js';
 
 export interface StageRunnerOptions<D, R> {
   queue: string;
@@ -49,7 +48,7 @@ const FATAL_DELAY_MS = 60_000;
  */
 export class StageRunner<D, R> {
   private worker: Worker<D, R> | undefined;
-  private connection: Redis | undefined;
+  private connection: RedisClient | undefined;
   private stopping: Promise<void> | undefined;
   private fatal: Error | undefined;
 
@@ -58,7 +57,7 @@ export class StageRunner<D, R> {
   start(): void {
     if (this.worker) return;
     const { config, stage, log } = this.o;
-    this.connection = createRedis(this.o.redisUrl);
+    this.connection = createRedis(this.o.redisUrl, config);
     this.worker = new Worker<D, R>(this.o.queue, (job, token, signal) => this.run(job, token, signal), {
       connection: this.connection,
       prefix: config.queuePrefix,

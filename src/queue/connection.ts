@@ -1,9 +1,45 @@
-import { Redis } from 'ioredis';
-import { SandtrailError } from '../errors/index.js';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+
+/** A connection to one Redis or to a Redis Cluster: BullMQ and every key sandtrail writes work on both. */
+export type RedisClient = Redis | Cluster;
+
+/** How to reach Redis besides its URL: a cluster (`redisCluster`) is spoken to with ioredis's Cluster client. */
+export interface RedisMode {
+  redisCluster: boolean;
+}
+
+/** The URLs of a `redisUrl` setting: one URL, or for a cluster a comma-separated list of some of its nodes. */
+export function redisUrls(url: string): string[] {
+  return url
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+}
+
+/**
+ * The seed nodes of a cluster and the options every node connection shares: credentials of the
+ * first URL that has some (an ACL user exists on every node), TLS when the URLs are `rediss://`.
+ */
+function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; node: RedisOptions } {
+  const urls = redisUrls(url).map((u) => new URL(u));
+  const withUser = urls.find((u) => u.username || u.password);
+  const node: RedisOptions = {};
+  if (withUser?.username) node.username = decodeURIComponent(withUser.username);
+  if (withUser?.password) node.password = decodeURIComponent(withUser.password);
+  if (urls.some((u) => u.protocol === 'rediss:')) node.tls = {};
+  const nodes = urls.map((u) => ({ host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port || 6379) }));
+  return { nodes, node };
+}
 
 /** A Redis connection as BullMQ workers need it (no per-command retry limit: workers block). */
-export function createRedis(url: string): Redis {
-  const r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+export function createRedis(url: string, mode: RedisMode): RedisClient {
+  let r: RedisClient;
+  if (mode.redisCluster) {
+    const { nodes, node } = clusterSeeds(url);
+    r = new Cluster(nodes, { enableReadyCheck: true, redisOptions: { ...node, maxRetriesPerRequest: null } });
+  } else {
+    r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  }
   // Connection errors are retried by ioredis and surface through the operations that need Redis.
   r.on('error', () => undefined);
   return r;
@@ -14,87 +50,41 @@ export function createRedis(url: string): Redis {
  * fails within `timeoutMs` when Redis does not answer. With `lazyConnect`, nothing is sent before
  * `connect()`. The caller listens to 'error' (the cause of a refused connection is only there).
  */
-export function openRedisProbe(url: string, timeoutMs: number, o: { lazyConnect?: boolean } = {}): Redis {
-  return new Redis(url, {
-    lazyConnect: o.lazyConnect ?? false,
+export function openRedisProbe(url: string, timeoutMs: number, o: Partial<RedisMode> & { lazyConnect?: boolean } = {}): RedisClient {
+  return o.redisCluster ? openClusterProbe(url, timeoutMs, o) : openNodeProbe(url, timeoutMs, o);
+}
+
+/** openRedisProbe's options for one connection, to a single Redis or to a node of a cluster. */
+function probeOptions(timeoutMs: number): RedisOptions {
+  return {
     connectTimeout: timeoutMs,
     commandTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
     // a refused connection has closed before disconnect() listens for its 'close': ioredis would
     // then hold the process for its disconnectTimeout (2 s by default, every private Redis's start-up)
     disconnectTimeout: 50,
     // the rights are asked by checkRedisRights, each with a line that names the fix (ioredis's own
     // check prints to stderr for a user that may not run INFO)
     enableReadyCheck: false,
-  });
+  };
 }
 
-/**
- * Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is
- * unreachable. With `prefix`, also with REDIS_FORBIDDEN when the connection's user (an ACL user)
- * may not do what the pipeline does there: read the server's INFO (BullMQ checks the version),
- * run scripts, and read and write keys under the queue prefix. Without this, a worker meeting a
- * refusal deep inside BullMQ retries it forever instead of saying so.
- */
-export async function checkRedis(url: string, timeoutMs = 5000, prefix?: string): Promise<void> {
-  const r = openRedisProbe(url, timeoutMs, { lazyConnect: true });
-  // with retries off, connect() may only say "Connection is closed": the 'error' event has the cause (a TLS handshake's)
-  let cause: Error | undefined;
-  r.on('error', (err: Error) => (cause ??= err));
-  try {
-    try {
-      await r.connect();
-      await r.ping();
-    } catch (err) {
-      const message = (cause ?? (err as Error)).message;
-      const fix = redisTlsFix(url, message);
-      throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${fix ? `; ${fix}` : ''}`);
-    }
-    if (prefix !== undefined) await checkRedisRights(r, url, prefix);
-  } finally {
-    r.disconnect();
-  }
+/** openRedisProbe to one Redis (a single one, or one node of a cluster by itself). */
+export function openNodeProbe(url: string, timeoutMs: number, o: { lazyConnect?: boolean } = {}): Redis {
+  return new Redis(url, { ...probeOptions(timeoutMs), lazyConnect: o.lazyConnect ?? false, retryStrategy: () => null });
 }
 
-/**
- * What the pipeline asks of its Redis user (an ACL user), each asked once: REDIS_FORBIDDEN, naming
- * the grant that fixes it, when one is refused.
- */
-export async function checkRedisRights(r: Redis, url: string, prefix: string): Promise<void> {
-  const probes: [string, () => Promise<unknown>][] = [
-    ['run INFO', () => r.info('server')],
-    // a script touching a key under the prefix: scripting and the key pattern in one question
-    ['run scripts on keys under its prefix', () => r.eval("return redis.call('exists', KEYS[1])", 1, `${prefix}:access-check`)],
-  ];
-  for (const [what, probe] of probes) {
-    try {
-      await probe();
-    } catch (err) {
-      const message = (err as Error).message;
-      if (!/NOPERM/.test(message)) throw err;
-      const user = decodeURIComponent(new URL(url).username) || 'default';
-      throw new SandtrailError(
-        'REDIS_FORBIDDEN',
-        `the Redis user "${user}" at ${redactUrl(url)} may not ${what} (${message}); sandtrail needs its keys under "${prefix}:" and the commands of BullMQ: ACL SETUSER ${user} ~${prefix}:* &* +@all -@dangerous +info`,
-      );
-    }
-  }
-}
-
-/** The fix of a connection to a `rediss://` URL refused for its server's certificate, or undefined for any other failure. */
-export function redisTlsFix(url: string, message: string): string | undefined {
-  if (!url.startsWith('rediss:') || !/certificate|self[- ]signed|unable to verify|altnames/i.test(message)) return undefined;
-  return 'a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
-}
-
-/** Drops the password part of a URL before it is shown anywhere. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable url)';
-  }
+/** openRedisProbe to a cluster through the nodes `url` lists: one slot-map read, no retries. */
+export function openClusterProbe(url: string, timeoutMs: number, o: { lazyConnect?: boolean } = {}): Cluster {
+  const { nodes, node } = clusterSeeds(url);
+  const options: ClusterOptions = {
+    lazyConnect: o.lazyConnect ?? false,
+    enableReadyCheck: false,
+    clusterRetryStrategy: () => null,
+    slotsRefreshTimeout: timeoutMs,
+    // no periodic slot refresh: a probe lives for a few commands
+    slotsRefreshInterval: 0,
+    redisOptions: { ...node, ...probeOptions(timeoutMs) },
+  };
+  return new Cluster(nodes, options);
 }

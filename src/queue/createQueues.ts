@@ -1,14 +1,13 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { createRedis } from './connection.js';
+import { createRedis, type RedisClient } from './connection.js';
 import { FEED_QUEUE, INDEX_QUEUE, QUEUE_STREAMS, type FeedJobData, type IndexJobData } from './names.js';
 
 export interface Queues {
   feed: Queue<FeedJobData>;
   index: Queue<IndexJobData>;
-  connection: Redis;
+  connection: RedisClient;
   close(): Promise<void>;
 }
 
@@ -17,7 +16,7 @@ export interface Queues {
  * make re-enqueues no-ops); index jobs carry data and are dropped as soon as they succeed.
  */
 export function createQueues(redisUrl: string, config: Config, log?: Logger): Queues {
-  const connection = createRedis(redisUrl);
+  const connection = createRedis(redisUrl, config);
   connection.on('error', () => undefined); // surfaced by the commands that use it
   const prefix = config.queuePrefix;
   const feed = new Queue<FeedJobData>(FEED_QUEUE, {

@@ -1,6 +1,9 @@
 export { FEED_QUEUE, INDEX_QUEUE, LOOKUP_QUEUE, ARTEFACT_QUEUE, PIPELINE_QUEUES, feedJobId, hourJobId, indexJobId } from './names.js';
 export type { FeedJobData, IndexJobData, FeedJobResult, IndexJobResult, ArtefactChoice } from './names.js';
-export { createRedis, checkRedis, checkRedisRights, openRedisProbe, redactUrl, redisTlsFix } from './connection.js';
+export { createRedis, openRedisProbe, redisUrls } from './connection.js';
+export type { RedisClient, RedisMode } from './connection.js';
+export { checkRedis, checkRedisRights, infoFields, redactUrl, redisTlsFix } from './checkRedis.js';
+export type { CheckRedisOptions } from './checkRedis.js';
 export { createQueues } from './createQueues.js';
 export type { Queues } from './createQueues.js';
 export type { StageWorker, StageWorkerOptions } from './StageWorker.js';

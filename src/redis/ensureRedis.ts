@@ -25,6 +25,8 @@ export interface EnsureRedisOptions {
   url?: string;
   /** The queue prefix: a given Redis is checked for the rights the pipeline needs under it. */
   prefix?: string;
+  /** `url` names nodes of a Redis Cluster. */
+  redisCluster?: boolean;
   log?: Logger;
   /** Install Debian's redis-server with apt-get when it is missing and we are root. */
   install?: boolean;
@@ -39,7 +41,7 @@ const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
  */
 export async function ensureRedis(o: EnsureRedisOptions = {}): Promise<RedisHandle> {
   if (o.url) {
-    await checkRedis(o.url, undefined, o.prefix);
+    await checkRedis(o.url, { prefix: o.prefix, redisCluster: o.redisCluster });
     return { url: o.url, isPrivate: false, stop: async () => undefined, unref: () => undefined };
   }
   const bin = findRedisServer() ?? installRedisServer(o);
@@ -176,7 +178,7 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
     })());
   for (let i = 0; i < 100 && !exited; i++) {
     try {
-      await checkRedis(url, 500);
+      await checkRedis(url, { timeoutMs: 500 });
       // Without persistence the server never writes to its directory after start-up: remove it
       // now, so not even a process killed by a signal (no 'exit' handler runs) leaves it behind.
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { MinuteId } from '../minute/index.js';
-import { failedEntry, type Store } from '../store/index.js';
+import { failedEntry, type BatchLogEntry, type Store } from '../store/index.js';
 
 /* What a backfill reports at its end, read back from the durable batch log and dead letters. */
 
@@ -30,11 +30,19 @@ export const QUEUE_LOST_HINT =
  */
 export async function recordFailures(store: Store, sourceSpec: string, summary: BackfillSummary, log: Logger | undefined): Promise<void> {
   if (summary.failures.length === 0) return;
+  let entries: Map<string, BatchLogEntry>;
   try {
-    const entries = new Map((await store.batches.get(summary.failures.map((f) => f.batch))).map((e) => [e.batch, e]));
-    const now = Date.now();
-    for (const f of summary.failures) {
-      const e = entries.get(f.batch);
+    entries = new Map((await store.batches.get(summary.failures.map((f) => f.batch))).map((e) => [e.batch, e]));
+  } catch (err) {
+    log?.warn({ err: messageOf(err) }, 'the batch log could not record the failed minutes: the summary lists them');
+    return;
+  }
+  const now = Date.now();
+  // each minute on its own: a write refused by a full store may be followed by one it takes
+  const refused: string[] = [];
+  for (const f of summary.failures) {
+    const e = entries.get(f.batch);
+    try {
       if (!e) {
         await store.batches.record(failedEntry(f.batch, sourceSpec, f.reason, now, now));
       } else if (e.status !== 'pending' && e.status !== 'failed') {
@@ -44,10 +52,15 @@ export async function recordFailures(store: Store, sourceSpec: string, summary: 
         const stored = new Set(await store.batches.storedChunks(f.batch, e.chunks));
         for (let n = 0; n < e.chunks; n++) if (!stored.has(n)) await store.batches.chunkFailed(f.batch, n, f.reason);
       }
+    } catch (err) {
+      refused.push(`${f.batch}: ${messageOf(err)}`);
     }
-  } catch (err) {
-    log?.warn({ err: messageOf(err) }, 'the batch log could not record the failed minutes: the summary lists them');
   }
+  if (refused.length > 0)
+    log?.warn(
+      { refused: refused.slice(0, 5), count: refused.length },
+      'the batch log could not record some failed minutes: the summary lists them',
+    );
 }
 
 /** The run's outcome, read back from the durable batch log and dead-letter store. */

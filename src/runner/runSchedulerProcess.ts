@@ -18,7 +18,7 @@ export async function runSchedulerProcess(
   o: { sourceSpec: string; start?: FeedCursor; artefacts?: ArtefactChoice },
 ): Promise<boolean> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
-  await checkRedis(config.redisUrl, undefined, config.queuePrefix);
+  await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const scheduler = new Scheduler({

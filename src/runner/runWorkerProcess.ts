@@ -20,7 +20,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
     throw new SandtrailError('USAGE', 'workers share a Redis: set REDIS_URL (or SANDTRAIL_REDIS_URL, --redis-url)');
   }
   // unreachable, or an ACL user without the rights the workers need: one line now, not retries
-  await checkRedis(config.redisUrl, undefined, config.queuePrefix);
+  await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const started = Date.now();

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../src/queue/index.js';
 import { test } from 'vitest';
 import { ARTEFACT_QUEUE, blobPath, fetchArtefact, streamToBlob, type ArtefactKind } from '../../src/artefacts/index.js';
 import { runBackfillCommand, runLookupCommand } from '../../src/cli/index.js';
@@ -34,7 +34,7 @@ async function setup(files: FakeFile[], over: ConfigInput = {}) {
   });
   const ctx = { config, log: createLogger('silent') };
   const account = accountApi(fake, config);
-  const redis = createRedis(config.redisUrl as string);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const ledger = new QuotaLedger(redis, config.queuePrefix);
   const operations = async (): Promise<Operations> =>

@@ -101,7 +101,7 @@ test('an inline artefact download is retried after a 429 (its Retry-After waited
     artefacts: { dir: blobs },
   });
   const account = accountApi(fake, config);
-  const redis = createRedis(config.redisUrl as string);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
   cleanup(() => store.close());

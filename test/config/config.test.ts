@@ -118,3 +118,24 @@ test('retention days and the shard size are validated, each bad value named with
   assert.equal(loadConfig({ env: { SANDTRAIL_RETENTION_DAYS: '7' } }).retention.bookkeepingDays, undefined);
   assert.equal(loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_MAX_PRIMARY_SHARD_SIZE: '500mb' } }).elasticsearch.maxPrimaryShardSize, '500mb');
 });
+
+test('Redis Cluster: a list of URLs means a cluster, the queue prefix becomes a hash tag; a cluster needs a URL; every listed URL is checked', () => {
+  const listed = loadConfig({ env: { REDIS_URL: 'redis://u:p@10.0.0.1:7000, redis://u:p@10.0.0.2:7001' } });
+  assert.equal(listed.redisCluster, true);
+  assert.equal(listed.queuePrefix, '{sandtrail}');
+  const one = loadConfig({ env: { REDIS_URL: 'rediss://10.0.0.1:7000', SANDTRAIL_REDIS_CLUSTER: 'true', SANDTRAIL_QUEUE_PREFIX: 'p1' } });
+  assert.equal(one.queuePrefix, '{p1}');
+  // a prefix already in braces is kept as given
+  assert.equal(loadConfig({ flags: { redisUrl: 'redis://a:1', redisCluster: true, queuePrefix: '{p2}' } }).queuePrefix, '{p2}');
+  // a single Redis keeps its prefix as it was (its keys are where earlier versions wrote them)
+  const single = loadConfig({ env: { REDIS_URL: 'redis://10.0.0.1:6379' } });
+  assert.deepEqual([single.redisCluster, single.queuePrefix], [false, 'sandtrail']);
+  assert.throws(
+    () => loadConfig({ env: { SANDTRAIL_REDIS_CLUSTER: 'true' } }),
+    (e: Error & { code?: string }) => e.code === 'CONFIG_INVALID' && /a Redis Cluster needs redisUrl/.test(e.message),
+  );
+  assert.throws(
+    () => loadConfig({ env: { REDIS_URL: 'redis://10.0.0.1:7000,http://10.0.0.2:7001' } }),
+    (e: Error & { code?: string }) => e.code === 'CONFIG_INVALID' && /redisUrl/.test(e.message),
+  );
+});

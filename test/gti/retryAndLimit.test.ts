@@ -108,7 +108,7 @@ test('an aborted signal ends the wait between tries', async () => {
 });
 
 test('RedisRateLimiter: two limiters on one key share the per-minute count; the one over the limit waits for the next window', async () => {
-  const redis = createRedis(await testRedisUrl());
+  const redis = createRedis(await testRedisUrl(), { redisCluster: false });
   cleanup(() => redis.disconnect());
   const key = `t${randomBytes(5).toString('hex')}:ratelimit:gti`;
   // a clock 1 s before a minute boundary, running at real speed
@@ -155,7 +155,7 @@ test('RedisRateLimiter: two limiters on one key share the per-minute count; the 
 });
 
 test('RedisRateLimiter: a limiter whose clock jumps a minute ahead is let through; an aborted wait rejects', async () => {
-  const redis = createRedis(await testRedisUrl());
+  const redis = createRedis(await testRedisUrl(), { redisCluster: false });
   cleanup(() => redis.disconnect());
   const key = `t${randomBytes(5).toString('hex')}:ratelimit:gti`;
   let t = 31_000_000 * 60_000 + 10_000; // 10 s into a window

@@ -20,7 +20,7 @@ async function setup(files: FakeFile[]) {
     lookup: { pageSize: 2, backoffMs: 50 },
   });
   const account = accountApi(fake, config);
-  const redis = createRedis(config.redisUrl as string);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
   cleanup(() => store.close());

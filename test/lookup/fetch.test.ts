@@ -21,7 +21,7 @@ test('fetch stores one behaviour (its id has a space, sent encoded) with its fil
     lookup: { pageSize: 1 },
   });
   const account = accountApi(fake, config);
-  const redis = createRedis(config.redisUrl as string);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
   cleanup(() => store.close());

@@ -26,7 +26,7 @@ async function setup(files: FakeFile[], over: ConfigInput = {}, quotas?: Record<
   });
   const ctx = { config, log: createLogger('silent') };
   const account = accountApi(fake, config);
-  const redis = createRedis(config.redisUrl as string);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const ledger = new QuotaLedger(redis, config.queuePrefix);
   const calls = async (): Promise<Record<string, { calls: number; units: Record<string, number> }>> =>

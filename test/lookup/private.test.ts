@@ -19,7 +19,7 @@ async function setup(files: FakeFile[], privateLicence = true) {
   const config = await testConfig(dir, {
     gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', xTool: 'acme.hunt.1.0', backoffMs: 20 },
   });
-  const redis = createRedis(config.redisUrl as string);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
   cleanup(() => store.close());

@@ -20,7 +20,7 @@ test.skipIf(!hasChromium)(`the queue dashboard shows every queue and a failed jo
     { batch: '202611070000', n: 0, count: 1, payloadKey: 'x', bytes: 1 },
     { jobId: 'idx-202611070000-0', attempts: 1 },
   );
-  const connection = createRedis(config.redisUrl as string);
+  const connection = createRedis(config.redisUrl as string, { redisCluster: false });
   const worker = new Worker(
     'index',
     async () => {

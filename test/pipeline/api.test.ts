@@ -81,7 +81,7 @@ test('backfill --source api follows the 302, survives 404 grace, 429, a connecti
   assert.ok(s.fake.requests.filter((r) => r.path.startsWith('/api/')).every((r) => r.xTool === 'acme.sandtrail.0.1'));
 
   // every feed request is on the ledger at 0 API units (rule 3); the key is nowhere in Redis
-  const redis = createRedis(s.config.redisUrl!);
+  const redis = createRedis(s.config.redisUrl!, { redisCluster: false });
   try {
     const ledger = new QuotaLedger(redis, s.config.queuePrefix);
     const [day] = await ledger.usage({ period: 'day', user: 'svc' });
@@ -163,7 +163,7 @@ test('a batch truncated at rest fails once with BATCH_CORRUPT; a slow body and t
   }
   assert.deepEqual(storeContents(join(s.dir, 'store.db')).ids, [...expected].sort());
 
-  const redis = createRedis(s.config.redisUrl!);
+  const redis = createRedis(s.config.redisUrl!, { redisCluster: false });
   try {
     const [day] = await new QuotaLedger(redis, s.config.queuePrefix).usage({ period: 'day', user: 'svc' });
     const apiCalls = s.fake.requests.filter((r) => r.path.startsWith('/api/v3/feeds/') && r.status !== 0).length;

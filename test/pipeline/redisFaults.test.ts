@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import BetterSqlite3 from 'better-sqlite3';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
@@ -12,25 +11,11 @@ import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { tempDir, uniquePrefix } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
-import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
+import { assertNewestWins, expectedDead, storeContents, storedCount } from '../support/storeContents.js';
 import { addMinutes } from '../../src/minute/index.js';
 
 const minutes = 10;
 const start = '202611030000';
-
-/** Rows of the SQLite store so far (read while the backfill writes: WAL allows it). */
-function storedCount(file: string): number {
-  try {
-    const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare('SELECT count(*) AS n FROM behaviours').get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
-}
 
 /** Backfills a multi-minute feed through a Redis the test breaks midway with `fault`. */
 async function backfillThrough(fault: (redis: RedisServer) => Promise<void>, aof: boolean) {

@@ -5,7 +5,7 @@ import { QuotaLedger } from '../../src/quota/index.js';
 import { testRedisUrl, uniquePrefix } from '../support/env.js';
 
 async function ledger(): Promise<{ l: QuotaLedger; close(): void }> {
-  const redis = createRedis(await testRedisUrl());
+  const redis = createRedis(await testRedisUrl(), { redisCluster: false });
   return { l: new QuotaLedger(redis, uniquePrefix()), close: () => redis.disconnect() };
 }
 
@@ -78,7 +78,7 @@ test('many workers recording at once lose no unit (real Redis, separate connecti
   const workers = 8;
   const perWorker = 150;
   const at = new Date('2026-11-21T12:00:00Z');
-  const conns = Array.from({ length: workers }, () => createRedis(url));
+  const conns = Array.from({ length: workers }, () => createRedis(url, { redisCluster: false }));
   try {
     await Promise.all(
       conns.map(async (redis, w) => {

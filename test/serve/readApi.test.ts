@@ -100,7 +100,7 @@ test('private file reports through /private/files/{sha256}; x-apikey checked aga
   const f = makeFakeFile('serve-private', { withPrivate: true });
   const fake = await startFakeGti({ apiKey: 'gti', files: [f] });
   cleanup(() => fake.close());
-  const redis = createRedis(s.config.redisUrl as string);
+  const redis = createRedis(s.config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const config = { ...s.config, gti: { ...s.config.gti, apiKey: 'gti', baseUrl: fake.baseUrl } };
   const account = accountApi(fake, config);

@@ -7,6 +7,7 @@ import { takeStartedFakes, type AccountableFake } from './fakeGti/registry.js';
 export interface LedgerTarget {
   redisUrl?: string;
   queuePrefix: string;
+  redisCluster?: boolean;
 }
 
 /** Calls and API units per operation. */
@@ -69,7 +70,7 @@ export function serverTotals(fakes: readonly AccountableFake[]): OperationTotals
 
 /** What the ledgers of `targets` recorded (their audit streams: every call, whatever its period). */
 export async function ledgerTotals(targets: readonly LedgerTarget[]): Promise<OperationTotals> {
-  const { Redis } = await import('ioredis');
+  const { openRedisProbe } = await import('../../src/queue/index.js');
   const { QuotaLedger } = await import('../../src/quota/index.js');
   const out: OperationTotals = {};
   const seen = new Set<string>();
@@ -77,7 +78,7 @@ export async function ledgerTotals(targets: readonly LedgerTarget[]): Promise<Op
     const key = `${t.redisUrl}|${t.queuePrefix}`;
     if (seen.has(key) || !t.redisUrl) continue;
     seen.add(key);
-    const redis = new Redis(t.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    const redis = openRedisProbe(t.redisUrl, 5000, { lazyConnect: true, redisCluster: t.redisCluster });
     redis.on('error', () => undefined);
     try {
       await redis.connect();

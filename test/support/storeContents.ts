@@ -51,3 +51,17 @@ export function fakeEsContents(fake: FakeElasticsearch, prefix: string): Content
     .sort((a, b) => a.batch.localeCompare(b.batch) || (a.line ?? -1) - (b.line ?? -1));
   return { ids: docs.map(([id]) => id), dead, lmd: new Map(docs.map(([id, d]) => [id, d.version])) };
 }
+
+/** Behaviours of the SQLite store so far, 0 before it exists (read while a run writes: WAL allows it). */
+export function storedCount(file: string): number {
+  try {
+    const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare('SELECT count(*) AS n FROM behaviours').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}

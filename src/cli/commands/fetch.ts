@@ -40,7 +40,7 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
   if (!config.gti.apiKey) throw new SandtrailError('USAGE', 'fetch needs GTI_APIKEY');
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
   const { store, redis } = await openStoreAndRedis(ctx);
-  const connection = createRedis(redis.url);
+  const connection = createRedis(redis.url, config);
   const run = randomUUID();
   const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
   try {

@@ -135,7 +135,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
   let queues: Queues | undefined;
   try {
     if (redisUrl) {
-      await checkRedis(redisUrl, STATUS_REDIS_TIMEOUT_MS);
+      await checkRedis(redisUrl, { redisCluster: config.redisCluster, timeoutMs: STATUS_REDIS_TIMEOUT_MS });
       queues = createQueues(redisUrl, config);
     }
     const counts = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;

@@ -24,7 +24,7 @@ export async function mirrorCommand(
   const guard = await guardBudget(opts, [estimateLine(`GET /feeds/${feed.pathSpelling}/{minute}`, minutes.length, 'GET', feedPath)], ctx);
   if (!guard) return 0;
   if (!gti.apiKey) throw new SandtrailError('USAGE', 'mirror reads the GTI feed API: set GTI_APIKEY');
-  const redis = redisUrl ? createRedis(redisUrl) : undefined;
+  const redis = redisUrl ? createRedis(redisUrl, ctx.config) : undefined;
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
   try {
     const client = ledgerClient(gti, { ledger, beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)) });

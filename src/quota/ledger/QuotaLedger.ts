@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import {
   chargeOf,
   emptyPolicyState,
@@ -50,7 +50,7 @@ const AUDIT_MAXLEN = 5_000_000;
  */
 export class QuotaLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly prefix: string,
   ) {}
 
@@ -81,7 +81,7 @@ export class QuotaLedger {
     throw new Error(`quota ledger: too much contention recording for ${op.user}`);
   }
 
-  private applyCharge(m: ReturnType<Redis['multi']>, op: Operation & { at: Date }, charge: Charge): void {
+  private applyCharge(m: ReturnType<(Redis | Cluster)['multi']>, op: Operation & { at: Date }, charge: Charge): void {
     const label = operationLabel(op);
     const scopes: [Scope, string][] = [['user', op.user]];
     if (op.group) scopes.push(['group', op.group]);

@@ -1,0 +1,189 @@
+import type { Cluster, Redis } from 'ioredis';
+import { SandtrailError } from '../errors/index.js';
+import { openClusterProbe, openNodeProbe, redisUrls, type RedisClient } from './connection.js';
+
+export interface CheckRedisOptions {
+  /** Connect and command timeout of each question (5 s by default). */
+  timeoutMs?: number;
+  /** The queue prefix: the user's rights under it are checked too. */
+  prefix?: string;
+  /** `url` lists nodes of a Redis Cluster. */
+  redisCluster?: boolean;
+}
+
+/**
+ * Fails fast with REDIS_UNAVAILABLE (and no URL credentials in the message) when Redis is
+ * unreachable. With `prefix`, also with REDIS_FORBIDDEN when the connection's user (an ACL user)
+ * may not do what the pipeline does there: read the server's INFO (BullMQ checks the version),
+ * run scripts, and read and write keys under the queue prefix. Without this, a worker meeting a
+ * refusal deep inside BullMQ retries it forever instead of saying so. A cluster is checked as a
+ * whole (checkRedisCluster); a cluster node given as a single Redis is CONFIG_INVALID, since
+ * every key would answer MOVED.
+ */
+export async function checkRedis(url: string, o: CheckRedisOptions = {}): Promise<void> {
+  const timeoutMs = o.timeoutMs ?? 5000;
+  if (o.redisCluster) return checkRedisCluster(url, timeoutMs, o.prefix);
+  const r = await connectNode(url, timeoutMs);
+  try {
+    if ((await clusterEnabled(r)) === true) {
+      throw new SandtrailError(
+        'CONFIG_INVALID',
+        `Redis at ${redactUrl(url)} is a node of a Redis Cluster: set SANDTRAIL_REDIS_CLUSTER=true (--redis-cluster), and list a few of its nodes in REDIS_URL (docs/fleet.md)`,
+      );
+    }
+    if (o.prefix !== undefined) await checkRedisRights(r, url, o.prefix);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * A cluster is usable when every node `url` lists answers and is a cluster node, the cluster
+ * covers every slot (`cluster_state:ok`), and every master of its slot map answers at the
+ * address the cluster announces (a cluster behind NAT announces addresses a client may not
+ * reach: every command for those slots would then hang in retries).
+ */
+async function checkRedisCluster(url: string, timeoutMs: number, prefix: string | undefined): Promise<void> {
+  const urls = redisUrls(url);
+  const seeds = await Promise.allSettled(urls.map((u) => connectNode(u, timeoutMs)));
+  try {
+    const down = seeds.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
+    if (down.length) {
+      throw new SandtrailError(
+        'REDIS_UNAVAILABLE',
+        `${down.join('; ')}: start that cluster node, or remove it from REDIS_URL (a few reachable nodes are enough; the others are found through them)`,
+      );
+    }
+    for (const [i, s] of seeds.entries()) {
+      if (s.status === 'fulfilled' && (await clusterEnabled(s.value)) === false) {
+        throw new SandtrailError(
+          'CONFIG_INVALID',
+          `Redis at ${redactUrl(urls[i] ?? '')} is not a cluster node (cluster_enabled:0): unset SANDTRAIL_REDIS_CLUSTER (--redis-cluster) and give its URL alone`,
+        );
+      }
+    }
+  } finally {
+    for (const s of seeds) if (s.status === 'fulfilled') s.value.disconnect();
+  }
+  const c = openClusterProbe(url, timeoutMs, { lazyConnect: true });
+  let cause: Error | undefined;
+  c.on('error', (err: Error) => (cause ??= err));
+  try {
+    try {
+      await c.connect();
+    } catch (err) {
+      throw new SandtrailError(
+        'REDIS_UNAVAILABLE',
+        `cannot read the slot map of the Redis Cluster at ${redactUrl(url)}: ${(cause ?? (err as Error)).message}`,
+      );
+    }
+    const info = infoFields(String(await c.call('CLUSTER', 'INFO')));
+    if (info.get('cluster_state') !== 'ok') {
+      throw new SandtrailError(
+        'REDIS_UNAVAILABLE',
+        `the Redis Cluster at ${redactUrl(url)} is not serving (cluster_state:${info.get('cluster_state') ?? '?'}, ${info.get('cluster_slots_ok') ?? '?'} of 16384 slots ok): assign every slot (redis-cli --cluster fix) or bring its failed masters back`,
+      );
+    }
+    await checkMasters(c);
+    if (prefix !== undefined) await checkRedisRights(c, url, prefix);
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** Every master of the slot map answers from here at the address the cluster announces. */
+async function checkMasters(c: Cluster): Promise<void> {
+  const masters = c.nodes('master');
+  const answers = await Promise.allSettled(masters.map((m) => m.ping()));
+  const silent = masters.filter((_, i) => answers[i]?.status === 'rejected').map((m) => `${m.options.host}:${m.options.port}`);
+  if (silent.length) {
+    throw new SandtrailError(
+      'REDIS_UNAVAILABLE',
+      `the Redis Cluster announces master${silent.length > 1 ? 's' : ''} ${silent.join(', ')}, which do${silent.length > 1 ? '' : 'es'} not answer from here: bring ${silent.length > 1 ? 'them' : 'it'} back, or make the cluster announce addresses this machine reaches (cluster-announce-ip)`,
+    );
+  }
+}
+
+/** Connects to one Redis and PINGs it: REDIS_UNAVAILABLE naming its URL (and a TLS fix) when it does not answer. */
+async function connectNode(url: string, timeoutMs: number): Promise<Redis> {
+  const r = openNodeProbe(url, timeoutMs, { lazyConnect: true });
+  // with retries off, connect() may only say "Connection is closed": the 'error' event has the cause (a TLS handshake's)
+  let cause: Error | undefined;
+  r.on('error', (err: Error) => (cause ??= err));
+  try {
+    await r.connect();
+    await r.ping();
+    return r;
+  } catch (err) {
+    r.disconnect();
+    const message = (cause ?? (err as Error)).message;
+    const fix = redisTlsFix(url, message);
+    throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${fix ? `; ${fix}` : ''}`);
+  }
+}
+
+/** Whether the server runs in cluster mode; undefined when its user may not read INFO (the rights check says so). */
+async function clusterEnabled(r: Redis): Promise<boolean | undefined> {
+  try {
+    return infoFields(await r.info('cluster')).get('cluster_enabled') === '1';
+  } catch (err) {
+    if (/NOPERM/.test((err as Error).message)) return undefined;
+    throw err;
+  }
+}
+
+/** The `key:value` lines of an INFO section or of CLUSTER INFO. */
+export function infoFields(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const i = line.indexOf(':');
+    if (i > 0 && !line.startsWith('#')) out.set(line.slice(0, i), line.slice(i + 1).trim());
+  }
+  return out;
+}
+
+/**
+ * What the pipeline asks of its Redis user (an ACL user), each asked once: REDIS_FORBIDDEN, naming
+ * the grant that fixes it, when one is refused.
+ */
+export async function checkRedisRights(r: RedisClient, url: string, prefix: string): Promise<void> {
+  const probes: [string, () => Promise<unknown>][] = [
+    ['run INFO', () => r.info('server')],
+    // a script touching a key under the prefix: scripting and the key pattern in one question
+    ['run scripts on keys under its prefix', () => r.eval("return redis.call('exists', KEYS[1])", 1, `${prefix}:access-check`)],
+  ];
+  for (const [what, probe] of probes) {
+    try {
+      await probe();
+    } catch (err) {
+      const message = (err as Error).message;
+      if (!/NOPERM/.test(message)) throw err;
+      const user = decodeURIComponent(new URL(redisUrls(url)[0] ?? url).username) || 'default';
+      throw new SandtrailError(
+        'REDIS_FORBIDDEN',
+        `the Redis user "${user}" at ${redactUrl(url)} may not ${what} (${message}); sandtrail needs its keys under "${prefix}:" and the commands of BullMQ: ACL SETUSER ${user} ~${prefix}:* &* +@all -@dangerous +info`,
+      );
+    }
+  }
+}
+
+/** The fix of a connection to a `rediss://` URL refused for its server's certificate, or undefined for any other failure. */
+export function redisTlsFix(url: string, message: string): string | undefined {
+  if (!url.startsWith('rediss:') || !/certificate|self[- ]signed|unable to verify|altnames/i.test(message)) return undefined;
+  return 'a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
+}
+
+/** Drops the password part of a URL (of each URL of a cluster's list) before it is shown anywhere. */
+export function redactUrl(url: string): string {
+  return redisUrls(url).map(redactOne).join(',');
+}
+
+function redactOne(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}
