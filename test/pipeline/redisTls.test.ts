@@ -125,3 +125,52 @@ test('doctor over rediss:// with a wrong CA fails the Redis check with the certi
   assert.match(redis?.detail ?? '', /certificate/);
   assert.match(redis?.fix ?? '', /NODE_EXTRA_CA_CERTS/);
 });
+
+test('a Redis Cluster over TLS only (its bus too): a backfill through the rediss:// URLs of its nodes stores the feed exactly', async () => {
+  const ports = await Promise.all([1, 2, 3].map(() => freePort()));
+  const nodes = ports.map((p) =>
+    spawn(
+      'redis-server',
+      ['--port', '0', '--tls-port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
+        .concat([
+          '--tls-cert-file',
+          'server.crt',
+          '--tls-key-file',
+          'server.key',
+          '--tls-ca-cert-file',
+          'ca.crt',
+          '--tls-auth-clients',
+          'no',
+        ])
+        .concat([
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${p}.conf`,
+          '--tls-cluster',
+          'yes',
+          '--maxmemory-policy',
+          'noeviction',
+        ]),
+      { cwd: dir, stdio: 'ignore' },
+    ),
+  );
+  const cli = (...args: string[]): string =>
+    spawnSync('redis-cli', ['--tls', '--cacert', join(dir, 'ca.crt'), ...args], { encoding: 'utf8' }).stdout ?? '';
+  try {
+    for (const p of ports) for (let i = 0; i < 200 && cli('-p', String(p), 'ping').trim() !== 'PONG'; i++) await sleep(25);
+    cli('--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes');
+    for (let i = 0; i < 200 && !ports.every((p) => cli('-p', String(p), 'CLUSTER', 'INFO').includes('cluster_state:ok')); i++)
+      await sleep(100);
+    const file = join(dir, 'tls-cluster.db');
+    const r = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], {
+      env: { ...envWith('ca.crt', `sqlite:${file}`), REDIS_URL: ports.map((p) => `rediss://127.0.0.1:${p}`).join(',') },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(storeContents(file).ids, manifest.expectedIds);
+    const keys = ports.flatMap((p) => cli('-p', String(p), '--scan').split('\n').filter(Boolean));
+    assert.ok(keys.length > 0 && keys.every((k) => k.startsWith('{st-tls}:')), 'every key under the hash-tagged prefix');
+  } finally {
+    for (const n of nodes) n.kill('SIGKILL');
+  }
+});
