@@ -141,3 +141,15 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     help: values.help ?? false,
   };
 }
+
+/** `parse` of this process's arguments, or undefined once a usage error is printed (exit code 2) for `npm run <name>`. */
+export function argsOrUsage<T>(name: string, parse: (argv: string[]) => T): T | undefined {
+  try {
+    return parse(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${name}: ${err.message}\n(see npm run ${name} -- --help)\n`);
+    process.exitCode = 2;
+    return undefined;
+  }
+}

@@ -3,14 +3,15 @@
  * behaviours, against the 200 ms target. Times are reported, never asserted: only a read that
  * fails (or answers nothing for a value the store holds) fails the run. See `--help`.
  */
-import { availableParallelism, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqliteStore } from '../src/store/index.js';
-import { UsageError } from './args.js';
+import { argsOrUsage } from './args.js';
 import { HUNT_HELP, parseHuntArgs, type HuntBenchOptions } from './huntArgs.js';
 import { measure, plan, TARGET_MS, type ReadResult } from './huntReads.js';
-import { prepareHuntStore, round, type HuntStoreInfo } from './huntStore.js';
+import { prepareHuntStore, type HuntStoreInfo } from './huntStore.js';
+import { machineOf } from './util.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg: string): void => void process.stderr.write(`bench:hunt: ${msg}\n`);
@@ -39,15 +40,8 @@ function text(store: HuntStoreInfo, o: HuntBenchOptions, reads: ReadResult[]): s
 }
 
 async function main(): Promise<void> {
-  let o: HuntBenchOptions;
-  try {
-    o = parseHuntArgs(process.argv.slice(2));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench:hunt: ${err.message}\n(see npm run bench:hunt -- --help)\n`);
-    process.exitCode = 2;
-    return;
-  }
+  const o = argsOrUsage('bench:hunt', parseHuntArgs);
+  if (o === undefined) return;
   if (o.help) return void process.stdout.write(HUNT_HELP);
   const out = o.out === undefined ? join(ROOT, 'bench', 'out', 'hunt') : resolve(o.out);
   const loadAtStart = loadavg()[0] ?? 0;
@@ -67,12 +61,7 @@ async function main(): Promise<void> {
   }
   const failed = results.filter((r) => r.error);
   const report = {
-    machine: {
-      cpus: availableParallelism(),
-      node: process.versions.node,
-      loadAtStart: round(loadAtStart, 2),
-      loadAtEnd: round(loadavg()[0] ?? 0, 2),
-    },
+    machine: machineOf(loadAtStart),
     store,
     runs: o.runs,
     targetMs: TARGET_MS,

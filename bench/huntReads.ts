@@ -5,7 +5,7 @@ import { HUNT_END, round } from './huntStore.js';
 
 /** The p95 each read should stay within. */
 export const TARGET_MS = 200;
-const say = (msg: string): void => void process.stderr.write(`bench:hunt: ${msg}\n`);
+const hunt = (msg: string): void => void process.stderr.write(`bench:hunt: ${msg}\n`);
 
 type ValueKind = Exclude<PivotKind, 'sha256'>;
 
@@ -59,7 +59,9 @@ export function plan(file: string): Read[] {
         });
       }
     }
-    const since = HUNT_END - 86_400;
+    // the last 24 hours of the store's own analysis dates
+    const newest = (db.prepare('SELECT max(analysis_date) FROM behaviours').pluck().get() as number | null) ?? HUNT_END;
+    const since = newest - 86_400;
     for (const kind of PIVOT_KINDS.filter((k): k is ValueKind => k !== 'sha256')) {
       for (const s of [undefined, since]) {
         reads.push({
@@ -125,7 +127,7 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
 
-export async function measure(hunt: HuntReader, reads: Read[], runs: number): Promise<ReadResult[]> {
+export async function measure(reader: HuntReader, reads: Read[], runs: number, say: (msg: string) => void = hunt): Promise<ReadResult[]> {
   const out: ReadResult[] = [];
   for (const r of reads) {
     const times: number[] = [];
@@ -133,7 +135,7 @@ export async function measure(hunt: HuntReader, reads: Read[], runs: number): Pr
     try {
       for (let i = 0; i < runs; i++) {
         const t0 = performance.now();
-        const answer = await r.run(hunt);
+        const answer = await r.run(reader);
         times.push(performance.now() - t0);
         if (i === 0) result = r.check(answer);
       }

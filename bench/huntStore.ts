@@ -109,8 +109,6 @@ export async function prepareHuntStore(
   for (const f of [file, `${file}-wal`, `${file}-shm`, manifestPath]) rmSync(f, { force: true });
   say(`building ${file}: ${o.behaviours} behaviours through SqliteSink, chunks of ${CHUNK}...`);
   const store = openSqliteStore(file);
-  const rng = new Rng(`hunt:${String(o.seed)}`);
-  const pools = createPivotPools(o.seed);
   let written = 0;
   let files = 0;
   let bytes = 0;
@@ -128,31 +126,15 @@ export async function prepareHuntStore(
     if (written % 100_000 === 0) say(`  ${written} behaviours, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   };
   try {
-    let i = 0;
-    while (i < o.behaviours) {
-      const sha = rng.hex(64);
-      files++;
-      const fileType = rng.pick(vocab.fileTypeTags);
-      // 1 to 4 sandboxes per file, most files seen by one
-      const boxes = new Set<string>();
-      for (let k = 1 + rng.skewedInt(0, 3); k > 0; k--) boxes.add(rng.pick(vocab.sandboxes));
-      for (const box of boxes) {
-        if (i >= o.behaviours) break;
-        const analysisDate = HUNT_END - SPAN + Math.floor((i * SPAN) / o.behaviours) + rng.int(600);
-        const record = generateRecord(rng, {
-          pools,
-          big: false,
-          lastModificationDate: analysisDate + 300,
-          identity: { sha256: sha, sandboxName: box, sandboxId: box, analysisDate },
-        });
-        const n = normalizeRecord(slim(record, sha, fileType));
-        if (!n.ok) throw new BenchFailure(`a generated record was rejected: ${JSON.stringify(n.rejection)}`);
-        const doc = sinkDocOf(n.doc);
-        bytes += Buffer.byteLength(doc.json);
-        chunk.push(doc);
-        i++;
-        if (chunk.length === CHUNK) await flush();
-      }
+    for (const { doc, firstOfFile } of huntDocs({
+      seed: o.seed,
+      count: o.behaviours,
+      dateOf: (i) => HUNT_END - SPAN + Math.floor((i * SPAN) / o.behaviours),
+    })) {
+      if (firstOfFile) files++;
+      bytes += Buffer.byteLength(doc.json);
+      chunk.push(doc);
+      if (chunk.length === CHUNK) await flush();
     }
     if (chunk.length > 0) await flush();
   } finally {
@@ -173,6 +155,45 @@ export async function prepareHuntStore(
     `${JSON.stringify({ format: FORMAT, behaviours: written, seed: o.seed, files, build } satisfies Manifest, null, 2)}\n`,
   );
   return { file, behaviours: written, files, reused: false, openSeconds: null, build };
+}
+
+/**
+ * The benchmark stores' documents, in order: files of 1 to 4 sandbox reports (most seen by one),
+ * each report a generator record cut down to the hunting fields (or whole with `full`), the i-th analysed at
+ * `dateOf(i)` plus up to ten minutes and modified five minutes later.
+ */
+export function* huntDocs(o: {
+  seed: number | string;
+  count: number;
+  dateOf: (i: number) => number;
+  /** Whole generator records (~14 KB of JSON, as feed reports are) instead of their hunting fields. */
+  full?: boolean;
+}): Generator<{ doc: SinkDoc; firstOfFile: boolean }> {
+  const rng = new Rng(`hunt:${String(o.seed)}`);
+  const pools = createPivotPools(o.seed);
+  let i = 0;
+  while (i < o.count) {
+    const sha = rng.hex(64);
+    const fileType = rng.pick(vocab.fileTypeTags);
+    const boxes = new Set<string>();
+    for (let k = 1 + rng.skewedInt(0, 3); k > 0; k--) boxes.add(rng.pick(vocab.sandboxes));
+    let firstOfFile = true;
+    for (const box of boxes) {
+      if (i >= o.count) break;
+      const analysisDate = o.dateOf(i) + rng.int(600);
+      const record = generateRecord(rng, {
+        pools,
+        big: false,
+        lastModificationDate: analysisDate + 300,
+        identity: { sha256: sha, sandboxName: box, sandboxId: box, analysisDate },
+      });
+      const n = normalizeRecord(o.full ? record : slim(record, sha, fileType));
+      if (!n.ok) throw new BenchFailure(`a generated record was rejected: ${JSON.stringify(n.rejection)}`);
+      yield { doc: sinkDocOf(n.doc), firstOfFile };
+      firstOfFile = false;
+      i++;
+    }
+  }
 }
 
 /** `x` rounded to `digits` decimals. */

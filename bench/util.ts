@@ -1,4 +1,5 @@
 /** Small helpers shared by the phases that run processes against Redis. */
+import { availableParallelism, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
 
@@ -35,4 +36,10 @@ export function aborted(signal: AbortSignal): Promise<undefined> {
     if (signal.aborted) resolve(undefined);
     else signal.addEventListener('abort', () => resolve(undefined), { once: true });
   });
+}
+
+/** The machine a run's figures come from: cores, Node, and the 1-minute load at its start and end. */
+export function machineOf(loadAtStart: number): { cpus: number; node: string; loadAtStart: number; loadAtEnd: number } {
+  const r2 = (x: number): number => Math.round(x * 100) / 100;
+  return { cpus: availableParallelism(), node: process.versions.node, loadAtStart: r2(loadAtStart), loadAtEnd: r2(loadavg()[0] ?? 0) };
 }
