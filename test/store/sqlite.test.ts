@@ -299,7 +299,7 @@ test('a store connection writes with a 64 MiB page cache and checkpoints every 2
     const read = (p: string): unknown => db.pragma(p, { simple: true });
     assert.deepEqual(
       [read('page_size'), read('cache_size'), read('wal_autocheckpoint'), read('journal_size_limit'), read('journal_mode')],
-      [32768, -65536, 8192, 64 * 1024 * 1024, 'wal'],
+      [4096, -65536, 65536, 64 * 1024 * 1024, 'wal'],
     );
   } finally {
     await again.close();

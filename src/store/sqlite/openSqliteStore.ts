@@ -115,11 +115,14 @@ function openForWrites(path: string): BetterSqlite3.Database {
   } catch (err) {
     throw new SandtrailError('SINK_UNAVAILABLE', `cannot open SQLite file ${path}: ${(err as Error).message}`);
   }
-  // Documents average ~15 KB: 32 KB pages keep most of one on one page instead of an overflow
-  // chain of 4 KB pages (writes 1.5x faster on the benchmark feed: 108 → 161 MB/s). Takes effect
-  // only while the file is empty, so it comes before any table; an existing store keeps its size.
+  // 4 KB pages: every commit rewrites each index page its random keys (ids, hashes, pivot values)
+  // touch, so once a day's partition outgrows the cache the bytes written follow the page size:
+  // 1.7x fewer than with 32 KB pages at 150,000 reports of a day, and faster there, for 2.5% more
+  // time on a 150 MB backfill into an empty store (npm run bench:growth, docs/benchmarks.md).
+  // Takes effect only while the file is empty, so it comes before any table; an existing store
+  // keeps its size.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma('page_size = 32768');
+  db.pragma('page_size = 4096');
   // WAL lets lookups run while a worker writes; several local workers share the file.
   useWal(db);
   db.pragma('synchronous = NORMAL');
