@@ -31,12 +31,18 @@ function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; n
   return { nodes, node };
 }
 
+/**
+ * Node names are handed to the socket as they are: ioredis would otherwise resolve them first and
+ * connect to the address, so a TLS certificate naming the host (a managed cluster's) would not match.
+ */
+const keepHostNames: ClusterOptions['dnsLookup'] = (address, callback) => callback(null, address);
+
 /** A Redis connection as BullMQ workers need it (no per-command retry limit: workers block). */
 export function createRedis(url: string, mode: RedisMode): RedisClient {
   let r: RedisClient;
   if (mode.redisCluster) {
     const { nodes, node } = clusterSeeds(url);
-    r = new Cluster(nodes, { enableReadyCheck: true, redisOptions: { ...node, maxRetriesPerRequest: null } });
+    r = new Cluster(nodes, { enableReadyCheck: true, dnsLookup: keepHostNames, redisOptions: { ...node, maxRetriesPerRequest: null } });
   } else {
     r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
   }
@@ -84,6 +90,7 @@ export function openClusterProbe(url: string, timeoutMs: number, o: { lazyConnec
     slotsRefreshTimeout: timeoutMs,
     // no periodic slot refresh: a probe lives for a few commands
     slotsRefreshInterval: 0,
+    dnsLookup: keepHostNames,
     redisOptions: { ...node, ...probeOptions(timeoutMs) },
   };
   return new Cluster(nodes, options);
