@@ -7,7 +7,7 @@
  * first) against the file's size, and the hunting reads' medians. Sizes not reached within
  * --budget-s are extrapolated from the last two measured. See `--help`.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -17,7 +17,7 @@ import { UsageError, argsOrUsage, outOption, parseFlags, positiveInt } from './a
 import { BenchFailure } from './failure.js';
 import { measure, plan, type ReadResult } from './huntReads.js';
 import { HUNT_END, huntDocs, round } from './huntStore.js';
-import { machineOf } from './util.js';
+import { machineOf, processWriteBytes, sqliteFileBytes } from './util.js';
 
 const HELP = `Usage: npm run bench:growth -- [options]
 
@@ -115,9 +115,6 @@ function parse(argv: string[]): Options | 'help' {
   };
 }
 
-const writeBytes = (): number => Number(/write_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
-const fileBytes = (file: string): number => [file, `${file}-wal`].reduce((s, f) => s + (existsSync(f) ? statSync(f).size : 0), 0);
-
 /** Checkpoints the WAL into the file (so what it holds counts as written) and counts the store's days. */
 function settle(file: string): number {
   const db = new BetterSqlite3(file);
@@ -174,7 +171,7 @@ async function run(o: Options): Promise<{ sizes: SizeFigures[]; failures: string
   }
   const last = o.sizes[o.sizes.length - 1] as number;
   const start = HUNT_END - Math.ceil(last / o.perDay) * DAY;
-  const written0 = writeBytes();
+  const written0 = processWriteBytes();
   const figures: SizeFigures[] = [];
   const failures: string[] = [];
   let store = openSqliteStore(file);
@@ -206,8 +203,8 @@ async function run(o: Options): Promise<{ sizes: SizeFigures[]; failures: string
     buildMs += performance.now() - resumed;
     await store.close();
     const days = settle(file);
-    const bytes = writeBytes() - written0;
-    const size = fileBytes(file);
+    const bytes = processWriteBytes() - written0;
+    const size = sqliteFileBytes(file);
     const rate = rateNow();
     say(
       `${written} behaviours after ${(buildMs / 1000).toFixed(0)} s of building: ${rate} upserts/s, ${(bytes / 1e9).toFixed(2)} GB written, file ${(size / 1e9).toFixed(2)} GB; timing the reads...`,

@@ -1,12 +1,13 @@
 /** The store `npm run bench:hunt` reads: built once from synthetic records through the real SQLite sink. */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizeRecord } from '../src/normalize/index.js';
 import { openSqliteStore } from '../src/store/index.js';
 import { sinkDocOf, type SinkDoc } from '../src/wire/index.js';
 import { Rng, createPivotPools, generateRecord, vocab, type FeedRecord } from '../src/synth/index.js';
 import { BenchFailure } from './failure.js';
+import { sqliteFileBytes } from './util.js';
 
 /** Bumped whenever the records below change, so an older store is rebuilt instead of reused. */
 const FORMAT = 1;
@@ -141,7 +142,7 @@ export async function prepareHuntStore(
     await store.close();
   }
   const seconds = (performance.now() - t0) / 1000;
-  const dbBytes = [file, `${file}-wal`].reduce((s, f) => s + (existsSync(f) ? statSync(f).size : 0), 0);
+  const dbBytes = sqliteFileBytes(file);
   const build = {
     seconds: round(seconds, 1),
     perSecond: Math.round(written / seconds),

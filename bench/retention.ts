@@ -10,7 +10,7 @@
  * the file size (with its WAL). Figures are reported, never asserted; the run fails only when the
  * store does not end with what it should.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { normalizeRecord } from '../src/normalize/index.js';
@@ -18,6 +18,7 @@ import { openSqliteStore } from '../src/store/index.js';
 import { sinkDocOf, type SinkDoc } from '../src/wire/index.js';
 import { Rng, createPivotPools, generateRecord } from '../src/synth/index.js';
 import { UsageError, outOption, parseFlags, positiveInt } from './args.js';
+import { processWriteBytes, sqliteFileBytes } from './util.js';
 
 const HELP = `Usage: npm run bench:retention -- [options]
 
@@ -43,7 +44,7 @@ const DAY = 86_400;
 /** 2026-11-01T00:00:00Z: day 0 of the store. */
 const T0 = 1_793_491_200;
 const say = (msg: string): void => void process.stderr.write(`bench:retention: ${msg}\n`);
-const written = (): number => Number(/write_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
+const written = processWriteBytes;
 
 interface Phase {
   phase: string;
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
       perSecond: Math.round(n / seconds),
       kibWrittenPerBehaviour: Math.round(((written() - w) / Math.max(n, 1) / 1024) * 10) / 10,
       // the WAL holds what a checkpoint has not copied into the file yet
-      fileMB: Math.round((statSync(target).size + (existsSync(`${target}-wal`) ? statSync(`${target}-wal`).size : 0)) / 1e5) / 10,
+      fileMB: Math.round(sqliteFileBytes(target) / 1e5) / 10,
     };
     phases.push(p);
     say(

@@ -1,4 +1,5 @@
 /** Small helpers shared by the phases that run processes against Redis. */
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
@@ -42,4 +43,14 @@ export function aborted(signal: AbortSignal): Promise<undefined> {
 export function machineOf(loadAtStart: number): { cpus: number; node: string; loadAtStart: number; loadAtEnd: number } {
   const r2 = (x: number): number => Math.round(x * 100) / 100;
   return { cpus: availableParallelism(), node: process.versions.node, loadAtStart: r2(loadAtStart), loadAtEnd: r2(loadavg()[0] ?? 0) };
+}
+
+/** Bytes this process has caused to be written to storage so far (`write_bytes` of /proc/self/io). */
+export function processWriteBytes(): number {
+  return Number(/write_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
+}
+
+/** A SQLite file's size with its WAL's. */
+export function sqliteFileBytes(file: string): number {
+  return [file, `${file}-wal`].reduce((s, f) => s + (existsSync(f) ? statSync(f).size : 0), 0);
 }

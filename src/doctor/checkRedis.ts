@@ -1,12 +1,13 @@
 import { delimiter } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { errorCode, messageOf } from '../errors/index.js';
 import { findExecutable, type ExecutableLookup } from '../feed/index.js';
 import {
   checkRedis as checkCluster,
   checkRedisRights,
   infoFields,
-  openRedisProbe,
+  openClusterProbe,
+  openNodeProbe,
   redactUrl,
   redisTlsFix,
   type RedisClient,
@@ -61,12 +62,15 @@ function privateRedis(o: CheckRedisOptions): CheckResult {
   return c.fail('no REDIS_URL and no redis-server on PATH: commands cannot start their private Redis', install);
 }
 
+/** What the rights check says when the user has them. */
+const rightsGranted = (prefix: string): string => `the user may run INFO and scripts on keys under "${prefix}:"`;
+
 /** The rights every command and worker checks at start-up (checkRedisRights), as a check of its own. */
 async function rightsCheck(r: RedisClient, url: string, prefix: string): Promise<CheckResult> {
   const c = checkOf('redis.rights', 'Redis user rights');
   try {
     await checkRedisRights(r, url, prefix);
-    return c.pass(`the user may run INFO and scripts on keys under "${prefix}:"`);
+    return c.pass(rightsGranted(prefix));
   } catch (err) {
     if (errorCode(err) !== 'REDIS_FORBIDDEN') return c.fail(messageOf(err), 'check the Redis user of REDIS_URL');
     return c.fail(
@@ -106,7 +110,7 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
   if (!url) return [privateRedis(o)];
   if (o.redisCluster) return checkRedisCluster(url, o);
   const display = redactUrl(url);
-  const r = openRedisProbe(url, o.timeoutMs, { lazyConnect: true }) as Redis;
+  const r = openNodeProbe(url, o.timeoutMs, { lazyConnect: true });
   // with retries off, connect() only says "Connection is closed": the 'error' event has the cause
   let cause: unknown;
   r.on('error', (err) => (cause ??= err));
@@ -168,7 +172,7 @@ async function checkRedisCluster(url: string, o: CheckRedisOptions): Promise<Che
     }
     return [c.fail(message, 'fix what the message names (docs/fleet.md, "Redis Cluster")')];
   }
-  const cluster: Cluster = openRedisProbe(url, o.timeoutMs, { redisCluster: true, lazyConnect: true }) as Cluster;
+  const cluster = openClusterProbe(url, o.timeoutMs, { lazyConnect: true });
   cluster.on('error', () => undefined);
   const close = (): void => cluster.disconnect();
   o.signal.addEventListener('abort', close, { once: true });
@@ -185,7 +189,7 @@ async function checkRedisCluster(url: string, o: CheckRedisOptions): Promise<Che
     const redis = judged.get('redis');
     if (redis?.status === 'pass')
       judged.set('redis', c.pass(`Redis Cluster at ${redactUrl(url)}: ${masters.length} masters, every slot served; ${redis.detail}`));
-    return [...judged.values(), rights.pass(`the user may run INFO and scripts on keys under "${o.prefix}:"`)];
+    return [...judged.values(), rights.pass(rightsGranted(o.prefix))];
   } finally {
     o.signal.removeEventListener('abort', close);
     close();

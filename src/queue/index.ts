@@ -1,6 +1,6 @@
 export { FEED_QUEUE, INDEX_QUEUE, LOOKUP_QUEUE, ARTEFACT_QUEUE, PIPELINE_QUEUES, feedJobId, hourJobId, indexJobId } from './names.js';
 export type { FeedJobData, IndexJobData, FeedJobResult, IndexJobResult, ArtefactChoice } from './names.js';
-export { createRedis, openRedisProbe, redisUrls } from './connection.js';
+export { createRedis, openClusterProbe, openNodeProbe, openRedisProbe, redisUrls } from './connection.js';
 export type { RedisClient, RedisMode } from './connection.js';
 export { checkRedis, checkRedisRights, infoFields, redactUrl, redisTlsFix } from './checkRedis.js';
 export type { CheckRedisOptions } from './checkRedis.js';

@@ -117,8 +117,8 @@ function openForWrites(path: string): BetterSqlite3.Database {
   }
   // 4 KB pages: every commit rewrites each index page its random keys (ids, hashes, pivot values)
   // touch, so once a day's partition outgrows the cache the bytes written follow the page size:
-  // 1.7x fewer than with 32 KB pages at 150,000 reports of a day, and faster there, for 2.5% more
-  // time on a 150 MB backfill into an empty store (npm run bench:growth, docs/benchmarks.md).
+  // 1.7x fewer than with 32 KB pages at 150,000 reports of a day, for 2.5% more time on a 150 MB
+  // backfill into an empty store (npm run bench:growth, docs/benchmarks.md).
   // Takes effect only while the file is empty, so it comes before any table; an existing store
   // keeps its size.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
