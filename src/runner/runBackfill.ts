@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordFailures, summarize, type BackfillSummary } from './backfillSummary.js';
-import { storeFaultOfReason } from '../errors/index.js';
+import { messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import {
@@ -249,6 +249,19 @@ function take<T>(items: Iterable<T>): T[] {
   return out;
 }
 
+/**
+ * Removes a finished or waiting job so the run can add it again, unless a worker took it since its
+ * state was read (a delay ending): BullMQ then refuses the removal, and the run waits for that
+ * worker's outcome instead, which is the same minute's work.
+ */
+async function removeUnlessTaken(job: Awaited<ReturnType<Queues['feed']['getJob']>>): Promise<void> {
+  try {
+    await job?.remove();
+  } catch (err) {
+    if (!/locked by another worker/.test(messageOf(err))) throw err;
+  }
+}
+
 async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise<void> {
   for (let i = 0; i < jobs.length; i += STATE_BATCH) {
     const slice = jobs.slice(i, i + STATE_BATCH);
@@ -257,7 +270,7 @@ async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise
         const state = await o.queues.feed.getJobState(id);
         // a job put aside (refused credentials, a damaged store) or waiting out a backoff would
         // hold this run back until its delay ends: it is replaced as a finished one is
-        if (state === 'completed' || state === 'failed' || state === 'delayed') await (await o.queues.feed.getJob(id))?.remove();
+        if (state === 'completed' || state === 'failed' || state === 'delayed') await removeUnlessTaken(await o.queues.feed.getJob(id));
       }),
     );
     await o.queues.feed.addBulk(slice.map((j) => ({ name: 'batch', data: j.data, opts: { jobId: j.id } })));
