@@ -6,7 +6,7 @@ import { test } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { sinkDocOf } from '../../src/wire/index.js';
 import { tempDir } from '../support/env.js';
-import { writePreviousLayout } from './previousLayout.js';
+import { writeKeyedDay, writePreviousLayout } from './previousLayout.js';
 import { makeDoc } from './sinkConformance.js';
 
 const dir = tempDir();
@@ -117,6 +117,80 @@ test('a newer version moves its behaviour to its day; a stale replay changes not
   );
   assert.deepEqual(tables(file), ['behaviour_days', 'behaviours_2026_11_03', 'pivots_2026_11_03']);
   assert.deepEqual(sql(file, 'SELECT count(*) AS n FROM pivots'), [{ n: 1 }]);
+});
+
+test('a day whose pivot rows are keyed as before keeps that layout beside new days, and answers as they do', async () => {
+  const verdictsOf = (i: number): string[] => (i % 5 === 0 ? [] : i % 5 === 1 ? ['MALWARE', 'TROJAN'] : ['MALWARE']);
+  const v1 = Array.from({ length: 60 }, (_, i) =>
+    makeDoc(sha(i), i % 3 === 0 ? 'CAPE Sandbox' : 'Zenbox', NOV1 + (i % 2) * DAY + i, {
+      behash: `b${i % 4}`,
+      verdicts: verdictsOf(i),
+      sigma_analysis_results: [{ rule_id: `s${i % 3}` }, { rule_id: `s${i % 7}` }],
+      ja3_digests: [(i % 6).toString(16).repeat(32)],
+    }),
+  );
+  // newer versions of a third of them, on Nov 2, with other values and verdicts: their Nov 1 rows go
+  const v2 = v1
+    .filter((_, i) => i % 3 === 0)
+    .map((d, j) => makeDoc(d.sha256, d.sandbox_name, NOV1 + DAY + 1000 + j, { behash: `b${j % 2}`, verdicts: ['SUSPICIOUS'] }));
+  const write = async (s: Store): Promise<void> => {
+    await s.sink.upsert(v1.slice(0, 30).map((d) => sinkDocOf(d)));
+    await s.sink.upsert(v1.slice(30).map((d) => sinkDocOf(d)));
+    await s.sink.upsert(v2.map((d) => sinkDocOf(d)));
+    // replays: the stale first versions and the second versions again change nothing
+    await s.sink.upsert([...v1, ...v2].map((d) => sinkDocOf(d)));
+  };
+  const mixed = join(dir, `keyed${n++}.db`);
+  const fresh = join(dir, `grouped${n++}.db`);
+  await withStore(mixed, async () => undefined);
+  const db = new BetterSqlite3(mixed);
+  writeKeyedDay(db, '2026_11_01');
+  db.close();
+  await withStore(mixed, write);
+  await withStore(fresh, write);
+
+  const master = (file: string): unknown[] =>
+    sql(file, "SELECT name, type FROM sqlite_master WHERE name GLOB 'pivots_2026_11_0*' ORDER BY name");
+  assert.deepEqual(master(mixed), [
+    { name: 'pivots_2026_11_01', type: 'table' },
+    { name: 'pivots_2026_11_01_groups', type: 'index' },
+    { name: 'pivots_2026_11_02', type: 'table' },
+  ]);
+  assert.deepEqual(master(fresh), [
+    { name: 'pivots_2026_11_01', type: 'table' },
+    { name: 'pivots_2026_11_02', type: 'table' },
+  ]);
+  const keyOf = (file: string, table: string): string | undefined =>
+    /PRIMARY KEY \(([^)]*)\)/.exec(sql<{ sql: string }>(file, 'SELECT sql FROM sqlite_master WHERE name = ?', table)[0]?.sql ?? '')?.[1];
+  assert.equal(keyOf(mixed, 'pivots_2026_11_01'), 'kind, value, id');
+  assert.equal(keyOf(mixed, 'pivots_2026_11_02'), 'kind, value, sandbox_name, verdicts, id');
+
+  // every read answers alike from either store, and no pivot row outlives its behaviour's version
+  const rows = 'SELECT kind, value, id, analysis_date, sandbox_name, verdicts FROM pivots ORDER BY kind, value, id';
+  const orphans = `SELECT count(*) AS n FROM pivots p WHERE NOT EXISTS (SELECT 1 FROM behaviours b WHERE b.id = p.id
+    AND b.sandbox_name = p.sandbox_name AND b.verdicts = p.verdicts AND b.analysis_date IS p.analysis_date)`;
+  const reads = (file: string): Promise<unknown> =>
+    withStore(file, async (s) => ({
+      stats: await Promise.all(['b0', 'b1', 'b2', 'b3'].map((v) => s.hunt.pivotStats('behash', v))),
+      sigma: await s.hunt.pivotStats('sigma_rule_id', 's1'),
+      top: await Promise.all((['behash', 'sigma_rule_id', 'ja3'] as const).map((k) => s.hunt.top(k))),
+      since: await s.hunt.top('behash', { since: NOV1 + DAY }),
+      related: await Promise.all([v1[0], v1[1], v1[4]].map((d) => s.hunt.related(d?.id as string))),
+      query: await s.sink.query('behash', 'b1'),
+    }));
+  const live = [...v1.filter((_, i) => i % 3 !== 0), ...v2];
+  const expected = live.reduce((k, d) => k + 1 + new Set(d.pivots.sigma_rule_ids).size + d.pivots.ja3.length, 0);
+  assert.equal(sql(mixed, rows).length, expected);
+  assert.deepEqual(sql(mixed, rows), sql(fresh, rows));
+  assert.deepEqual(sql(mixed, orphans), [{ n: 0 }]);
+  assert.deepEqual(await reads(mixed), await reads(fresh));
+
+  // retention removing part of the keyed day finds its rows as it finds a new day's
+  const prune = (file: string): Promise<unknown> => withStore(file, (s) => s.retention.prune({ behavioursBefore: NOV1 + 30 }));
+  assert.deepEqual(await prune(mixed), await prune(fresh));
+  assert.deepEqual(sql(mixed, rows), sql(fresh, rows));
+  assert.deepEqual(sql(mixed, orphans), [{ n: 0 }]);
+  assert.deepEqual(await reads(mixed), await reads(fresh));
 });
 
 test('a store from before the split keeps its tables as the undated partition until retention empties it', async () => {

@@ -110,8 +110,9 @@ export class DayReads {
         this.stmt(
           p,
           (q) => `SELECT r.id AS id, r.kind AS kind, r.value AS value, r.analysis_date AS date
-            FROM json_each(@ids) i CROSS JOIN json_each(@keys) k CROSS JOIN ${q.pivots} r
-            WHERE r.kind = json_extract(k.value, '$[0]') AND r.value = json_extract(k.value, '$[1]') AND r.id = i.value`,
+            FROM json_each(@ids) i CROSS JOIN ${q.behaviours} d CROSS JOIN json_each(@keys) k CROSS JOIN ${q.pivots} r
+            WHERE d.id = i.value AND r.kind = json_extract(k.value, '$[0]') AND r.value = json_extract(k.value, '$[1]')
+              AND r.sandbox_name = d.sandbox_name AND r.verdicts = d.verdicts AND r.id = d.id`,
         ).all({ ids: JSON.stringify(list), keys }) as OwnRow[],
     );
   }

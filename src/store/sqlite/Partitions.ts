@@ -156,11 +156,18 @@ export class Partitions {
     const version = this.schemaVersion.get() as number;
     if (version === this.version) return;
     const names = this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND ${PARTITION_GLOB}`).pluck().all() as string[];
+    // a day created before pivot rows were keyed in the groups' order has its groups index
+    const keyed = new Set(
+      this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name GLOB 'pivots_*_groups'").pluck().all() as string[],
+    );
     this.parts = names
       .map((n) => dayOfTable(n))
       .filter((d): d is number => d !== undefined)
       .sort((a, b) => a - b)
-      .map((d) => partitionOf(d));
+      .map((d) => {
+        const p = partitionOf(d);
+        return p.pivotKey === 'grouped' && keyed.has(`${p.pivots}_groups`) ? partitionOf(d, 'keyed') : p;
+      });
     this.byDay = new Map(this.parts.map((p) => [p.day, p]));
     for (const c of this.caches) c.clear();
     this.version = version;

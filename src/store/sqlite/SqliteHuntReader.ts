@@ -20,6 +20,7 @@ import { pivotKey, type PivotKind } from '../Sink.js';
 import { GROUP_COLUMNS, IN_VALUES, mergeGroups, summarize, type Group } from './huntSql.js';
 import { rankShared } from './rankShared.js';
 import { topSince } from './topSince.js';
+import { OWN_ROW } from './partitionSchema.js';
 
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
 
@@ -125,7 +126,7 @@ export class SqliteHuntReader implements HuntReader {
       const byDate = kind !== 'sha256' && (want * total) / n < here / 4;
       const sql = byDate
         ? (q: typeof p) => `SELECT d.id AS id, d.analysis_date AS date FROM ${q.behaviours} d INDEXED BY ${q.index.byDate}
-           WHERE EXISTS (SELECT 1 FROM ${q.pivots} r WHERE r.kind = @kind AND r.value = @value AND r.id = d.id) ${order}`
+           WHERE EXISTS (SELECT 1 FROM ${q.pivots} r WHERE ${OWN_ROW('r', 'd')}) ${order}`
         : kind === 'sha256'
           ? (q: typeof p) => `SELECT id, analysis_date AS date FROM ${q.behaviours} WHERE sha256 = @value ${order}`
           : (q: typeof p) => `SELECT id, analysis_date AS date FROM ${q.pivots} WHERE kind = @kind AND value = @value ${order}`;

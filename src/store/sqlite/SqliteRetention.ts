@@ -3,7 +3,7 @@ import type { Pivots } from '../../normalize/index.js';
 import { emptyPruneReport, type PruneOptions, type PruneReport, type Retention } from '../Retention.js';
 import { Partitions } from './Partitions.js';
 import { pivotKeysOf } from './PivotRow.js';
-import { UNDATED, type Partition } from './partitionSchema.js';
+import { PIVOT_ROW, UNDATED, type Partition, type StoredRow } from './partitionSchema.js';
 
 /**
  * Rows one transaction removes at most: a step holds the write lock for tens of milliseconds, so
@@ -51,14 +51,14 @@ export class SqliteRetention implements Retention {
       const t = p.behaviours;
       return {
         expired: db.prepare(
-          `SELECT id, json_extract(doc, '$.pivots') AS pivots FROM ${t} WHERE last_modification_date < ? ORDER BY last_modification_date LIMIT ?`,
+          `SELECT id, json_extract(doc, '$.pivots') AS pivots, sandbox_name, verdicts FROM ${t} WHERE last_modification_date < ? ORDER BY last_modification_date LIMIT ?`,
         ),
         countExpired: db.prepare(`SELECT count(*) FROM ${t} WHERE last_modification_date < ?`).pluck(),
         anyExpired: db.prepare(`SELECT 1 FROM ${t} WHERE last_modification_date < ? LIMIT 1`).pluck(),
         any: db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).pluck(),
         oldest: db.prepare(`SELECT min(last_modification_date) FROM ${t}`).pluck(),
         deleteDoc: db.prepare(`DELETE FROM ${t} WHERE id = ?`),
-        deletePivot: db.prepare(`DELETE FROM ${p.pivots} WHERE kind = ? AND value = ? AND id = ?`),
+        deletePivot: db.prepare(`DELETE FROM ${p.pivots} WHERE ${PIVOT_ROW}`),
       };
     });
     const batchNames = db.prepare('SELECT batch FROM batches WHERE finished_at < ? ORDER BY finished_at LIMIT ?').pluck();
@@ -170,11 +170,11 @@ export class SqliteRetention implements Retention {
     const d = this.day(p);
     return this.db
       .transaction(() => {
-        const rows = d.expired.all(before, limit) as { id: string; pivots: string | null }[];
-        for (const { id, pivots } of rows) {
+        const rows = d.expired.all(before, limit) as (StoredRow & { id: string })[];
+        for (const { id, pivots, sandbox_name: sandbox, verdicts } of rows) {
           // a behaviour's rows are those of its stored document's pivots (SqliteSink writes them so)
           if (typeof pivots === 'string') {
-            for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) d.deletePivot.run(k.kind, k.value, id);
+            for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) d.deletePivot.run(k.kind, k.value, sandbox, verdicts, id);
           }
           d.deleteDoc.run(id);
           this.parts.forget(id, p.day);

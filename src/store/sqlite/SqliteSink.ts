@@ -6,7 +6,7 @@ import { compareText } from '../HuntReader.js';
 import { Partitions } from './Partitions.js';
 import { byPivotKey, pivotKeysOf, type PendingPivots } from './PivotRow.js';
 import { HUNT_FROM_DOC, setUpStore } from './migrateStore.js';
-import { dayOf, type Partition } from './partitionSchema.js';
+import { PIVOT_ROW, dayOf, type Partition, type StoredRow } from './partitionSchema.js';
 import { callFailed, rejectUnlessTransient } from './sqliteErrors.js';
 
 /** A partition's statements of the index stage. */
@@ -15,7 +15,7 @@ interface DayWrites {
   upsertDoc: Statement;
   huntFromDoc: Statement;
   verdictsOf: Statement;
-  storedPivots: Statement;
+  stored: Statement;
   deleteDoc: Statement;
   deletePivot: Statement;
   insertPivot: Statement;
@@ -60,9 +60,9 @@ export class SqliteSink implements Sink {
             verdicts = excluded.verdicts, md5 = excluded.md5, sha1 = excluded.sha1`),
         huntFromDoc: db.prepare(`UPDATE ${t} SET ${HUNT_FROM_DOC} WHERE id = ?`),
         verdictsOf: db.prepare(`SELECT verdicts FROM ${t} WHERE id = ?`).pluck(),
-        storedPivots: db.prepare(`SELECT json_extract(doc, '$.pivots') FROM ${t} WHERE id = ?`).pluck(),
+        stored: db.prepare(`SELECT json_extract(doc, '$.pivots') AS pivots, sandbox_name, verdicts FROM ${t} WHERE id = ?`),
         deleteDoc: db.prepare(`DELETE FROM ${t} WHERE id = ?`),
-        deletePivot: db.prepare(`DELETE FROM ${part.pivots} WHERE kind = ? AND value = ? AND id = ?`),
+        deletePivot: db.prepare(`DELETE FROM ${part.pivots} WHERE ${PIVOT_ROW}`),
         insertPivot: db.prepare(
           `INSERT OR IGNORE INTO ${part.pivots} (kind, value, id, analysis_date, sandbox_name, verdicts) VALUES (?, ?, ?, ?, ?, ?)`,
         ),
@@ -137,9 +137,11 @@ export class SqliteSink implements Sink {
         const from = this.parts.get(where.day);
         if (from) {
           const w = this.writes(from);
-          const before = w.storedPivots.get(doc.id) as string | null | undefined;
-          if (typeof before === 'string') {
-            for (const k of pivotKeysOf(JSON.parse(before) as Pivots)) w.deletePivot.run(k.kind, k.value, doc.id);
+          const before = w.stored.get(doc.id) as StoredRow | undefined;
+          if (typeof before?.pivots === 'string') {
+            for (const k of pivotKeysOf(JSON.parse(before.pivots) as Pivots)) {
+              w.deletePivot.run(k.kind, k.value, before.sandbox_name, before.verdicts, doc.id);
+            }
           }
           if (from.day !== day) w.deleteDoc.run(doc.id);
         }

@@ -1,5 +1,6 @@
 import { byNewest, type DayReads } from './DayReads.js';
 import type { PivotValueKind } from './PivotRow.js';
+import { OWN_ROW } from './partitionSchema.js';
 
 /** A behaviour sharing values with another, ranked by how many, then newest first, then by id. */
 export interface Candidate {
@@ -58,7 +59,8 @@ export function rankShared(
       const carrying = days
         .stmt(
           p,
-          (q) => `SELECT r.id FROM json_each(@ids) i CROSS JOIN ${q.pivots} r WHERE r.kind = @kind AND r.value = @value AND r.id = i.value`,
+          (q) => `SELECT r.id FROM json_each(@ids) i CROSS JOIN ${q.behaviours} d CROSS JOIN ${q.pivots} r
+            WHERE d.id = i.value AND ${OWN_ROW('r', 'd')}`,
         )
         .pluck()
         .all({ ids: JSON.stringify([...byId.keys()]), kind: hot.kind, value: hot.value }) as string[];

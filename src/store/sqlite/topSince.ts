@@ -2,7 +2,7 @@ import type { DayReads } from './DayReads.js';
 import type { Pivots } from '../../normalize/index.js';
 import { compareText, type PivotSummary } from '../HuntReader.js';
 import { GROUP_COLUMNS, mergeGroups, summarize, type Group } from './huntSql.js';
-import type { Partition } from './partitionSchema.js';
+import type { Partition, StoredRow } from './partitionSchema.js';
 import { pivotKeysOf, type PivotValueKind } from './PivotRow.js';
 
 /**
@@ -78,14 +78,15 @@ function fromBehaviours(days: DayReads, kind: PivotValueKind, since: number, lim
       .stmt(
         p,
         (q) =>
-          `SELECT d.id AS id, json_extract(d.doc, '$.pivots') AS pivots FROM ${q.behaviours} d INDEXED BY ${q.index.byDate} WHERE d.analysis_date >= ?`,
+          `SELECT d.id AS id, json_extract(d.doc, '$.pivots') AS pivots, d.sandbox_name AS sandbox_name, d.verdicts AS verdicts
+            FROM ${q.behaviours} d INDEXED BY ${q.index.byDate} WHERE d.analysis_date >= ?`,
       )
-      .all(since) as { id: string; pivots: string | null }[];
-    // the kind's rows to probe, as [value, id] pairs
-    const pairs: [string, string][] = [];
-    for (const { id, pivots } of docs) {
+      .all(since) as (StoredRow & { id: string })[];
+    // the kind's rows to probe, as [value, id, sandbox, verdicts] (the key of either layout)
+    const pairs: [string, string, string, string][] = [];
+    for (const { id, pivots, sandbox_name: sandbox, verdicts } of docs) {
       if (typeof pivots !== 'string') continue;
-      for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) pairs.push([k.value, id]);
+      for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) pairs.push([k.value, id, sandbox, verdicts]);
     }
     if (pairs.length === 0) continue;
     // r.value and r.id, not value and id: json_each has columns of those names
@@ -94,7 +95,8 @@ function fromBehaviours(days: DayReads, kind: PivotValueKind, since: number, lim
         p,
         (q) => `SELECT r.value AS value, r.id AS id, r.sandbox_name AS name, r.verdicts AS verdicts, r.analysis_date AS date
           FROM json_each(@pairs) j CROSS JOIN ${q.pivots} r
-          WHERE r.kind = @kind AND r.value = json_extract(j.value, '$[0]') AND r.id = json_extract(j.value, '$[1]') AND r.analysis_date >= @since`,
+          WHERE r.kind = @kind AND r.value = json_extract(j.value, '$[0]') AND r.sandbox_name = json_extract(j.value, '$[2]')
+            AND r.verdicts = json_extract(j.value, '$[3]') AND r.id = json_extract(j.value, '$[1]') AND r.analysis_date >= @since`,
       )
       .all({ kind, pairs: JSON.stringify(pairs), since }) as {
       value: string;
