@@ -12,6 +12,18 @@ export interface OwnRow {
 }
 
 /**
+ * A stored behaviour as a probe of its pivot rows names it: id, sandbox and verdict list (its
+ * rows' copies of them), the key of either pivot layout with (kind, value). Readers take the
+ * sandbox and verdicts from the row or index entry that gave them the id, never from the
+ * behaviour's own row, which is a random read of the largest table.
+ */
+export interface Owner {
+  id: string;
+  sandbox_name: string;
+  verdicts: string;
+}
+
+/**
  * The reads that go to one partition at a time (SqliteHuntReader, topSince): a behaviour's row
  * and pivot rows are in the partition the locator names, and a walk in an index's order runs in
  * each partition and is merged. Aggregates over every day go through the views instead.
@@ -88,33 +100,50 @@ export class DayReads {
     return [...out.values()];
   }
 
-  /** A column of one behaviour's row (its partition's), or undefined when not stored. */
-  field(id: string, column: string): unknown {
-    const where = this.parts.locate(id);
-    const p = where && this.parts.get(where.day);
-    if (!p) return undefined;
-    return this.stmt(p, (q) => `SELECT ${column} FROM ${q.behaviours} WHERE id = ?`)
-      .pluck()
-      .get(id);
-  }
-
   /**
    * The pivot rows of some behaviours among some (kind, value) pairs: in each behaviour's
    * partition, one probe of its pivots key per pair (CROSS JOIN fixes the order).
    */
-  rowsOf(ids: readonly string[], values: readonly { kind: string; value: string }[]): OwnRow[] {
-    if (ids.length === 0 || values.length === 0) return [];
-    const keys = JSON.stringify(values.map((v) => [v.kind, v.value]));
-    return this.byPartition(ids).flatMap(
-      ([p, list]) =>
-        this.stmt(
-          p,
-          (q) => `SELECT r.id AS id, r.kind AS kind, r.value AS value, r.analysis_date AS date
-            FROM json_each(@ids) i CROSS JOIN ${q.behaviours} d CROSS JOIN json_each(@keys) k CROSS JOIN ${q.pivots} r
-            WHERE d.id = i.value AND r.kind = json_extract(k.value, '$[0]') AND r.value = json_extract(k.value, '$[1]')
-              AND r.sandbox_name = d.sandbox_name AND r.verdicts = d.verdicts AND r.id = d.id`,
-        ).all({ ids: JSON.stringify(list), keys }) as OwnRow[],
+  rowsOf(owners: readonly Owner[], values: readonly { kind: string; value: string }[]): OwnRow[] {
+    const byId = new Map(owners.map((o) => [o.id, o]));
+    return this.byPartition([...byId.keys()]).flatMap(([p, list]) =>
+      this.rowsIn(
+        p,
+        list.map((id) => byId.get(id) as Owner),
+        values,
+      ),
     );
+  }
+
+  /**
+   * The same for behaviours known to be in partition `p`: one probe of the key per behaviour and
+   * pair, from here (80,000 probes in 0.2 s, where one statement over JSON arrays of the keys
+   * spent 0.65 s re-reading the arrays).
+   */
+  rowsIn(p: Partition, owners: readonly Owner[], values: readonly { kind: string; value: string }[]): OwnRow[] {
+    const probe = this.stmt(
+      p,
+      (q) => `SELECT analysis_date FROM ${q.pivots} WHERE kind = ? AND value = ? AND sandbox_name = ? AND verdicts = ? AND id = ?`,
+    ).raw();
+    const out: OwnRow[] = [];
+    for (const o of owners) {
+      for (const { kind, value } of values) {
+        const row = probe.get(kind, value, o.sandbox_name, o.verdicts, o.id) as [number | null] | undefined;
+        if (row) out.push({ id: o.id, kind: kind as PivotValueKind, value, date: row[0] });
+      }
+    }
+    return out;
+  }
+
+  /** A behaviour as the probes of its pivot rows name it, from its own row; undefined when not stored. */
+  owner(id: string): (Owner & { pivots: string | null }) | undefined {
+    const where = this.parts.locate(id);
+    const p = where && this.parts.get(where.day);
+    if (!p) return undefined;
+    return this.stmt(
+      p,
+      (q) => `SELECT id, sandbox_name, verdicts, json_extract(doc, '$.pivots') AS pivots FROM ${q.behaviours} WHERE id = ?`,
+    ).get(id) as (Owner & { pivots: string | null }) | undefined;
   }
 
   /**

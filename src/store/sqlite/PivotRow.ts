@@ -19,12 +19,16 @@ export interface PivotRow {
 }
 
 /**
- * The order of the pivots table's key (kind, value, id). JavaScript compares UTF-16 code units and
- * SQLite UTF-8 bytes: they agree on ASCII (hashes, rule ids), and any other value only loses locality.
+ * The order of a new day's pivots key (kind, value, sandbox_name, verdicts, id); a day keyed
+ * (kind, value, id) gets its rows in the right order of values, which is most of the locality.
+ * JavaScript compares UTF-16 code units and SQLite UTF-8 bytes: they agree on ASCII (hashes, rule
+ * ids), and any other value only loses locality.
  */
 export function byPivotKey(a: PivotRow, b: PivotRow): number {
   if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
   if (a.value !== b.value) return a.value < b.value ? -1 : 1;
+  if (a.sandbox !== b.sandbox) return a.sandbox < b.sandbox ? -1 : 1;
+  if (a.verdicts !== b.verdicts) return a.verdicts < b.verdicts ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 

@@ -18,11 +18,14 @@ import {
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
 import { GROUP_COLUMNS, IN_VALUES, mergeGroups, summarize, type Group } from './huntSql.js';
-import { rankShared } from './rankShared.js';
+import { rankShared, type NewestRow } from './rankShared.js';
 import { topSince } from './topSince.js';
 import { OWN_ROW } from './partitionSchema.js';
 
 type LineRow = Omit<BehaviourLine, 'verdicts'> & { verdicts: string };
+
+/** What a walk newest first keeps of each behaviour: the probes of its pivot rows need its sandbox and verdicts. */
+const NEWEST_COLUMNS = 'id, analysis_date AS date, sandbox_name, verdicts';
 
 /**
  * The hunting reads of the embedded store, answered by SQL over the pivot rows, which carry
@@ -97,18 +100,18 @@ export class SqliteHuntReader implements HuntReader {
   }
 
   /**
-   * Ids of the behaviours carrying a value that `n` behaviours carry, newest first (then by id),
+   * The behaviours carrying a value that `n` behaviours carry, newest first (then by id),
    * `limit` from `offset`: each day's first `offset + limit`, merged. In a day, a frequent value's
    * page is found sooner by walking the day's behaviours newest first and keeping those carrying
    * it (about (offset + limit) * total / n of them) than by sorting its rows there; a rare
    * value's rows are few, so they are sorted. Spans of rowids stand for counts (DayReads.span).
    */
-  private newestIds(kind: PivotKind, value: string, n: number, limit: number, offset: number): string[] {
+  private newest(kind: PivotKind, value: string, n: number, limit: number, offset: number): NewestRow[] {
     const want = offset + limit;
     const total = this.days.stored();
     const args = { kind, value, want };
     const order = 'ORDER BY analysis_date DESC, id LIMIT @want';
-    const found: { id: string; date: number | null }[] = [];
+    const found: NewestRow[] = [];
     // the days holding the latest analyses first: once a page is full, a day whose latest is
     // older than its last line cannot add to it
     const days = this.days.parts
@@ -125,17 +128,14 @@ export class SqliteHuntReader implements HuntReader {
       const here = total > 0 ? (n * this.days.span(p)) / total : 0;
       const byDate = kind !== 'sha256' && (want * total) / n < here / 4;
       const sql = byDate
-        ? (q: typeof p) => `SELECT d.id AS id, d.analysis_date AS date FROM ${q.behaviours} d INDEXED BY ${q.index.byDate}
+        ? (q: typeof p) => `SELECT ${NEWEST_COLUMNS} FROM ${q.behaviours} d INDEXED BY ${q.index.byDate}
            WHERE EXISTS (SELECT 1 FROM ${q.pivots} r WHERE ${OWN_ROW('r', 'd')}) ${order}`
         : kind === 'sha256'
-          ? (q: typeof p) => `SELECT id, analysis_date AS date FROM ${q.behaviours} WHERE sha256 = @value ${order}`
-          : (q: typeof p) => `SELECT id, analysis_date AS date FROM ${q.pivots} WHERE kind = @kind AND value = @value ${order}`;
+          ? (q: typeof p) => `SELECT ${NEWEST_COLUMNS} FROM ${q.behaviours} WHERE sha256 = @value ${order}`
+          : (q: typeof p) => `SELECT ${NEWEST_COLUMNS} FROM ${q.pivots} WHERE kind = @kind AND value = @value ${order}`;
       found.push(...(this.days.stmt(p, sql).all(args) as typeof found));
     }
-    return found
-      .sort(byNewest)
-      .slice(offset, want)
-      .map((r) => r.id);
+    return found.sort(byNewest).slice(offset, want);
   }
 
   async pivotStats(kind: PivotKind, value: string, page?: { limit?: number; offset?: number }): Promise<PivotStats> {
@@ -145,7 +145,8 @@ export class SqliteHuntReader implements HuntReader {
       const [summary] = this.summaries(kind, [key]) as [PivotSummary];
       const n = summary.behaviours;
       if (n === 0 || limit === 0 || offset >= n) return { ...summary, newest: [], offset, limit };
-      return { ...summary, newest: this.lines(this.newestIds(kind, key, n, limit, offset)), offset, limit };
+      const newest = this.newest(kind, key, n, limit, offset).map((r) => r.id);
+      return { ...summary, newest: this.lines(newest), offset, limit };
     });
   }
 
@@ -189,12 +190,9 @@ export class SqliteHuntReader implements HuntReader {
         );
       const values = own.map((v) => ({ ...v, others: count(v) - 1 }));
       if (own.length === 0 || limit === 0) return { id, values, related: [] };
-      const ranked = rankShared(this.days, id, values, limit, (kind, value, n, page) => this.newestIds(kind, value, n, page, 0));
+      const ranked = rankShared(this.days, id, values, limit, (kind, value, n, page) => this.newest(kind, value, n, page, 0));
       const theirs = new Map<string, { kind: ValueKind; value: string }[]>();
-      const shared = this.days.rowsOf(
-        ranked.map((r) => r.id),
-        own,
-      );
+      const shared = this.days.rowsOf(ranked, own);
       for (const p of shared) {
         const list = theirs.get(p.id) ?? [];
         list.push({ kind: p.kind, value: p.value });
@@ -210,9 +208,9 @@ export class SqliteHuntReader implements HuntReader {
    * rows from), each confirmed by a probe of the key.
    */
   private ownValues(id: string): { kind: ValueKind; value: string }[] {
-    const pivots = this.days.field(id, "json_extract(doc, '$.pivots')");
-    if (typeof pivots !== 'string') return [];
-    return this.days.rowsOf([id], pivotKeysOf(JSON.parse(pivots) as Pivots)).map(({ kind, value }) => ({ kind, value }));
+    const own = this.days.owner(id);
+    if (typeof own?.pivots !== 'string') return [];
+    return this.days.rowsOf([own], pivotKeysOf(JSON.parse(own.pivots) as Pivots)).map(({ kind, value }) => ({ kind, value }));
   }
 
   async fileRollup(hash: string): Promise<FileRollup | null> {

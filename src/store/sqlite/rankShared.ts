@@ -1,20 +1,21 @@
-import { byNewest, type DayReads } from './DayReads.js';
+import { byNewest, type DayReads, type Owner } from './DayReads.js';
 import type { PivotValueKind } from './PivotRow.js';
-import { OWN_ROW } from './partitionSchema.js';
 
 /** A behaviour sharing values with another, ranked by how many, then newest first, then by id. */
-export interface Candidate {
-  id: string;
+export interface Candidate extends Owner {
   shared: number;
   date: number | null;
 }
+
+/** A behaviour carrying a value, with its analysis date (newest first). */
+export type NewestRow = Owner & { date: number | null };
 
 function byRank(a: Candidate, b: Candidate): number {
   return b.shared - a.shared || byNewest(a, b);
 }
 
-/** Ids of the newest `limit` behaviours carrying a value that `n` behaviours carry (SqliteHuntReader). */
-export type NewestIds = (kind: PivotValueKind, value: string, n: number, limit: number) => string[];
+/** The newest `limit` behaviours carrying a value that `n` behaviours carry (SqliteHuntReader). */
+export type NewestRows = (kind: PivotValueKind, value: string, n: number, limit: number) => NewestRow[];
 
 /**
  * A value held by more behaviours than this is not grouped by `related`: the behaviours sharing
@@ -35,7 +36,7 @@ export function rankShared(
   id: string,
   values: readonly { kind: PivotValueKind; value: string; others: number }[],
   limit: number,
-  newestIds: NewestIds,
+  newestRows: NewestRows,
 ): Candidate[] {
   const hot = values.reduce((a, b) => (b.others > a.others ? b : a));
   const split = hot.others + 1 > RELATED_SPLIT_ROWS;
@@ -44,27 +45,21 @@ export function rankShared(
   let ranked: Candidate[] = [];
   for (const p of days.parts.list()) {
     const byId = new Map<string, Candidate>();
-    const rowsOf = days.stmt(p, (q) => `SELECT id, analysis_date FROM ${q.pivots} WHERE kind = ? AND value = ?`).raw();
+    const rowsOf = days
+      .stmt(p, (q) => `SELECT id, analysis_date, sandbox_name, verdicts FROM ${q.pivots} WHERE kind = ? AND value = ?`)
+      .raw();
     for (const v of grouped) {
-      for (const [other, date] of rowsOf.all(v.kind, v.value) as [string, number | null][]) {
+      for (const [other, date, sandbox, verdicts] of rowsOf.all(v.kind, v.value) as [string, number | null, string, string][]) {
         if (other === id) continue;
         const c = byId.get(other);
-        if (!c) byId.set(other, { id: other, shared: 1, date });
+        if (!c) byId.set(other, { id: other, shared: 1, date, sandbox_name: sandbox, verdicts });
         else c.shared += 1;
       }
     }
     if (byId.size === 0) continue;
     // one more shared value for those carrying the hot one: a probe of its key per candidate
     if (split) {
-      const carrying = days
-        .stmt(
-          p,
-          (q) => `SELECT r.id FROM json_each(@ids) i CROSS JOIN ${q.behaviours} d CROSS JOIN ${q.pivots} r
-            WHERE d.id = i.value AND ${OWN_ROW('r', 'd')}`,
-        )
-        .pluck()
-        .all({ ids: JSON.stringify([...byId.keys()]), kind: hot.kind, value: hot.value }) as string[];
-      for (const other of carrying) (byId.get(other) as Candidate).shared += 1;
+      for (const r of days.rowsIn(p, [...byId.values()], [hot])) (byId.get(r.id) as Candidate).shared += 1;
     }
     ranked = [...ranked, ...byId.values()].sort(byRank).slice(0, limit);
   }
@@ -72,11 +67,12 @@ export function rankShared(
   // Not enough behaviours share two values or more: the rest share one. Those carrying the hot
   // value and nothing else of this behaviour compete with the grouped ones sharing one.
   const seen = new Set(ranked.map((r) => r.id));
-  const newest = newestIds(hot.kind, hot.value, hot.others + 1, limit + 1).filter((other) => other !== id && !seen.has(other));
+  const newest = newestRows(hot.kind, hot.value, hot.others + 1, limit + 1).filter((other) => other.id !== id && !seen.has(other.id));
+  const owners = new Map(newest.map((o) => [o.id, o]));
   // how many of this behaviour's values each carries (the hot one at least), with its date
   const tally = new Map<string, Candidate>();
   for (const r of days.rowsOf(newest, values)) {
-    const c = tally.get(r.id) ?? { id: r.id, shared: 0, date: r.date };
+    const c = tally.get(r.id) ?? { ...(owners.get(r.id) as Owner), shared: 0, date: r.date };
     c.shared += 1;
     tally.set(r.id, c);
   }
