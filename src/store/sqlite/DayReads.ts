@@ -149,7 +149,8 @@ export class DayReads {
   /**
    * The distinct files (a canonical id starts with its file's SHA-256) of each value's rows of
    * `kind` among `values`, over every day, or only the rows analysed at or after `since`. Each
-   * day hands over its files of the value in key order (its pivots key), and the days' sorted
+   * day's files of the value are sorted (a day keyed (kind, value, id) hands them over in that
+   * order; one keyed in the groups' order is sorted here: ~120 ms for 250,000), and the days'
    * lists are merged, counting each file once: 230 ms for the 212,518 files of a value held by a
    * quarter of a million-behaviour store over 30 days, against 393 ms for the same merge in SQL.
    */
