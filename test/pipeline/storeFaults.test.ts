@@ -132,7 +132,7 @@ test.skipIf(typeof probe === 'string')(
   `a full disk ends the run within seconds saying "disk full" and the file; failed minutes are marked failed; the summary counts only what is stored; with room again a re-run is exact${unmountable}`,
   async () => {
     const dir = tempDir();
-    const manifest = await feed(dir, 60, 9);
+    const manifest = await feed(dir, 90, 9);
     const fs = smallFilesystem(dir, 3);
     assert.ok(typeof fs !== 'string', String(fs));
     const file = join(fs.path, 'store.db');
