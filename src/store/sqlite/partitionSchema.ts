@@ -158,9 +158,8 @@ CREATE TABLE IF NOT EXISTS ${name} (
 
 /**
  * The behaviours table of a partition. The document comes last: a column after it is read by
- * walking the document's overflow pages (a 14 KB report spans four), and the probes of a
- * behaviour's pivot rows read its sandbox and verdict list (related behaviours: 216 → 50 ms at
- * 150,000 reports of a day). Partitions created before keep the document in sixth place; every
+ * walking the document's overflow pages (a 14 KB report spans four), and the hunting lists read a
+ * behaviour's verdict list. Partitions created before keep the document in sixth place; every
  * statement names its columns.
  */
 export const behavioursTable = (name: string): string => `

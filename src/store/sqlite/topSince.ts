@@ -82,34 +82,17 @@ function fromBehaviours(days: DayReads, kind: PivotValueKind, since: number, lim
             FROM ${q.behaviours} d INDEXED BY ${q.index.byDate} WHERE d.analysis_date >= ?`,
       )
       .all(since) as (StoredRow & { id: string })[];
-    // the kind's rows to probe, as [value, id, sandbox, verdicts] (the key of either layout)
-    const pairs: [string, string, string, string][] = [];
-    for (const { id, pivots, sandbox_name: sandbox, verdicts } of docs) {
-      if (typeof pivots !== 'string') continue;
-      for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) if (k.kind === kind) pairs.push([k.value, id, sandbox, verdicts]);
-    }
-    if (pairs.length === 0) continue;
-    // r.value and r.id, not value and id: json_each has columns of those names
-    const rows = days
-      .stmt(
-        p,
-        (q) => `SELECT r.value AS value, r.id AS id, r.sandbox_name AS name, r.verdicts AS verdicts, r.analysis_date AS date
-          FROM json_each(@pairs) j CROSS JOIN ${q.pivots} r
-          WHERE r.kind = @kind AND r.value = json_extract(j.value, '$[0]') AND r.sandbox_name = json_extract(j.value, '$[2]')
-            AND r.verdicts = json_extract(j.value, '$[3]') AND r.id = json_extract(j.value, '$[1]') AND r.analysis_date >= @since`,
-      )
-      .all({ kind, pairs: JSON.stringify(pairs), since }) as {
-      value: string;
-      id: string;
-      name: string;
-      verdicts: string;
-      date: number | null;
-    }[];
-    for (const r of rows) {
-      groups.push({ value: r.value, name: r.name, verdicts: r.verdicts, n: 1, first: r.date, last: r.date });
-      const set = files.get(r.value) ?? new Set<string>();
-      set.add(r.id.slice(0, 64));
-      files.set(r.value, set);
+    // each behaviour's rows of the kind, confirmed by a probe of the day's key (copies of its date included)
+    for (const doc of docs) {
+      if (typeof doc.pivots !== 'string') continue;
+      const keys = pivotKeysOf(JSON.parse(doc.pivots) as Pivots).filter((k) => k.kind === kind);
+      for (const r of days.rowsIn(p, [doc], keys)) {
+        if (r.date === null || r.date < since) continue;
+        groups.push({ value: r.value, name: doc.sandbox_name, verdicts: doc.verdicts, n: 1, first: r.date, last: r.date });
+        const set = files.get(r.value) ?? new Set<string>();
+        set.add(r.id.slice(0, 64));
+        files.set(r.value, set);
+      }
     }
   }
   const merged = mergeGroups(groups);
