@@ -154,7 +154,7 @@ async function main(): Promise<void> {
         log,
         kind: 'single thread',
         now,
-        task: (signal) => runBackfill({ queues, store, sourceSpec: `dir:${feed}`, minutes, signal, log }),
+        task: (signal, parts) => runBackfill({ queues, store, sourceSpec: `dir:${feed}`, minutes, signal, log, pause: parts.pause }),
       });
       if (run.fatal) throw run.fatal;
       const summary = run.result;

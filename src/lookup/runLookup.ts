@@ -58,6 +58,8 @@ export interface RunLookupOptions {
   signal?: AbortSignal;
   log: Logger;
   pollMs?: number;
+  /** The pause between two polls (default: pollMs); a process's own workers end it early (ProcessParts.pause). */
+  pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 const DONE = new Set(['ok', 'empty', 'missing']);
@@ -177,7 +179,9 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
         await requeue(hash, why, job?.failedReason);
       }
     }
-    await sleep(o.pollMs ?? 250, undefined, { signal: o.signal }).catch(() => undefined);
+    const ms = o.pollMs ?? 250;
+    if (o.pause) await o.pause(ms, o.signal);
+    else await sleep(ms, undefined, { signal: o.signal }).catch(() => undefined);
   }
   return summarize(o, skipped, before, entries, interrupted, await o.budget.spent());
 }

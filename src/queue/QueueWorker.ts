@@ -25,6 +25,7 @@ export abstract class QueueWorker<D, R> implements StageWorker {
       log: o.log,
       processor: (job, token, signal) => this.process(job, token, signal),
       onFatal: o.onFatal,
+      onSettled: o.onSettled,
     });
   }
 

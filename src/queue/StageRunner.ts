@@ -14,6 +14,8 @@ export interface StageRunnerOptions<D, R> {
   processor: Processor<D, R>;
   /** Called once when credentials are refused; the owner stops the process. */
   onFatal?: (err: Error) => void;
+  /** Called each time one of its jobs ends, completed or failed. */
+  onSettled?: () => void;
 }
 
 /**
@@ -86,9 +88,11 @@ export class StageRunner<D, R> {
       redisDown ||= isConnection;
       log.error({ stage, err: messageOf(err) }, isConnection ? `${stage} worker lost Redis (retrying)` : `${stage} worker error`);
     });
-    this.worker.on('failed', (job, err) =>
-      log.warn({ stage, job: job?.id, attempts: job?.attemptsMade, err: messageOf(err) }, `${stage} job failed`),
-    );
+    this.worker.on('failed', (job, err) => {
+      log.warn({ stage, job: job?.id, attempts: job?.attemptsMade, err: messageOf(err) }, `${stage} job failed`);
+      this.o.onSettled?.();
+    });
+    this.worker.on('completed', () => this.o.onSettled?.());
   }
 
   private async run(job: Job<D, R>, token: string | undefined, signal: AbortSignal | undefined): Promise<R> {

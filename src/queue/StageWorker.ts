@@ -23,6 +23,11 @@ export interface StageWorkerOptions {
   /** Called once when the upstream refuses the credentials: the process must stop, not retry. */
   onFatal?: (err: Error) => void;
   /**
+   * Told each time a job of the worker ends (completed or failed): a task of the same process
+   * waiting for its jobs looks again at once instead of at its next poll.
+   */
+  onSettled?: () => void;
+  /**
    * Told about each document a feed job accepts, when the job asks for artefacts (its data's
    * `artefacts`): the artefact capability queues the downloads from here.
    */

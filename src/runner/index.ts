@@ -9,6 +9,7 @@ export { PROCESS_KINDS } from './processKinds.js';
 export type { ProcessKind, ProcessPlan, StageKind, ProducerKind, HookKind } from './processKinds.js';
 export { runSchedulerProcess } from './runSchedulerProcess.js';
 export { superviseWorkers, closeQueues } from './superviseWorkers.js';
+export { JobSettles } from './JobSettles.js';
 export type { StageWorker, SuperviseOptions, SuperviseOutcome, ProcessParts } from './superviseWorkers.js';
 export { startProcessOps } from './processOps.js';
 export type { ProcessOps } from './processOps.js';

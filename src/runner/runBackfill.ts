@@ -32,6 +32,8 @@ export interface BackfillOptions {
   /** Read whole hours of the range from hourly packages (one job per hour) instead of 60 minute jobs. */
   hourly?: boolean;
   pollMs?: number;
+  /** The pause between two polls (default: pollMs); a process's own workers end it early (ProcessParts.pause). */
+  pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
   log?: Logger;
   /** How often one job lost by the queue is enqueued again before its minutes are reported failed. */
@@ -195,7 +197,7 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       redisDown = true;
     }
     report();
-    if ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) await sleep(o.pollMs ?? 250);
+    if ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) await (o.pause ?? sleep)(o.pollMs ?? 250);
   }
   report();
   const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));

@@ -9,6 +9,7 @@ import { FeedWorker } from '../feed/index.js';
 import { IndexThread, IndexWorker } from '../indexing/index.js';
 import { LookupWorker } from '../lookup/index.js';
 import { createWatchHook } from '../watch/index.js';
+import { JobSettles } from './JobSettles.js';
 import { PROCESS_KINDS, type ProcessKind, type ProcessPlan } from './processKinds.js';
 
 export type { StageWorker } from '../queue/index.js';
@@ -17,6 +18,11 @@ export type { StageWorker } from '../queue/index.js';
 export interface ProcessParts {
   /** The artefact capability on the process's connection (made on first use): a task waits for the downloads it asked for. */
   artefacts(): ArtefactStage;
+  /**
+   * The task's pause between two polls of the queue: `ms`, or until a job of this process's
+   * workers ends (JobSettles).
+   */
+  pause(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export interface SuperviseOptions<T> {
@@ -80,9 +86,13 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     outcome.fatal ??= err;
     requestStop(true);
   };
-  const base = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, now: o.now };
+  const settles = new JobSettles();
+  const base = { redisUrl: o.redisUrl, config, store: o.store, queues: o.queues, log, now: o.now, onSettled: () => settles.notify() };
   let artefacts: ArtefactStage | undefined;
-  const parts: ProcessParts = { artefacts: () => (artefacts ??= artefactStage(base)) };
+  const parts: ProcessParts = {
+    artefacts: () => (artefacts ??= artefactStage(base)),
+    pause: (ms, signal) => settles.pause(ms, signal),
+  };
   // built here so refused credentials in any of them stop the whole process too
   const { stageWorkers, producers: extra } = assemble(PROCESS_KINDS[o.kind], { ...base, onFatal }, parts);
   const producers = new Set<StageWorker>([...stageWorkers.filter((w) => w instanceof FeedWorker), ...extra]);

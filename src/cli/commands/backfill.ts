@@ -134,6 +134,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           onProgress: progress.update,
           signal,
           log,
+          pause: parts.pause,
         });
         // downloads run apart from indexing; the command ends once they are over too
         if (args.artefacts) summary.artefacts = await parts.artefacts().settle(signal);

@@ -128,6 +128,7 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
           onProgress: bar.update,
           signal,
           log,
+          pause: parts.pause,
         });
         // downloads run apart from indexing; the command ends once they are over too
         // (fleet workers' downloads too, with --no-workers)
