@@ -15,6 +15,7 @@ import { measureBackfillCli } from './backfill.js';
 import { measureNormalizeCli } from './normalizeCli.js';
 import { ensureBuilt } from './build.js';
 import { measureEndToEnd } from './e2e.js';
+import { measureFloor } from './floor.js';
 import { BenchFailure, throwIfAborted } from './failure.js';
 import { prepareFeed } from './feed.js';
 import { measureInProcess, type PhaseResult } from './inproc.js';
@@ -87,6 +88,17 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
     }
     say(`  ${official.seconds.toFixed(2)} s`);
   }
+  phaseLoad('floor');
+  say(
+    `phase store floor: node bench/storeFloor.mjs (${pipelineDec.name} + split + JSON.parse, each line stored as it is by id from a thread)...`,
+  );
+  const floor = await measureFloor({ root: ROOT, outDir: OUT, feedDir: FEED, manifest, decoder: pipelineDec, signal });
+  if (floor.bytes !== manifest.bytesUncompressed || floor.lines !== lines) {
+    throw new BenchFailure(
+      `phase store floor read ${floor.bytes} bytes / ${floor.lines} lines, the manifest says ${manifest.bytesUncompressed} / ${lines}`,
+    );
+  }
+  say(`  ${floor.seconds.toFixed(2)} s`);
   phaseLoad('normalizeCli');
   say('phase normalize (CLI): node dist/src/cli/run.js normalize FILE... > /dev/null...');
   const normalizeCli = await measureNormalizeCli({ root: ROOT, outDir: OUT, feedDir: FEED, manifest, signal });
@@ -152,7 +164,7 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       reused,
       generateSeconds,
     },
-    phases: { raw, normalize, official, normalizeCli, e2e, backfill },
+    phases: { raw, normalize, official, floor, normalizeCli, e2e, backfill },
   };
 }
 

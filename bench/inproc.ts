@@ -8,7 +8,7 @@ import { childCpuSeconds, TreeSampler, type RolePeak } from './procs.js';
 
 /** Figures of one benchmark phase. */
 export interface PhaseResult {
-  phase: 'raw' | 'normalize' | 'official' | 'normalizeCli' | 'e2e' | 'backfill';
+  phase: 'raw' | 'normalize' | 'official' | 'floor' | 'normalizeCli' | 'e2e' | 'backfill';
   /** Feed lines consumed (malformed ones included): the same input for every phase. */
   lines: number;
   /** Lines that came out usable: parsed JSON (raw), accepted documents (normalize, e2e). */

@@ -2,11 +2,11 @@
  * The "official client" phase: how the official GTI Python client reads batches (bz2.decompress
  * of the whole file, then json.loads of each line), run as bench/official_read_loop.py with python3.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { FeedManifest } from '../src/synth/index.js';
-import { BenchFailure, throwIfAborted } from './failure.js';
-import { childCpuSeconds, TreeSampler, type RolePeak } from './procs.js';
+import type { RolePeak } from './procs.js';
+import { runReferenceScript } from './referenceScript.js';
 
 /** Figures of the official-client read loop, or why it was skipped. */
 export type OfficialResult =
@@ -49,42 +49,14 @@ export async function measureOfficial(
   if (!python) return { skipped: true, reason: 'no python3 on PATH' };
   const script = join(root, 'bench', 'official_read_loop.py');
   const files = manifest.files.map((f) => join(feedDir, f.file));
-  const sampler = new TreeSampler();
-  const cpu0 = childCpuSeconds();
-  const t0 = performance.now();
-  const child = spawn('python3', [script, ...files], { stdio: ['ignore', 'pipe', 'pipe'] });
-  if (child.pid !== undefined) sampler.name(child.pid, ROLE);
-  sampler.start();
-  const kill = (): void => void child.kill('SIGKILL');
-  signal?.addEventListener('abort', kill, { once: true });
-  process.once('exit', kill);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (c) => resolve(c));
-  }).finally(() => {
-    signal?.removeEventListener('abort', kill);
-    process.off('exit', kill);
-  });
-  const wallSeconds = (performance.now() - t0) / 1000;
-  // Only the script's process (and anything it spawned), not the bench's own tsx helper.
-  const peaks = sampler.stop().filter((p) => p.role === ROLE || p.role.endsWith(`(${ROLE})`));
-  throwIfAborted(signal, 'official client');
-  if (code !== 0) throw new BenchFailure(`phase official client: python3 ${script} exited ${code}: ${err.trim().slice(-2000)}`);
-  let r: { records: number; ok: number; bytes: number; seconds: number; maxRssKb: number };
-  try {
-    r = JSON.parse(out) as typeof r;
-  } catch {
-    throw new BenchFailure(`phase official client: python3 printed no JSON result: ${JSON.stringify(out.slice(0, 200))}`);
-  }
-  // The script's own ru_maxrss is exact; the sampler's figure is a lower bound for a process it cannot read at exit.
-  const role = peaks.find((p) => p.role === ROLE);
-  if (role) role.peakMb = Math.max(role.peakMb, r.maxRssKb / 1024);
-  else peaks.push({ role: ROLE, peakMb: r.maxRssKb / 1024, processes: 1 });
-  peaks.sort((a, b) => b.peakMb - a.peakMb);
+  const run = await runReferenceScript<{ records: number; ok: number; bytes: number; seconds: number; maxRssKb: number }>(
+    'official client',
+    ROLE,
+    'python3',
+    [script, ...files],
+    signal,
+  );
+  const r = run.figures;
   return {
     skipped: false,
     python,
@@ -92,8 +64,8 @@ export async function measureOfficial(
     ok: r.ok,
     bytes: r.bytes,
     seconds: r.seconds,
-    wallSeconds,
-    cpuSeconds: childCpuSeconds() - cpu0,
-    peaks,
+    wallSeconds: run.wallSeconds,
+    cpuSeconds: run.cpuSeconds,
+    peaks: run.peaks,
   };
 }

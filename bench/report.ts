@@ -1,6 +1,7 @@
 /** The figures of one run: ratios, verification and the JSON form (the text form is in reportText.ts). */
 import type { BackfillCliResult } from './backfill.js';
 import type { E2eResult } from './e2e.js';
+import type { FloorResult } from './floor.js';
 import type { PhaseResult } from './inproc.js';
 import type { OfficialResult } from './official.js';
 
@@ -37,6 +38,7 @@ export interface BenchReport {
     raw: PhaseResult;
     normalize: PhaseResult;
     official: OfficialResult;
+    floor: FloorResult;
     normalizeCli: PhaseResult;
     e2e: E2eResult;
     backfill: BackfillCliResult;
@@ -61,11 +63,17 @@ export interface Ratios {
   backfillToOfficialProcess: number | null;
   /** CPU seconds of the backfill command (its children included) over those of the Python process: lower is better. */
   backfillCpuToOfficial: number | null;
+  /** The store floor (decode, parse, each line stored as it is, two threads) against the loop's MB/s. */
+  floorToOfficial: number | null;
+  /** CPU seconds of the store floor over those of the Python process. */
+  floorCpuToOfficial: number | null;
+  /** The backfill command against the store floor, both timed start to exit: what the pipeline's own work costs. */
+  backfillToFloorProcess: number;
 }
 
 /** See {@link Ratios}. */
 export function ratios(report: BenchReport): Ratios {
-  const { raw, normalize, official, normalizeCli, e2e, backfill } = report.phases;
+  const { raw, normalize, official, floor, normalizeCli, e2e, backfill } = report.phases;
   const off = official.skipped ? null : mbps(official);
   const offProcess = official.skipped ? null : mbps({ bytes: official.bytes, seconds: official.wallSeconds });
   const offCpu = official.skipped ? undefined : official.cpuSeconds;
@@ -79,6 +87,9 @@ export function ratios(report: BenchReport): Ratios {
     normalizeCliToOfficial: off === null ? null : mbps(normalizeCli) / off,
     backfillToOfficialProcess: offProcess === null ? null : mbps(backfill) / offProcess,
     backfillCpuToOfficial: offCpu && backfill.cpuSeconds !== undefined ? backfill.cpuSeconds / offCpu : null,
+    floorToOfficial: off === null ? null : mbps(floor) / off,
+    floorCpuToOfficial: offCpu ? floor.cpuSeconds / offCpu : null,
+    backfillToFloorProcess: mbps(backfill) / mbps({ bytes: floor.bytes, seconds: floor.wallSeconds }),
   };
 }
 
@@ -167,6 +178,11 @@ export function toJson(report: BenchReport): Record<string, unknown> {
       official: o.skipped
         ? { skipped: true, reason: o.reason }
         : { ...phase({ ...o, phase: 'official' }), python: o.python, wallSeconds: round(o.wallSeconds, 3) },
+      floor: {
+        ...phase({ ...report.phases.floor, phase: 'floor' }),
+        stored: report.phases.floor.stored,
+        wallSeconds: round(report.phases.floor.wallSeconds, 3),
+      },
       e2e: {
         ...phase(e),
         redis: e.redis,

@@ -27,12 +27,13 @@ function redisLine(s: (RedisSample & { percent: number | null }) | null): string
 
 /** The report as text. */
 export function toText(report: BenchReport): string {
-  const { raw, normalize, official, normalizeCli, e2e, backfill } = report.phases;
+  const { raw, normalize, official, floor, normalizeCli, e2e, backfill } = report.phases;
   const m = report.machine;
   const phases: PhaseResult[] = [
     raw,
     normalize,
     ...(official.skipped ? [] : [{ ...official, phase: 'official' as const }]),
+    { ...floor, phase: 'floor' },
     normalizeCli,
     e2e,
     backfill,
@@ -42,6 +43,7 @@ export function toText(report: BenchReport): string {
     raw: 'raw (decode+split+JSON.parse)',
     normalize: 'normalize (in process)',
     official: 'official client (python3 bz2+json.loads)',
+    floor: 'store floor (parse, store lines as they are)',
     normalizeCli: 'normalize (CLI) > /dev/null',
     e2e: `e2e (Redis + ${workers} worker procs → SQLite)`,
     backfill: 'backfill (CLI, start-up+teardown)',
@@ -102,6 +104,9 @@ export function toText(report: BenchReport): string {
     `  e2e/raw ${rt(r.e2eToRaw)}, backfill/raw ${rt(r.backfillToRaw)}, e2e/official ${rt(r.e2eToOfficial)}, backfill/official ${rt(r.backfillToOfficial)}`,
     `  normalize (CLI)/official ${rt(r.normalizeCliToOfficial)}; backfill/official, both processes timed start to exit ${rt(r.backfillToOfficialProcess)}; ` +
       `CPU seconds backfill/official ${rt(r.backfillCpuToOfficial)}`,
+    `  store floor/official ${rt(r.floorToOfficial)}, CPU seconds store floor/official ${rt(r.floorCpuToOfficial)}; ` +
+      `backfill/store floor, both timed start to exit ${r.backfillToFloorProcess.toFixed(3)}`,
+    `store floor: ${int(floor.stored)} distinct ids stored; loop ${floor.seconds.toFixed(2)} s, process wall ${floor.wallSeconds.toFixed(2)} s (rates use the loop time)`,
     official.skipped
       ? null
       : `official client: ${official.python}; read loop ${official.seconds.toFixed(2)} s, process wall ${official.wallSeconds.toFixed(2)} s (rates use the loop time)`,
