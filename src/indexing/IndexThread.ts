@@ -23,6 +23,12 @@ export interface IndexThreadOptions {
   onFatal?: (err: Error) => void;
   /** Match the documents stored as new state against the watchlists (the watch hook), where they are written. */
   watch?: boolean;
+  /**
+   * Take index jobs from Redis too (default true): those of a fleet's feed workers, or left by an
+   * earlier run. False for a private Redis, which nothing else can fill: the thread then loads no
+   * queue client and opens no Redis connection.
+   */
+  consumeQueue?: boolean;
 }
 
 /**
@@ -43,8 +49,8 @@ const FORCE_WAIT_MS = 3000;
 
 /**
  * The index stage in a worker thread, with the same start/stop as an in-process IndexWorker. It
- * takes index jobs from Redis as any index worker does, and chunks of producers in this process
- * through `transport` (in memory).
+ * takes chunks of producers in this process through `transport` (in memory), and index jobs from
+ * Redis as any index worker does unless `consumeQueue` is false.
  */
 export class IndexThread {
   private thread: Worker | undefined;
@@ -63,7 +69,13 @@ export class IndexThread {
   start(): void {
     if (this.thread) return;
     const thread = new Worker(threadEntry(), {
-      workerData: { config: this.o.config, redisUrl: this.o.redisUrl, bindings: this.o.log.bindings(), watch: this.o.watch ?? false },
+      workerData: {
+        config: this.o.config,
+        redisUrl: this.o.redisUrl,
+        bindings: this.o.log.bindings(),
+        watch: this.o.watch ?? false,
+        consumeQueue: this.o.consumeQueue ?? true,
+      },
     });
     this.thread = thread;
     this.exited = new Promise((resolve) =>

@@ -1,7 +1,8 @@
 /**
  * Entry of the index stage when it runs in a worker thread of a `backfill` or `run` process, so
  * the two stages use two cores instead of sharing one JavaScript thread. It opens its own store
- * and Redis connections from the configuration it is given, and answers the parent's messages.
+ * (and, where index jobs may be queued, its own Redis connections) from the configuration it is
+ * given, and answers the parent's messages.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/index.js';
@@ -10,15 +11,15 @@ import { createLogger } from '../log/index.js';
 import { flushMetrics, forwardMetrics } from '../metrics/index.js';
 import { openStore } from '../store/index.js';
 import { createWatchHook } from '../watch/index.js';
-import { createQueues } from '../queue/index.js';
-import { IndexWorker } from './IndexWorker.js';
+import { IndexStage } from './IndexStage.js';
 import type { ThreadMessage, ThreadReply } from './IndexThread.js';
 
-const { config, redisUrl, bindings, watch } = workerData as {
+const { config, redisUrl, bindings, watch, consumeQueue } = workerData as {
   config: Config;
   redisUrl: string;
   bindings: Record<string, unknown>;
   watch: boolean;
+  consumeQueue: boolean;
 };
 const port = parentPort;
 if (!port) throw new Error('indexThread runs only as a worker thread');
@@ -28,24 +29,48 @@ const reply = (m: ThreadReply): void => port.postMessage(m);
 forwardMetrics((events) => port.postMessage({ type: 'metrics', events } satisfies ThreadReply));
 const log = createLogger(config.logLevel, { ...bindings, thread: 'index' }, { format: config.logFormat });
 const store = openStore(config.store, config);
-const queues = createQueues(redisUrl, config, log);
-const worker = new IndexWorker({
-  redisUrl,
-  config,
-  store,
-  queues,
-  log,
-  // the thread's own store: watch hits are matched and notified where the documents are written
-  onStored: watch ? createWatchHook(store, log) : undefined,
-  onFatal: (err) => reply({ type: 'fatal', code: errorCode(err) ?? null, message: messageOf(err) }),
-});
-worker.start();
+// the thread's own store: watch hits are matched and notified where the documents are written
+const stage = new IndexStage({ config, store, log, onStored: watch ? createWatchHook(store, log) : undefined });
+stage.start();
 reply({ type: 'started' });
+
+/**
+ * Index jobs queued in Redis (by a fleet's feed workers, or left by an earlier run) are taken by
+ * the same stage. Its queue client is loaded after the stage answers: the process's own chunks
+ * need none. A private Redis, which no other process can fill, needs no consumer at all.
+ */
+const consumer = consumeQueue ? startConsumer() : undefined;
+consumer?.catch((err: unknown) =>
+  reply({ type: 'fatal', code: errorCode(err) ?? null, message: `the index queue's consumer could not start: ${messageOf(err)}` }),
+);
+
+async function startConsumer(): Promise<{ stop(force: boolean): Promise<void> }> {
+  const [{ createQueues }, { IndexWorker }] = await Promise.all([import('../queue/index.js'), import('./IndexWorker.js')]);
+  const queues = createQueues(redisUrl, config, log);
+  const worker = new IndexWorker(
+    {
+      redisUrl,
+      config,
+      store,
+      queues,
+      log,
+      onFatal: (err) => reply({ type: 'fatal', code: errorCode(err) ?? null, message: messageOf(err) }),
+    },
+    stage,
+  );
+  worker.start();
+  return {
+    stop: async (force) => {
+      await worker.stop(force);
+      await queues.close();
+    },
+  };
+}
 
 port.on('message', (m: ThreadMessage) => {
   if (m.type === 'chunk') {
     const { id } = m;
-    worker.storeHanded(m.batch, m.n, m.metas, m.docs).then(
+    stage.storeHanded(m.batch, m.n, m.metas, m.docs).then(
       () => reply({ type: 'chunkDone', id }),
       (err: unknown) =>
         reply({
@@ -56,10 +81,10 @@ port.on('message', (m: ThreadMessage) => {
     );
     return;
   }
-  if (m.type === 'flush') return worker.commitHeld();
+  if (m.type === 'flush') return stage.commitHeld();
   void (async () => {
-    await worker.stop(m.force).catch((err: unknown) => log.warn({ err: messageOf(err) }, 'index stage stop failed'));
-    await queues.close();
+    const stopping = [stage.stop(), consumer?.then((c) => c.stop(m.force))];
+    for (const s of stopping) await s?.catch((err: unknown) => log.warn({ err: messageOf(err) }, 'index stage stop failed'));
     await store.close();
     flushMetrics();
     reply({ type: 'stopped' });

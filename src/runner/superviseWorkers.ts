@@ -46,6 +46,11 @@ export interface SuperviseOptions<T> {
   forceTimeoutMs?: number;
   /** The clock the index stage judges retention by (StageWorkerOptions.now); not for a thread, which opens its own store. */
   now?: () => number;
+  /**
+   * The process's Redis is its own private redis-server: nothing else can queue index jobs in it,
+   * so an index thread takes none (and loads no queue client for them).
+   */
+  privateRedis?: boolean;
 }
 
 export interface SuperviseOutcome<T> {
@@ -94,7 +99,7 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     pause: (ms, signal) => settles.pause(ms, signal),
   };
   // built here so refused credentials in any of them stop the whole process too
-  const { stageWorkers, producers: extra } = assemble(PROCESS_KINDS[o.kind], { ...base, onFatal }, parts);
+  const { stageWorkers, producers: extra } = assemble(PROCESS_KINDS[o.kind], { ...base, onFatal }, parts, o.privateRedis ?? false);
   const producers = new Set<StageWorker>([...stageWorkers.filter((w) => w instanceof FeedWorker), ...extra]);
   const workers = [...stageWorkers, ...extra];
 
@@ -173,11 +178,13 @@ function assemble(
   plan: ProcessPlan,
   o: StageWorkerOptions,
   parts: ProcessParts,
+  privateRedis: boolean,
 ): { stageWorkers: StageWorker[]; producers: StageWorker[] } {
   const hook = (h: 'artefacts' | 'watch'): boolean => (plan.hooks as readonly string[]).includes(h);
   const onFeedDoc: StageWorkerOptions['onFeedDoc'] = hook('artefacts') ? (doc, job) => parts.artefacts().onFeedDoc(doc, job) : undefined;
   const hasIndex = plan.stages.includes('index');
-  const thread = hasIndex && plan.indexIn === 'thread' ? new IndexThread({ ...o, watch: hook('watch') }) : undefined;
+  const thread =
+    hasIndex && plan.indexIn === 'thread' ? new IndexThread({ ...o, watch: hook('watch'), consumeQueue: !privateRedis }) : undefined;
   // producers of a process whose index stage is its thread hand their chunks over in memory
   const transport = thread?.transport;
   const stageWorkers = plan.stages.map((s): StageWorker => {

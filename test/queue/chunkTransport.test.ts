@@ -54,6 +54,14 @@ const transports: [string, (config: Config, store: Store, queues: Queues) => Run
       return { transport: thread.transport, stop: () => thread.stop() };
     },
   ],
+  [
+    'memory (the index thread of a process on a private Redis: no queue consumer)',
+    (config) => {
+      const thread = new IndexThread({ redisUrl: config.redisUrl as string, config, log, consumeQueue: false });
+      thread.start();
+      return { transport: thread.transport, stop: () => thread.stop() };
+    },
+  ],
 ];
 
 describe('chunk transport conformance', () => {
@@ -171,6 +179,46 @@ describe('the in-memory transport', () => {
     try {
       assert.deepEqual(await store.batches.storedChunks(batch, 5), [], 'no chunk of the batch is marked stored');
     } finally {
+      await store.close();
+    }
+  });
+
+  test('an index thread takes the index jobs queued in Redis, unless its Redis is private (nothing else can queue them)', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'store.db');
+    const config = await testConfig(dir, { store: `sqlite:${file}` });
+    const store = openStore(config.store, config);
+    const queues = createQueues(config.redisUrl as string, config, log);
+    const redisUrl = config.redisUrl as string;
+    const queued = '202611250002';
+    const handed = '202611250003';
+    try {
+      // an index job in Redis, as a fleet's feed worker (or an earlier run) leaves one
+      await new RedisChunkTransport(queues, config, log).emit(queued, 0, chunkOf(600, 3));
+      const own = new IndexThread({ redisUrl, config, log, consumeQueue: false });
+      own.start();
+      try {
+        await own.transport.emit(handed, 0, chunkOf(700, 2));
+        await own.transport.settle(handed);
+        assert.deepEqual(await store.batches.storedChunks(handed, 1), [0], 'the chunk handed in memory is stored');
+        // time enough for a consumer to take a waiting job (it starts ~0.2 s after the thread)
+        await sleep(1500);
+        assert.deepEqual(await store.batches.storedChunks(queued, 1), [], 'the queued chunk is left alone');
+        assert.equal(await queues.index.getWaitingCount(), 1);
+      } finally {
+        await own.stop();
+      }
+      const consuming = new IndexThread({ redisUrl, config, log });
+      consuming.start();
+      try {
+        for (let i = 0; i < 400 && (await store.batches.storedChunks(queued, 1)).length === 0; i++) await sleep(25);
+        assert.deepEqual(await store.batches.storedChunks(queued, 1), [0], 'a thread that consumes the queue stores it');
+      } finally {
+        await consuming.stop();
+      }
+      assert.deepEqual(storeContents(file).ids, [...[600, 601, 602], ...[700, 701]].map((i) => `${sha(i)}_Zenbox`).sort());
+    } finally {
+      await queues.close();
       await store.close();
     }
   });

@@ -117,6 +117,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     // first signal: stop waiting, let the active jobs finish, print the summary; second: force
     const out = await superviseWorkers({
       redisUrl: redis.url,
+      privateRedis: redis.isPrivate,
       config,
       store,
       queues,

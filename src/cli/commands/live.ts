@@ -48,6 +48,7 @@ export async function runCommand(
     log.info({ source: sourceSpec, sink: store.spec, lagMinutes, http: ops.url ?? null }, 'live ingestion started');
     out = await superviseWorkers({
       redisUrl: redis.url,
+      privateRedis: redis.isPrivate,
       config,
       store,
       queues,

@@ -108,6 +108,7 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   try {
     const out = await superviseWorkers({
       redisUrl: redis.url,
+      privateRedis: redis.isPrivate,
       config,
       store,
       queues,
