@@ -36,6 +36,9 @@ manifest matches the options):
   official    the official GTI Python client's read loop: per minute file, bz2.decompress of
               the whole file, then json.loads of each line (bench/official_read_loop.py, run
               with python3; skipped with a note when there is no python3)
+  store floor the least a pipeline storing the feed does on two threads: the pipeline's
+              decoder, line split, JSON.parse, each line's own bytes inserted by id into
+              SQLite from a worker thread (bench/storeFloor.mjs; <out>/floor.db, removed after)
   normalize (CLI)
               node dist/src/cli/run.js normalize FILE... > /dev/null, start-up included (its
               rejections on stderr must be the feed's planted malformed lines)
@@ -49,7 +52,7 @@ manifest matches the options):
               (runs npm run build first when dist/ is missing or older than src/; starts its
               own redis-server unless REDIS_URL is set, which is passed through)
 and prints throughput, peak RSS per process, Redis memory per queued record and the ratios to
-raw and official, then checks that both SQLite stores hold exactly the feed's expected ids.
+raw, official and the store floor, then checks that both SQLite stores hold exactly the feed's expected ids.
 
   --mb N                    uncompressed feed size in MB (default 200)
   --seed S                  generator seed, integer or string (default 1)
