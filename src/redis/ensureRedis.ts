@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -130,12 +130,36 @@ function unwatchPrivate(kill: () => void): void {
   for (const s of FATAL_SIGNALS) process.off(s, onFatalSignal);
 }
 
+/**
+ * The private server runs under a small shell whose stdin is a pipe from this process: when this
+ * process ends in any way, SIGKILL and the OOM killer included (no handler of its own runs then),
+ * the pipe closes, the shell's watcher reads its end and kills the server. The shell exits with
+ * the server, so this process still sees the server's exit.
+ */
+const LIFELINE = [
+  'exec 3<&0',
+  '"$0" "$@" </dev/null &',
+  'r=$!',
+  '{ read -r _ <&3; kill -9 "$r" 2>/dev/null; } &',
+  'w=$!',
+  'wait "$r"',
+  's=$?',
+  'kill "$w" 2>/dev/null',
+  'exit "$s"',
+].join('\n');
+
+/** How long a stop waits for the lifeline to end the server before it kills the group. */
+const STOP_WAIT_MS = 2000;
+
 async function startPrivate(bin: string): Promise<RedisHandle> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sandtrail-redis-'));
   const child: ChildProcess = spawn(
-    bin,
+    '/bin/sh',
     [
+      '-c',
+      LIFELINE,
+      bin,
       '--port',
       String(port),
       '--bind',
@@ -154,16 +178,25 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
       'warning',
     ],
     // Its own process group: a Ctrl-C on the terminal reaches this process only, which drains its
-    // workers against a Redis still up and then stops it (Redis itself would quit at once).
-    { stdio: 'ignore', detached: true },
+    // workers against a Redis still up and then stops it (Redis itself would quit at once). Its
+    // stdin is the lifeline (LIFELINE).
+    { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
   );
   // Kept referenced: an unref'd child lets Node end the process while `stop()` still awaits its
   // exit, before the caller prints its summary (exit status 13). A process that ends some other
   // way (process.exit on a forced stop, a signal nobody handles) still takes the child with it.
+  // never written to: an error on it (the shell gone) says nothing the exit does not
+  child.stdin?.on('error', () => undefined);
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  // the whole group: the lifeline's shell, the server and the shell's watcher
   const kill = (): void => {
-    if (!exited) child.kill('SIGKILL');
+    if (exited || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
   };
   watchPrivate(kill);
   const url = `redis://127.0.0.1:${port}`;
@@ -171,8 +204,12 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       // nothing of this Redis outlives the command (no persistence), so there is nothing to flush
-      kill();
+      // the lifeline: the shell's watcher kills the server and the shell reaps it (a server killed
+      // with its shell would be left to init to reap); the whole group goes if that takes long
+      child.stdin?.destroy();
+      const timer = setTimeout(kill, STOP_WAIT_MS);
       await exit;
+      clearTimeout(timer);
       unwatchPrivate(kill);
       rmSync(dir, { recursive: true, force: true });
     })());
@@ -182,7 +219,15 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
       // Without persistence the server never writes to its directory after start-up: remove it
       // now, so not even a process killed by a signal (no 'exit' handler runs) leaves it behind.
       rmSync(dir, { recursive: true, force: true });
-      return { url, isPrivate: true, stop, unref: () => child.unref() };
+      return {
+        url,
+        isPrivate: true,
+        stop,
+        unref: () => {
+          child.unref();
+          (child.stdin as Socket | null)?.unref();
+        },
+      };
     } catch {
       await sleep(50);
     }

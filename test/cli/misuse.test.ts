@@ -198,6 +198,8 @@ describe('a command running on a private Redis stops it on every signal and on e
     ['SIGTERM', ['SIGTERM']],
     ['a second SIGINT', ['SIGINT', 'SIGINT']],
     ['SIGHUP (the terminal closed)', ['SIGHUP']],
+    // no handler of the command runs: the private server's lifeline ends it
+    ['SIGKILL (kill -9, the OOM killer)', ['SIGKILL']],
   ];
   for (const [name, sent] of signals) {
     test(`run: ${name} ends it within 30 s and leaves no redis-server`, { timeout: 120_000 }, async () => {
@@ -225,7 +227,8 @@ describe('a command running on a private Redis stops it on every signal and on e
       ]);
       assert.ok(Date.now() - t0 < 30_000);
       // a drain ends 0, a forced stop 130; SIGHUP ends the process as the signal does
-      if (sent[0] === 'SIGHUP') assert.ok(r.signal === 'SIGHUP' || r.code === 129, `ended by ${r.signal ?? r.code}`);
+      if (sent[0] === 'SIGKILL') assert.equal(r.signal, 'SIGKILL');
+      else if (sent[0] === 'SIGHUP') assert.ok(r.signal === 'SIGHUP' || r.code === 129, `ended by ${r.signal ?? r.code}`);
       else assert.ok(r.code === 0 || r.code === 130, `exit ${r.code} ${r.signal}: ${r.stderr.slice(-1500)}`);
       await assertNoRedisLeft(s.dir);
     });
