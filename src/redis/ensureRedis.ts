@@ -182,11 +182,11 @@ async function startPrivate(bin: string): Promise<RedisHandle> {
     // stdin is the lifeline (LIFELINE).
     { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
   );
+  // the lifeline is never written to: an error on it (the shell gone) says nothing the exit does not
+  child.stdin?.on('error', () => undefined);
   // Kept referenced: an unref'd child lets Node end the process while `stop()` still awaits its
   // exit, before the caller prints its summary (exit status 13). A process that ends some other
   // way (process.exit on a forced stop, a signal nobody handles) still takes the child with it.
-  // never written to: an error on it (the shell gone) says nothing the exit does not
-  child.stdin?.on('error', () => undefined);
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
   // the whole group: the lifeline's shell, the server and the shell's watcher
