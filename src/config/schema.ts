@@ -9,7 +9,7 @@ const feedSchema = z
     concurrency: positiveInt
       .default(1)
       .describe(
-        'Batches one feed worker processes at once (at least 2 where its chunks are handed over in memory, in backfill, run and lookup: a job waits for its commits at its end while the next one reads).',
+        'Batches one feed worker reads at once. Where its chunks are handed over in memory (backfill, run, lookup), up to two more batches already read wait meanwhile for their commit, which they share.',
       ),
     maxLineBytes: positiveInt
       .default(32 * 1024 * 1024)

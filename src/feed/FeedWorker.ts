@@ -16,6 +16,7 @@ import {
   QueueWorker,
   type StageWorkerOptions,
   FEED_QUEUE,
+  memoryFeedConcurrency,
   type FeedJobData,
   type FeedJobResult,
 } from '../queue/index.js';
@@ -34,7 +35,12 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   constructor(o: StageWorkerOptions) {
     // a job handing chunks over in memory waits for their commit at its end: a second job reads
     // meanwhile, so the feed stage does not idle while the index stage commits
-    super(o, FEED_QUEUE, 'feed', o.transport?.kind === 'memory' ? Math.max(2, o.config.feed.concurrency) : o.config.feed.concurrency);
+    super(
+      o,
+      FEED_QUEUE,
+      'feed',
+      o.transport?.kind === 'memory' ? memoryFeedConcurrency(o.config.feed.concurrency) : o.config.feed.concurrency,
+    );
     this.transport = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }));
   }
 
@@ -59,6 +65,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
     const startedAt = Date.now();
+    // reading: a batch settling meanwhile may wait for this one's chunks, to share its commit
+    const endReading = await this.transport.begin();
     try {
       const common = {
         maxLineBytes: config.feed.maxLineBytes,
@@ -97,6 +105,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
           throw new UnrecoverableError(`hourly package ${job.data.hour} not found`);
         }
         // in memory: the job completes only once the hour's chunks are stored (a failure fails it here)
+        endReading();
         await Promise.all(Object.keys(hour.perMinute).map((m) => this.transport.settle(m)));
         log.info({ hour: job.data.hour, accepted: hour.accepted, rejected: hour.rejected, chunks: hour.chunks }, 'hourly package done');
         return {
@@ -127,6 +136,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       await store.batches.record({ ...outcome, error: null });
       // in memory: the job completes only once its chunks are stored (a failure fails it here; the
       // index stage has marked the chunk failed, so the batch reads failed until a try stores it)
+      endReading();
       await this.transport.settle(batch);
       if (outcome.status === 'missing') await this.checkMissingRun(batch, log);
       log.info(
@@ -168,6 +178,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       if (final && isStoreFault(err)) throw new UnrecoverableError(reason);
       if (!isRetryable(err)) throw new UnrecoverableError(messageOf(err));
       throw err;
+    } finally {
+      endReading();
     }
   }
 

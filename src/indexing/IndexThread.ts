@@ -60,10 +60,14 @@ export class IndexThread {
   readonly transport: MemoryChunkTransport;
 
   constructor(private readonly o: IndexThreadOptions) {
-    this.transport = new MemoryChunkTransport((m, transfer) => {
-      if (!this.thread) throw new SandtrailError('INDEX_THREAD_FAILED', 'the index thread is not running');
-      this.thread.postMessage(m satisfies ThreadMessage, transfer);
-    }, o.config.index.handoffMaxBytes);
+    this.transport = new MemoryChunkTransport(
+      (m, transfer) => {
+        if (!this.thread) throw new SandtrailError('INDEX_THREAD_FAILED', 'the index thread is not running');
+        this.thread.postMessage(m satisfies ThreadMessage, transfer);
+      },
+      o.config.index.handoffMaxBytes,
+      o.config.feed.concurrency,
+    );
   }
 
   start(): void {

@@ -11,6 +11,12 @@ import type { SinkDoc } from '../wire/index.js';
  */
 export interface ChunkTransport {
   readonly kind: 'redis' | 'memory';
+  /**
+   * Says a producer starts reading a batch. Until it ends (the returned function, idempotent: call
+   * it once every chunk is handed over, before `settle`, and again on any way out), a batch that
+   * settles meanwhile may wait for that producer's chunks, to be committed with them.
+   */
+  begin(): Promise<() => void>;
   /** Hands chunk `n` of `batch` over; resolves once it is accepted (it waits while the index stage is behind). */
   emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void>;
   /**

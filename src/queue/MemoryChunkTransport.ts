@@ -23,6 +23,17 @@ interface Open {
   reject(err: Error): void;
 }
 
+/** Batches settled and waiting for their commit while a producer reads: committed two at a time. */
+const HELD_BATCHES = 2;
+
+/**
+ * The jobs a feed worker runs at once where its chunks go in memory (backfill, run, lookup): its
+ * `readers` (feed.concurrency) read, and up to HELD_BATCHES more wait meanwhile for their commit.
+ */
+export function memoryFeedConcurrency(readers: number): number {
+  return readers + HELD_BATCHES;
+}
+
 /**
  * Hands chunks to the index stage of the same process: each document's bytes are transferred to
  * the index thread (no compression, no copy of the feed stage's UTF-8 bytes), and the chunks in
@@ -44,14 +55,44 @@ export class MemoryChunkTransport implements ChunkTransport {
   private roomWaiters: (() => void)[] = [];
   private failure: Error | undefined;
 
+  /** Producers reading a batch now (begun, not yet ended). */
+  private reading = 0;
+  /** Producers waiting in `begin` for a reader to end. */
+  private readerWaiters: (() => void)[] = [];
+  /** Batches waiting in `settle` for their commit. */
+  private settling = 0;
+
   /**
    * @param send posts one message to the index stage (the thread's port), transferring `transfer`
    * @param maxInFlightBytes bytes of chunks handed over and not yet stored, at most (one chunk always goes)
+   * @param readers producers that may read at once (`begin` waits beyond): feed.concurrency
    */
   constructor(
     private readonly send: (m: HandoffMessage, transfer: ArrayBuffer[]) => void,
     private readonly maxInFlightBytes: number,
+    private readonly readers = 1,
   ) {}
+
+  /**
+   * Waits for a reader's place: batches read one after another (or `readers` at once), which
+   * spends less CPU than reading them side by side (0.92x on the benchmark feed, paired runs),
+   * while the batches already read wait for their commit.
+   */
+  async begin(): Promise<() => void> {
+    // a reader that ends hands its place straight over: `reading` never drops between them
+    if (this.reading < this.readers) this.reading++;
+    else await new Promise<void>((resolve) => this.readerWaiters.push(resolve));
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const next = this.readerWaiters.shift();
+      if (next) return next();
+      this.reading--;
+      // the producer the settled batches were waiting for is done (or gone): commit them now
+      if (this.reading === 0 && this.settling > 0) this.flush();
+    };
+  }
 
   async emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
     const metas = JSON.stringify(docs.map((d) => d.meta));
@@ -76,12 +117,19 @@ export class MemoryChunkTransport implements ChunkTransport {
     const list = this.byBatch.get(batch);
     if (!list) return;
     this.byBatch.delete(batch);
-    // while another batch is still being handed over, its chunks will join this one's commit
-    if (this.byBatch.size === 0) this.flush();
-    // every chunk's outcome first: one failure must not leave the others' rejections unobserved
-    const outcomes = await Promise.allSettled(list);
-    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failed) throw failed.reason;
+    this.settling++;
+    try {
+      // Every commit rewrites each index page its rows touch, so fewer, larger commits write less:
+      // a batch waits for the producer still reading and is committed with its chunks, two
+      // batches a commit; with no one reading, the commit is now.
+      if (this.reading === 0 || this.settling >= HELD_BATCHES) this.flush();
+      // every chunk's outcome first: one failure must not leave the others' rejections unobserved
+      const outcomes = await Promise.allSettled(list);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      this.settling--;
+    }
   }
 
   /** The index stage's answer for one chunk. */

@@ -37,6 +37,11 @@ export class RedisChunkTransport implements ChunkTransport {
     await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length, rawBytes }, { jobId });
   }
 
+  /** Index jobs are committed by the index workers as they come: nothing waits on a producer. */
+  begin(): Promise<() => void> {
+    return Promise.resolve(() => undefined);
+  }
+
   /** Index jobs are tracked by their queue (and the batch log's chunk marks): nothing to wait for here. */
   settle(): Promise<void> {
     return Promise.resolve();

@@ -12,7 +12,7 @@ export type { SchedulerOptions, SchedulerPointers } from './Scheduler.js';
 export { parseCursor, formatCursor } from './cursor.js';
 export type { FeedCursor } from './cursor.js';
 export { RedisChunkTransport } from './RedisChunkTransport.js';
-export { MemoryChunkTransport } from './MemoryChunkTransport.js';
+export { MemoryChunkTransport, memoryFeedConcurrency } from './MemoryChunkTransport.js';
 export type { HandoffMessage, HandoffReply } from './MemoryChunkTransport.js';
 export type { ChunkTransport } from './ChunkTransport.js';
 export { StageRunner } from './StageRunner.js';

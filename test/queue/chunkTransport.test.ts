@@ -79,7 +79,9 @@ describe('chunk transport conformance', () => {
         for (let round = 0; round < 2; round++) {
           // a fresh copy each round: a transport may take the documents' bytes
           const copies = round === 0 ? chunks : [chunkOf(0, 7), chunkOf(7, 7), chunkOf(14, 3)];
+          const end = await running.transport.begin();
           for (const [n, docs] of copies.entries()) await running.transport.emit(batch, n, docs);
+          end();
           await running.transport.settle(batch);
           if (running.transport.kind === 'memory') {
             // settle's promise: the chunks are committed when it resolves
@@ -150,6 +152,54 @@ describe('the in-memory transport', () => {
     const b = t.settle('b');
     t.done({ type: 'chunkDone', id: 3, error: { code: 'STORE_FULL', message: 'database or disk is full' } });
     await assert.rejects(b, (err: unknown) => errorCode(err) === 'STORE_FULL' && /disk is full/.test(String(err)));
+  });
+
+  test('producers read one at a time, and a settled batch waits for the reader to be committed with its chunks', async () => {
+    const { t, sent } = handTransport(1e9);
+    const flushes = (): number => sent.filter((m) => m.type === 'flush').length;
+    const endA = await t.begin();
+    let bBegun = false;
+    const bTurn = t.begin().then((end) => ((bBegun = true), end));
+    await sleep(20);
+    assert.equal(bBegun, false, 'a second producer waits while the first reads');
+    await t.emit('a', 0, chunkOf(400, 2));
+    endA();
+    const endB = await bTurn;
+    assert.equal(bBegun, true, "the first producer's end lets the second read");
+    const cTurn = t.begin();
+    // a settles while b reads: no commit yet, so b's chunks can share it
+    const settleA = t.settle('a');
+    await sleep(20);
+    assert.equal(flushes(), 0, 'a waits for the producer still reading');
+    await t.emit('b', 0, chunkOf(402, 2));
+    endB();
+    const endC = await cTurn;
+    // b settles while c reads: two batches wait, so they are committed now
+    const settleB = t.settle('b');
+    assert.equal(flushes(), 1, 'two settled batches are committed together');
+    t.done({ type: 'chunkDone', id: 1 });
+    t.done({ type: 'chunkDone', id: 2 });
+    await Promise.all([settleA, settleB]);
+    // c settles with no one reading: committed at once
+    await t.emit('c', 0, chunkOf(404, 2));
+    endC();
+    endC();
+    const settleC = t.settle('c');
+    assert.equal(flushes(), 2, 'the last batch is committed at once');
+    t.done({ type: 'chunkDone', id: 3 });
+    await settleC;
+    // a reader that ends without settling (its job failed) releases the batch waiting for it
+    const endX = await t.begin();
+    const dTurn = t.begin();
+    await t.emit('e', 0, chunkOf(406, 2));
+    endX();
+    const endD = await dTurn;
+    const settleE = t.settle('e');
+    assert.equal(flushes(), 2, 'e waits for d, still reading');
+    endD();
+    assert.equal(flushes(), 3, "the reader's end commits the batch that waited for it");
+    t.done({ type: 'chunkDone', id: 4 });
+    await settleE;
   });
 
   test('a failed index stage fails every open chunk and every later one', async () => {
