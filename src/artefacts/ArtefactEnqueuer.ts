@@ -1,7 +1,6 @@
-import { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { QUEUE_STREAMS, type ArtefactChoice, type Queues } from '../queue/index.js';
+import { Queue, QUEUE_STREAMS, type ArtefactChoice, type Queues } from '../queue/index.js';
 import { parseArtefactFilter, type FilterableDoc } from './artefactFilter.js';
 import { CONTEXT_KEY, HAS_FLAG, isArtefactKind, type ArtefactKind } from './kinds.js';
 import { ARTEFACT_QUEUE, artefactJobId, type ArtefactJobData, type ArtefactJobResult } from './names.js';

@@ -1,12 +1,11 @@
 import { stat } from 'node:fs/promises';
-import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, messageOf, SandtrailError } from '../errors/index.js';
 import { callWithRetry, type RetryOptions } from '../gti/index.js';
 import { meteredClient, RunBudget } from '../lookup/index.js';
 import { record } from '../metrics/index.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { QueueWorker, type StageWorkerOptions } from '../queue/index.js';
+import { UnrecoverableError, type Job, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import type { Store } from '../store/index.js';
 import { blobPath } from './blobPath.js';
 import { streamToBlob } from './downloadArtefact.js';

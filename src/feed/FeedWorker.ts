@@ -1,4 +1,3 @@
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, isStoreFault, messageOf } from '../errors/index.js';
 import { ledgerClient, QuotaLedger } from '../quota/index.js';
 import { createSource } from './createSource.js';
@@ -11,6 +10,9 @@ import { failedEntry, type DeadLetterInput } from '../store/index.js';
 import { type SinkDoc } from '../wire/index.js';
 import { record } from '../metrics/index.js';
 import {
+  DelayedError,
+  UnrecoverableError,
+  type Job,
   RedisChunkTransport,
   type ChunkTransport,
   QueueWorker,

@@ -1,6 +1,13 @@
-import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, isStoreFault, messageOf } from '../errors/index.js';
-import { QueueWorker, type StageWorkerOptions, INDEX_QUEUE, type IndexJobData, type IndexJobResult } from '../queue/index.js';
+import {
+  UnrecoverableError,
+  type Job,
+  QueueWorker,
+  type StageWorkerOptions,
+  INDEX_QUEUE,
+  type IndexJobData,
+  type IndexJobResult,
+} from '../queue/index.js';
 import { deadLetterId, type DeadLetterInput } from '../store/index.js';
 import { decodeChunk, type SinkDoc } from '../wire/index.js';
 import { IndexStage } from './IndexStage.js';

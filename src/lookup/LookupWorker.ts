@@ -1,10 +1,16 @@
-import { UnrecoverableError, type Job } from 'bullmq';
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { normalizeValueAndSerialize, rejectedTextLetter } from '../feed/index.js';
 import { callWithRetry, readCollection, type PageInfo } from '../gti/index.js';
 import { record } from '../metrics/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { RedisChunkTransport, type ChunkTransport, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
+import {
+  UnrecoverableError,
+  type Job,
+  RedisChunkTransport,
+  type ChunkTransport,
+  QueueWorker,
+  type StageWorkerOptions,
+} from '../queue/index.js';
 import { type DeadLetterInput } from '../store/index.js';
 import { metaOf, type SinkDoc } from '../wire/index.js';
 import { meteredClient } from './meteredClient.js';

@@ -1,6 +1,5 @@
-import { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
-import { QUEUE_STREAMS, type Queues } from '../queue/index.js';
+import { Queue, QUEUE_STREAMS, type Queues } from '../queue/index.js';
 import { LOOKUP_QUEUE, type LookupJobData, type LookupJobResult } from './names.js';
 
 /**

@@ -1,4 +1,4 @@
-import { DelayedError, Worker, type Job, type Processor } from 'bullmq';
+import { DelayedError, Worker, type Job, type Processor } from './bullmq.js';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf, SandtrailError, storeFaultOfReason, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';

@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { Queue } from './bullmq.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { createRedis, type RedisClient } from './connection.js';

@@ -19,3 +19,5 @@ export { StageRunner } from './StageRunner.js';
 export { QueueWorker } from './QueueWorker.js';
 export type { StageRunnerOptions } from './StageRunner.js';
 export { chunkKey, CHUNK_TTL_SECONDS, QUEUE_STREAMS } from './names.js';
+export { Queue, Worker, DelayedError, UnrecoverableError } from './bullmq.js';
+export type { Job, Processor } from './bullmq.js';

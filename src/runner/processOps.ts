@@ -1,9 +1,8 @@
-import { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { startOpsServer } from '../ops/index.js';
 import type { Store } from '../store/index.js';
-import { type Queues, PIPELINE_QUEUES, QUEUE_STREAMS } from '../queue/index.js';
+import { Queue, type Queues, PIPELINE_QUEUES, QUEUE_STREAMS } from '../queue/index.js';
 
 /** A process's operations server, or nothing when http.port is unset. */
 export interface ProcessOps {
