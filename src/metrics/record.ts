@@ -4,10 +4,29 @@ let local: PipelineMetrics | undefined;
 let forward: ((events: MetricEvent[]) => void) | undefined;
 let pending: MetricEvent[] = [];
 let timer: NodeJS.Timeout | undefined;
+/** Measurements taken before this process's metrics exist, applied when they are created. */
+let early: MetricEvent[] = [];
+/** At most this many are kept: a process serves its metrics from its start, or never. */
+const EARLY_MAX = 10_000;
 
-/** This process's metrics (created on first use: a process that never serves them pays little). */
+/**
+ * This process's metrics, created by the first call (the process serving /metrics, at its
+ * start), with the measurements taken before. A process that never serves them never creates
+ * them, and never loads prom-client.
+ */
 export function processMetrics(): PipelineMetrics {
-  return (local ??= new PipelineMetrics());
+  if (local) return local;
+  const created = new PipelineMetrics();
+  for (const e of early) created.apply(e);
+  early = [];
+  local = created;
+  return created;
+}
+
+/** This process's own measurement: applied to its metrics, or kept until they exist. */
+function applyHere(e: MetricEvent): void {
+  if (local) local.apply(e);
+  else if (early.length < EARLY_MAX) early.push(e);
 }
 
 /**
@@ -16,7 +35,7 @@ export function processMetrics(): PipelineMetrics {
  */
 export function record(e: MetricEvent): void {
   if (!forward) {
-    processMetrics().apply(e);
+    applyHere(e);
     return;
   }
   pending.push(e);
@@ -41,6 +60,5 @@ export function forwardMetrics(post: (events: MetricEvent[]) => void): void {
 
 /** Applies measurements forwarded by a worker thread. */
 export function applyMetrics(events: readonly MetricEvent[]): void {
-  const m = processMetrics();
-  for (const e of events) m.apply(e);
+  for (const e of events) applyHere(e);
 }
