@@ -16,7 +16,10 @@ async function cliWithPackages(
 }
 
 /** What the pipeline commands and workers use, and the hunting reads do not. */
-const PIPELINE = ['bullmq', 'ioredis', 'prom-client', 'cli-progress'];
+const PIPELINE = ['bullmq', 'ioredis', 'cli-progress'];
+
+/** Loaded by a process that serves its metrics (http.port) only. */
+const METRICS = ['prom-client'];
 
 const HEAVY = [
   '@elastic/elasticsearch',
@@ -29,7 +32,7 @@ const HEAVY = [
   'pino-pretty',
 ];
 
-test('each command loads what it uses: a SQLite backfill no Elasticsearch client, Fastify or pino-pretty; a hunting read no queue stack', async () => {
+test('each command loads what it uses: a SQLite backfill no Elasticsearch client, Fastify, pino-pretty or metrics registry; a hunting read no queue stack', async () => {
   const dir = tempDir();
   const run = await cliWithPackages(['backfill', '--source', 'dir:sample/feed', '--store', `sqlite:${join(dir, 'st.db')}`, '--json'], {
     REDIS_URL: await testRedisUrl(),
@@ -39,7 +42,7 @@ test('each command loads what it uses: a SQLite backfill no Elasticsearch client
   const summary = JSON.parse(run.stdout) as { records: { indexed: number } };
   assert.ok(summary.records.indexed > 0, 'the backfill stored records');
   assert.deepEqual(
-    run.packages.filter((p) => HEAVY.includes(p)),
+    run.packages.filter((p) => [...HEAVY, ...METRICS].includes(p)),
     [],
   );
   assert.ok(
@@ -64,7 +67,7 @@ test('each command loads what it uses: a SQLite backfill no Elasticsearch client
   const values = JSON.parse(top.stdout) as { value: string; behaviours: number }[];
   assert.ok(values.length > 0 && (values[0]?.behaviours ?? 0) > 0, `top read the stored behaviours: ${top.stdout}`);
   assert.deepEqual(
-    top.packages.filter((p) => [...HEAVY, ...PIPELINE].includes(p)),
+    top.packages.filter((p) => [...HEAVY, ...PIPELINE, ...METRICS].includes(p)),
     [],
   );
   assert.ok(top.packages.includes('better-sqlite3'), `the reporter sees the store: ${top.packages.join(' ')}`);
