@@ -35,8 +35,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   private readonly transport: ChunkTransport;
 
   constructor(o: StageWorkerOptions) {
-    // a job handing chunks over in memory waits for their commit at its end: a second job reads
-    // meanwhile, so the feed stage does not idle while the index stage commits
+    // a job handing chunks over in memory waits for its commit at its end: others run meanwhile,
+    // one reading while up to two wait to share a commit (memoryFeedConcurrency)
     super(
       o,
       FEED_QUEUE,

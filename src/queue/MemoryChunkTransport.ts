@@ -74,9 +74,9 @@ export class MemoryChunkTransport implements ChunkTransport {
   ) {}
 
   /**
-   * Waits for a reader's place: batches read one after another (or `readers` at once), which
-   * spends less CPU than reading them side by side (0.92x on the benchmark feed, paired runs),
-   * while the batches already read wait for their commit.
+   * Waits for a reader's place: batches are read one after another (or `readers` at once), while
+   * the batches already read wait for their commit. Reading two side by side took 1.08x the CPU
+   * on the benchmark feed (paired runs): they contend for the same cores.
    */
   async begin(): Promise<() => void> {
     // a reader that ends hands its place straight over: `reading` never drops between them
