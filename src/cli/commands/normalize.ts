@@ -44,11 +44,13 @@ export async function normalizeCommand(files: string[], ctx: CliContext): Promis
     let bytes: AsyncIterable<Buffer>;
     if (file === '-') {
       const s = await stdinBytes();
-      bytes = decodeStream(s.bytes, s.compression, { decoder: ctx.config.feed.decoder });
+      bytes = decodeStream(s.bytes, s.compression, { decoder: ctx.config.feed.decoder, threads: ctx.config.feed.decoderThreads });
     } else {
       const c = compressionOf(file);
       bytes =
-        c === 'none' ? (createReadStream(file) as AsyncIterable<Buffer>) : decodeStream(file, c, { decoder: ctx.config.feed.decoder });
+        c === 'none'
+          ? (createReadStream(file) as AsyncIterable<Buffer>)
+          : decodeStream(file, c, { decoder: ctx.config.feed.decoder, threads: ctx.config.feed.decoderThreads });
     }
     const where = inputs.length > 1 ? { file } : {};
     for await (const line of readLines(bytes, { maxLineBytes: ctx.config.feed.maxLineBytes, prefixBytes: 0 })) {
