@@ -1,6 +1,6 @@
 /** What assembles every kind of process: backfills, worker processes, the scheduler, and their one lifecycle. */
-export { runBackfill } from './runBackfill.js';
-export type { BackfillOptions, BackfillProgress } from './runBackfill.js';
+export { runBackfill, waitForBackfill } from './runBackfill.js';
+export type { BackfillOptions, BackfillOutcome, BackfillProgress } from './runBackfill.js';
 export { recordFailures, summarize } from './backfillSummary.js';
 export type { BackfillSummary } from './backfillSummary.js';
 export { runWorkerProcess } from './runWorkerProcess.js';

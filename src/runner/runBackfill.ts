@@ -54,6 +54,22 @@ const RUNNING = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting
  * `maxRequeues` tries its minutes are reported failed with the cause.
  */
 export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> {
+  return (await waitForBackfill(o)).summary;
+}
+
+/** A backfill's outcome when its wait ended, and how to read it again once its workers have stopped. */
+export interface BackfillOutcome {
+  summary: BackfillSummary;
+  /**
+   * The outcome once the process's workers have drained: a stop signal ends the wait while jobs
+   * are still being finished, and the minutes they finish meanwhile are stored, not pending. The
+   * same summary when the run was not interrupted. Enqueues nothing.
+   */
+  afterDrain(): Promise<BackfillSummary>;
+}
+
+/** runBackfill, with the outcome read again after a drain (the backfill command's summary). */
+export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutcome> {
   const started = Date.now();
   const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false, o.artefacts);
   const byId = new Map(jobs.map((j) => [j.id, j]));
@@ -93,7 +109,13 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
       elapsedMs: Date.now() - started,
     });
 
+  /** Set once the workers have stopped: a job lost since is left unfinished, not enqueued again. */
+  let stopped = false;
   const requeue = async (feedId: string, why: string): Promise<void> => {
+    if (stopped) {
+      pendingFeed.add(feedId);
+      return;
+    }
     const job = byId.get(feedId) as PlannedJob;
     for (const [id, [, , owner]] of pendingIndex) if (owner === feedId) pendingIndex.delete(id);
     const n = (requeues.get(feedId) ?? 0) + 1;
@@ -111,8 +133,8 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
     requeued += 1;
   };
 
-  const pollFeed = async (): Promise<void> => {
-    for (const id of take(pendingFeed)) {
+  const pollFeed = async (ids = take(pendingFeed)): Promise<void> => {
+    for (const id of ids) {
       const state = await o.queues.feed.getJobState(id);
       if (RUNNING.has(state)) continue;
       pendingFeed.delete(id);
@@ -142,9 +164,9 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
     }
   };
 
-  const pollIndex = async (): Promise<void> => {
+  const pollIndex = async (entries = take(pendingIndex)): Promise<void> => {
     const gone = new Map<MinuteId, { feedId: string; ids: [string, number][] }>();
-    for (const [id, [batch, n, feedId]] of take(pendingIndex)) {
+    for (const [id, [batch, n, feedId]] of entries) {
       const state = await o.queues.index.getJobState(id);
       if (RUNNING.has(state)) continue;
       if (state === 'failed') {
@@ -200,17 +222,32 @@ export async function runBackfill(o: BackfillOptions): Promise<BackfillSummary> 
     if ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) await (o.pause ?? sleep)(o.pollMs ?? 250);
   }
   report();
-  const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));
   const interrupted = o.signal?.aborted === true && !storeFault;
-  // minutes whose work this run did not see through: a row an earlier run left says nothing of them
-  const unfinished = new Set<MinuteId>([
-    ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
-    ...[...pendingIndex.values()].map(([batch]) => batch),
-  ]);
-  const summary = await summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, unfinished });
+  const outcome = (): Promise<BackfillSummary> => {
+    const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));
+    // minutes whose work this run did not see through: a row an earlier run left says nothing of them
+    const unfinished = new Set<MinuteId>([
+      ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
+      ...[...pendingIndex.values()].map(([batch]) => batch),
+    ]);
+    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, unfinished });
+  };
+  const summary = await outcome();
   // every minute the run touched gets a row with its true status (best effort: the store may be the fault)
   if (!interrupted) await recordFailures(o.store, o.sourceSpec, summary, o.log);
-  return summary;
+  return {
+    summary,
+    afterDrain: async () => {
+      if (!interrupted) return summary;
+      stopped = true;
+      // every pending job's state once, STATE_BATCH at a time (the index jobs after the feed jobs that queue them)
+      const feed = [...pendingFeed];
+      for (let i = 0; i < feed.length; i += STATE_BATCH) await pollFeed(feed.slice(i, i + STATE_BATCH));
+      const index = [...pendingIndex];
+      for (let i = 0; i < index.length; i += STATE_BATCH) await pollIndex(index.slice(i, i + STATE_BATCH));
+      return outcome();
+    },
+  };
 }
 
 interface PlannedJob {

@@ -4,6 +4,8 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { minuteRange } from '../../src/minute/index.js';
+import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { baseEnv } from '../support/cli.js';
 import { tempDir, uniquePrefix } from '../support/env.js';
@@ -71,7 +73,7 @@ test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM s
   }
 });
 
-test('SIGINT during a backfill stops after the active jobs, prints the summary (unfinished minutes pending), exits 130 and removes its private Redis', async () => {
+test('SIGINT during a backfill stops after the active jobs, prints the summary of the store they leave (unfinished minutes pending), exits 130 and removes its private Redis', async () => {
   const dir = tempDir();
   const tmp = join(dir, 'tmp');
   mkdirSync(tmp);
@@ -92,11 +94,25 @@ test('SIGINT during a backfill stops after the active jobs, prints the summary (
     throw new Error(`${e.message}; its log: ${b.err().slice(-3000)}`);
   });
   assert.equal(code, 130, b.err());
-  const summary = JSON.parse(b.out()) as { interrupted: boolean; batches: Record<string, number> };
+  const summary = JSON.parse(b.out()) as { interrupted: boolean; batches: Record<string, number>; failures: { batch: string }[] };
   assert.equal(summary.interrupted, true);
   const { ok, pending, failed } = summary.batches as { ok: number; pending: number; failed: number };
   assert.equal(failed, 0);
   assert.ok(pending > 0 && ok + pending === minutes, `ok ${ok} + unfinished ${pending} = ${minutes}`);
+  // the summary is the store's once the active minutes are finished, not the one at the signal
+  const store = openStore(`sqlite:${join(dir, 'b.db')}`);
+  try {
+    const rows = await store.batches.get([...minuteRange('202611040000', '202611040029')]);
+    assert.equal(rows.filter((r) => r.status === 'ok').length, ok, JSON.stringify(summary));
+    const done = new Set(rows.filter((r) => r.status === 'ok').map((r) => r.batch));
+    assert.deepEqual(
+      summary.failures.filter((f) => done.has(f.batch)),
+      [],
+      'no minute the store holds whole is reported unfinished',
+    );
+  } finally {
+    await store.close();
+  }
   jsonLines(b.err());
   assert.deepEqual(
     readdirSync(tmp).filter((n) => n.startsWith('sandtrail-redis-')),

@@ -1,12 +1,22 @@
 import { readdir } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode, isStoreFault, messageOf, SandtrailError } from '../../errors/index.js';
 import { BATCH_FILE_NAMES, createSource, HOURLY_PACKAGE_NAME } from '../../feed/index.js';
-import { closeQueues, recordFailures, runBackfill, startProcessOps, superviseWorkers, type BackfillSummary } from '../../runner/index.js';
+import {
+  closeQueues,
+  recordFailures,
+  startProcessOps,
+  superviseWorkers,
+  waitForBackfill,
+  type BackfillOutcome,
+  type BackfillSummary,
+} from '../../runner/index.js';
 import { createQueues, type ArtefactChoice } from '../../queue/index.js';
 import type { CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
 import { createProgressReporter } from '../progress.js';
 import { isMinuteId, minuteRange, type MinuteId } from '../../minute/index.js';
+import type { Logger } from '../../log/index.js';
 
 export interface BackfillArgs {
   source: string;
@@ -125,7 +135,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
       kind: args.workers === false ? 'waiter' : 'backfill',
       onDraining: () => ops.draining(),
       task: async (signal, parts) => {
-        const summary = await runBackfill({
+        const run = await waitForBackfill({
           queues,
           store,
           sourceSpec,
@@ -138,14 +148,16 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           pause: parts.pause,
         });
         // downloads run apart from indexing; the command ends once they are over too
-        if (args.artefacts) summary.artefacts = await parts.artefacts().settle(signal);
-        return summary;
+        if (args.artefacts) run.summary.artefacts = await parts.artefacts().settle(signal);
+        return run;
       },
     });
     progress.done();
     // refused GTI credentials end the command with their one message; a store fault with a summary
     if (out.fatal && (!out.result || !isStoreFault(out.fatal))) throw out.fatal;
-    const summary = out.result as BackfillSummary;
+    const run = out.result as BackfillOutcome;
+    // a stop signal ended the wait before the active minutes were finished: the drain finished them
+    const summary = out.signalled && !out.forced ? await afterDrain(run, log) : run.summary;
     // refused credentials stopped the stages: what is unfinished failed for that cause, not a signal
     if (out.fatal) {
       failUnfinished(summary, `${errorCode(out.fatal) ?? 'ERROR'}: ${messageOf(out.fatal)}`);
@@ -158,6 +170,27 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
     await store.close();
     await redis.stop();
   }
+}
+
+/** How long the summary after a drain may take to read (Redis gone: the summary at the signal stands). */
+const AFTER_DRAIN_MS = 10_000;
+
+/** The summary once the drained workers are done, or the one taken at the signal when it cannot be read. */
+async function afterDrain(run: BackfillOutcome, log: Logger): Promise<BackfillSummary> {
+  const timer = new AbortController();
+  try {
+    const again = await Promise.race([run.afterDrain(), sleep(AFTER_DRAIN_MS, undefined, { signal: timer.signal })]);
+    if (again) {
+      again.artefacts = run.summary.artefacts;
+      return again;
+    }
+    log.warn({ timeoutMs: AFTER_DRAIN_MS }, 'the outcome after the drain could not be read in time: the summary is the one at the signal');
+  } catch (err) {
+    log.warn({ err: messageOf(err) }, 'the outcome after the drain could not be read: the summary is the one at the signal');
+  } finally {
+    timer.abort();
+  }
+  return run.summary;
 }
 
 /** Turns the minutes a stop left unfinished into failures with the cause that stopped the run. */
