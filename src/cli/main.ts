@@ -279,12 +279,12 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       action(async (o: { feed?: string }, cmd: Command) => {
         const ctx = ctxOf(cmd, { logLevel: 'warn' });
         const g = cmd.optsWithGlobals<GlobalOptions>();
-        // the demo deletes its SQLite store first: never the default store a backfill may have filled
+        // the demo replaces its own SQLite store: never the default store a backfill may have filled
         const own = !(g.store ?? g.sink) && ctx.config.store === DEFAULT_STORE;
         const demoCtx = own ? { ...ctx, config: Object.freeze({ ...ctx.config, store: DEMO_STORE }) } : ctx;
         // a store is created with its file, never its directory: the demo's own directory is made here
         if (own) mkdirSync(dirname(DEMO_STORE.slice('sqlite:'.length)), { recursive: true });
-        return (await import('./commands/demo.js')).demoCommand(o, demoCtx);
+        return (await import('./commands/demo.js')).demoCommand({ ...o, ownStore: DEMO_STORE.slice('sqlite:'.length) }, demoCtx);
       }),
     );
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'vitest';
 import { baseEnv, builtCli, runCli } from '../support/cli.js';
@@ -60,6 +61,40 @@ test('the demo prints commands that work pasted as written, and so do the README
     assert.equal(r.code, 0, `${line}: ${r.stderr}`);
     assert.equal(r.stdout.split('\n')[0], expected, line);
   }
+
+  // the store is the demo's own: a second demo replaces it
+  const again = await runCli(['demo', '--store', store], { env });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, demo.stdout);
+});
+
+test('the demo replaces no store or file it did not write, and deletes nothing when its feed is wrong', async () => {
+  const dir = tempDir();
+  const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
+  // a user's store, chosen through the environment as the README says to
+  const users = join(dir, 'prod.db');
+  const db = new BetterSqlite3(users);
+  db.exec("CREATE TABLE kept (v TEXT); INSERT INTO kept VALUES ('mine')");
+  db.close();
+  const notes = join(dir, 'notes.txt');
+  writeFileSync(notes, 'my notes');
+  for (const file of [users, notes]) {
+    const before = readFileSync(file);
+    const r = await runCli(['demo'], { env: { ...env, SANDTRAIL_STORE: `sqlite:${file}` } });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /exists and is not a store the demo wrote/);
+    assert.deepEqual(readFileSync(file), before, `${file} is untouched`);
+  }
+  // a demo store, and a feed directory with no batch: the command fails before it deletes anything
+  const store = join(dir, 'demo.db');
+  const made = await runCli(['demo', '--store', `sqlite:${store}`], { env });
+  assert.equal(made.code, 0, made.stderr);
+  const empty = join(dir, 'empty');
+  mkdirSync(empty);
+  const r = await runCli(['demo', '--feed', empty, '--store', `sqlite:${store}`], { env });
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /no feed batches/);
+  assert.ok(existsSync(store), 'the demo store is still there');
 });
 
 test('the demo without --store writes its own store, never the default ./sandtrail.db a backfill may have filled', async () => {

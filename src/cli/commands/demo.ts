@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import type { PivotKind } from '../../store/index.js';
-import { openStore } from '../../store/index.js';
+import { join, resolve } from 'node:path';
+import { SandtrailError } from '../../errors/index.js';
+import { demoStoreFile, markDemoStore, openStore, type PivotKind } from '../../store/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { packageRoot } from '../packageRoot.js';
-import { formatSummary, runBackfillCommand } from './backfill.js';
+import { formatSummary, resolveMinutes, runBackfillCommand } from './backfill.js';
 
 const EXAMPLES: [Exclude<PivotKind, 'sha256'>, string][] = [
   ['behash', '--behash'],
@@ -16,14 +16,27 @@ const EXAMPLES: [Exclude<PivotKind, 'sha256'>, string][] = [
 
 /**
  * `sandtrail demo`: ingests the bundled sample feed through the real queue into a fresh SQLite
- * file, then shows the most common value of each pivot and the behaviours it finds.
+ * file, then shows the most common value of each pivot and the behaviours it finds. It replaces
+ * only a store it wrote itself (marked in the file's header), never a user's store or file.
  */
-export async function demoCommand(opts: { feed?: string; fresh?: boolean }, ctx: CliContext): Promise<number> {
+export async function demoCommand(opts: { feed?: string; ownStore: string }, ctx: CliContext): Promise<number> {
   const feed = opts.feed ?? join(packageRoot(), 'sample', 'feed');
   const sink = ctx.config.store;
-  if (opts.fresh !== false && sink.startsWith('sqlite:')) {
-    const file = sink.slice('sqlite:'.length);
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+  // the feed first: a demo that cannot run deletes nothing
+  await resolveMinutes(`dir:${feed}`, undefined, undefined, ctx);
+  const file = sink.startsWith('sqlite:') ? sink.slice('sqlite:'.length) : undefined;
+  if (file !== undefined) {
+    const kind = demoStoreFile(file);
+    const own = resolve(file) === resolve(opts.ownStore);
+    // only a store the demo wrote is replaced (or, at its own path, one an older version wrote)
+    if (kind === 'demo' || kind === 'empty' || (own && kind === 'sqlite')) {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    } else if (kind !== 'missing') {
+      throw new SandtrailError(
+        'USAGE',
+        `${file} exists and is not a store the demo wrote: the demo writes a fresh store and replaces only its own; give --store a new file (or remove ${file} yourself)`,
+      );
+    }
   }
   const run = await runBackfillCommand({ source: `dir:${feed}` }, ctx);
   await writeOut(`${formatSummary(run)}\n\nExample pivots (most frequent value of each):\n`);
@@ -46,5 +59,6 @@ export async function demoCommand(opts: { feed?: string; fresh?: boolean }, ctx:
   } finally {
     await store.close();
   }
+  if (file !== undefined) markDemoStore(file);
   return run.summary.batches.failed > 0 ? 1 : 0;
 }

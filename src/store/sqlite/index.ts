@@ -10,3 +10,5 @@ export { SqliteArtefactLog } from './SqliteArtefactLog.js';
 export { SqliteWatchStore } from './SqliteWatchStore.js';
 export { writeWhenFree } from './writeWhenFree.js';
 export { isTransientSqlite, isBusy, sqliteStoreFault } from './sqliteErrors.js';
+export { demoStoreFile, markDemoStore } from './demoStore.js';
+export type { DemoStoreFile } from './demoStore.js';
