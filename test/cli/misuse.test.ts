@@ -190,6 +190,20 @@ describe('a store that cannot be one ends the command at once, before any privat
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /unknown store "foo:bar"/);
   });
+
+  test('run from a feed directory that does not exist exits 1 at once, naming it, with no store made', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const missing = join(s.dir, 'no-such-feed');
+    const r = await cli(['run', '--source', `dir:${missing}`, '--store', `sqlite:${join(s.dir, 'r.db')}`], {
+      tmp: s.tmp,
+      env: NO_REDIS_URL,
+      deadlineMs: 30_000,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`cannot read feed directory ${missing}`));
+    assert.equal(existsSync(join(s.dir, 'r.db')), false);
+    await assertNoRedisLeft(s.dir);
+  });
 });
 
 describe('a command running on a private Redis stops it on every signal and on error', () => {

@@ -24,8 +24,12 @@ export async function runCommand(
   const start = opts.start ? parseCursor(opts.start) : undefined;
   const lagMinutes = opts.lagMinutes !== undefined ? Number(opts.lagMinutes) : config.live.lagMinutes;
   if (!Number.isInteger(lagMinutes) || lagMinutes < 0) throw new SandtrailError('USAGE', '--lag-minutes must be a whole number of minutes');
-  const sourceSpec = opts.source === 'api' ? 'api' : createSource(opts.source).spec;
+  const source = opts.source === 'api' ? undefined : createSource(opts.source);
+  const sourceSpec = source?.spec ?? 'api';
   if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
+  // a feed directory that cannot be read would fail every minute: said once, before anything starts
+  // (an empty one is fine: a mirror fills it)
+  await source?.listMinutes();
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
   const { store, redis } = await openStoreAndRedis(ctx);
   if (redis.isPrivate) log.warn('no REDIS_URL: using a private Redis, so the cursor is lost when this process ends');
