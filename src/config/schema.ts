@@ -71,7 +71,7 @@ const feedSchema = z
     /** This many missing minutes in a row raise an alert. */
     missingAlertMinutes: positiveInt
       .default(5)
-      .describe('This many consecutive missing minutes raise an alert (log at error level, status).'),
+      .describe('This many consecutive missing minutes raise an alert: one error log line per run of them, and status.'),
     /** `file_behaviours` or `file-behaviours` in the feed path. */
     pathSpelling: z
       .enum(['file_behaviours', 'file-behaviours'])

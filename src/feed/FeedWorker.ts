@@ -24,6 +24,9 @@ import {
 } from '../queue/index.js';
 import { addMinutes } from '../minute/index.js';
 
+/** Runs of missing minutes already said, remembered by their last minute. */
+const ALERTED_RUNS_KEPT = 64;
+
 /**
  * The feed stage behind BullMQ: one job per batch. Its chunks go to the index stage through the
  * transport: as index jobs with deterministic ids (the worker waits while the index queue is
@@ -33,6 +36,8 @@ import { addMinutes } from '../minute/index.js';
 export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   private readonly sources = new Map<string, FeedSource>();
   private readonly transport: ChunkTransport;
+  /** The last minute of each run of missing minutes this worker has raised its alert for. */
+  private readonly alertedRuns = new Set<string>();
 
   constructor(o: StageWorkerOptions) {
     // a job handing chunks over in memory waits for its commit at its end: others run meanwhile,
@@ -213,14 +218,21 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     throw new DelayedError();
   }
 
-  /** Several missing minutes in a row is an incident: say so loudly (status shows it too). */
+  /**
+   * Several missing minutes in a row is an incident: say so loudly (status shows it too), once per
+   * run of them. A minute that extends a run already said (its previous minute ended it) is not
+   * said again: a day-long gap was one error line per minute.
+   */
   private async checkMissingRun(batch: string, log: Logger): Promise<void> {
     const n = this.o.config.feed.missingAlertMinutes;
     const minutes = Array.from({ length: n }, (_, i) => addMinutes(batch, -i));
     const entries = await this.o.store.batches.get(minutes);
-    if (entries.length === n && entries.every((e) => e.status === 'missing')) {
-      log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
-    }
+    if (entries.length !== n || !entries.every((e) => e.status === 'missing')) return;
+    const extended = this.alertedRuns.delete(addMinutes(batch, -1));
+    this.alertedRuns.add(batch);
+    // bounded: the oldest runs go first (a Set iterates in insertion order)
+    if (this.alertedRuns.size > ALERTED_RUNS_KEPT) this.alertedRuns.delete(this.alertedRuns.values().next().value as string);
+    if (!extended) log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
   }
 }
 

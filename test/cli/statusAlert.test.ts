@@ -31,3 +31,21 @@ test('consecutive missing minutes beyond the configured number raise an alert in
   assert.deepEqual(s.gaps, [...gap, addMinutes(start, 6)]);
   assert.deepEqual(s.alerts, [`3 consecutive minutes missing: ${gap[0]} to ${gap[2]}`]);
 });
+
+test('a long run of missing minutes raises its alert once, not once per minute past the threshold', async () => {
+  const dir = tempDir();
+  const start = '202611080000';
+  const gap = [1, 2, 3, 4, 5, 6, 7].map((i) => addMinutes(start, i));
+  await writeFeed({ out: join(dir, 'feed'), seed: 3, start, minutes: 10, perMinute: 2, malformedRate: 0, missingMinutes: gap });
+  const env = {
+    REDIS_URL: await testRedisUrl(),
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+    SANDTRAIL_STORE: `sqlite:${join(dir, 'a.db')}`,
+    SANDTRAIL_FEED_MISSING_ALERT_MINUTES: '3',
+  };
+  const bf = await runCli(['backfill', '--source', `dir:${join(dir, 'feed')}`, '--json'], { env });
+  assert.equal(bf.code, 0, bf.stderr);
+  const alerts = bf.stderr.split('\n').filter((l) => l.includes('consecutive_missing'));
+  assert.equal(alerts.length, 1, alerts.join('\n'));
+  assert.equal((JSON.parse(alerts[0] as string) as { through: string }).through, gap[2]);
+});
