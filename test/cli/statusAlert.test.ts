@@ -48,4 +48,7 @@ test('a long run of missing minutes raises its alert once, not once per minute p
   const alerts = bf.stderr.split('\n').filter((l) => l.includes('consecutive_missing'));
   assert.equal(alerts.length, 1, alerts.join('\n'));
   assert.equal((JSON.parse(alerts[0] as string) as { through: string }).through, gap[2]);
+  // status names the run by its ends, not minute by minute
+  const status = await runCli(['status'], { env });
+  assert.match(status.stdout, new RegExp(`^gaps \\(missing minutes\\): ${gap[0]} to ${gap[6]} \\(7 minutes\\)$`, 'm'), status.stdout);
 });

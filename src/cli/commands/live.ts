@@ -197,12 +197,12 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
           redisUrl
             ? `cursor: ${report.cursor ?? '(none)'}   scheduled through: ${report.scheduled ?? '(none)'}`
             : `cursor: - (the live cursor and the queue figures are kept in Redis: ${noRedis})`,
-          `lag: ${report.lag_seconds === null ? '-' : `${report.lag_seconds} s`}`,
+          `lag: ${report.lag_seconds === null ? '-' : `${report.lag_seconds} s${report.lag_seconds >= 120 ? ` (${longDuration(report.lag_seconds)})` : ''}`}`,
           `feed queue: ${report.queues ? line(report.queues.feed) : '-'}`,
           `index queue: ${report.queues ? line(report.queues.index) : '-'}`,
           `dead letters: ${report.dead_letters}`,
           `retention: ${days === 'off' ? 'off (everything is kept)' : `${days} days`}; oldest behaviour last modified ${report.retention.oldest_behaviour ?? '-'}`,
-          `gaps (missing minutes): ${report.gaps.length ? report.gaps.join(' ') : 'none'}`,
+          `gaps (missing minutes): ${report.gaps.length ? missingRuns(report.gaps).map(spanOf).join(', ') : 'none'}`,
           ...report.alerts.map((a) => `ALERT: ${a}`),
           'recent batches:',
           ...report.recent_batches.map(
@@ -216,6 +216,23 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     if (queues) await closeQueues(queues, ctx.log);
     await store.close();
   }
+}
+
+/** A run of missing minutes as status prints it: the minute, or its first and last and how many. */
+const spanOf = (run: readonly string[]): string =>
+  run.length === 1 ? (run[0] as string) : `${run[0]} to ${run[run.length - 1]} (${run.length} minutes)`;
+
+/** A lag of minutes or more, in days, hours and minutes (`25 d 12 h 47 min`). */
+function longDuration(sec: number): string {
+  const parts: [number, string][] = [
+    [Math.floor(sec / 86_400), 'd'],
+    [Math.floor((sec % 86_400) / 3600), 'h'],
+    [Math.floor((sec % 3600) / 60), 'min'],
+  ];
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, u]) => `${n} ${u}`)
+    .join(' ');
 }
 
 /** The UTC day of a Unix time, YYYY-MM-DD. */
