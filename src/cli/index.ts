@@ -5,3 +5,4 @@ export { apiUnitsOf } from './budget.js';
 export { createProgressReporter, formatEta } from './progress.js';
 export { runLookupCommand, lookupExitCode } from './commands/lookup.js';
 export type { LookupArgs } from './commands/lookup.js';
+export { parseSince } from './sinceFlag.js';

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { collect, type ProgramKit } from './context.js';
 import { addPivotOption } from './pivotOptions.js';
+import { SINCE_FORMS } from './sinceFlag.js';
 import { PIVOT_FLAGS } from './commands/query.js';
 import { WATCH_FLAGS } from './commands/watchFlags.js';
 
@@ -68,7 +69,7 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
     .command('hits')
     .description("a watch's hits, newest first: when, behaviour id, version (last_modification_date), conditions matched")
     .argument('<name>')
-    .option('--since <date>', 'only hits recorded since (ISO-8601, YYYY-MM-DD or YYYYMMDD, UTC)')
+    .option('--since <when>', `only hits recorded since: ${SINCE_FORMS}`)
     .option('--limit <n>', 'at most n hits', '100')
     .option('--offset <n>', 'skip the first n hits (paging)', '0')
     .option('--json', 'JSON array of {watch, behaviourId, lastModified, sha256, sandbox, matched, at}')
@@ -98,7 +99,7 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .command('top')
     .description('the most frequent values of one pivot kind, with the same figures per value')
     .argument('<kind>', 'behash, sigma-rule (or sigma_rule_id), ja3, ja3s or dropped-sha256 (or dropped_sha256)')
-    .option('--since <date>', 'only behaviours analysed since (YYYY-MM-DD, YYYYMMDD or ISO-8601, UTC)')
+    .option('--since <when>', `only behaviours analysed since: ${SINCE_FORMS}`)
     .option('--limit <n>', 'values shown', '10')
     .option('--json', 'JSON array')
     .action(

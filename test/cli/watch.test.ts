@@ -113,6 +113,9 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.equal((JSON.parse((await cli('hits', 'cli-w', '--json', '--since', '20000101')).stdout) as unknown[]).length, 3);
   assert.deepEqual(JSON.parse((await cli('hits', 'cli-w', '--json', '--since', '2999-01-01')).stdout), []);
   assert.equal((await cli('hits', 'cli-w', '--since', 'yesterday')).code, 2);
+  // a time ago: the hits were recorded a moment ago, so within the last hour and not before a minute ago
+  assert.equal((JSON.parse((await cli('hits', 'cli-w', '--json', '--since', '1h')).stdout) as unknown[]).length, 3);
+  assert.equal((await cli('hits', 'cli-w', '--since', '24 hours')).code, 2);
   assert.match((await cli('hits', 'two')).stdout, /^no hits for two\n$/);
 
   const removed = await cli('remove', 'cli-w', '--json');

@@ -10,6 +10,7 @@ import {
 } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 import { PIVOT_FLAGS } from './query.js';
+import { parseSince } from '../sinceFlag.js';
 
 function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000): number {
   if (raw === undefined) return fallback;
@@ -18,15 +19,9 @@ function positive(flag: string, raw: string | undefined, fallback: number, max =
   return n;
 }
 
-/** `--since`: an ISO date/time, YYYY-MM-DD or YYYYMMDD (UTC), as epoch seconds. */
-export function parseSince(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(raw);
-  const ms = Date.parse(
-    compact ? `${compact[1]}-${compact[2]}-${compact[3]}T00:00:00Z` : /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw,
-  );
-  if (!Number.isFinite(ms)) throw new SandtrailError('USAGE', `--since must be a date (YYYY-MM-DD, YYYYMMDD or ISO-8601), got "${raw}"`);
-  return Math.floor(ms / 1000);
+/** `--since` (sinceFlag) as epoch seconds. */
+function sinceSeconds(raw: string | undefined): number | undefined {
+  return raw === undefined ? undefined : Math.floor(parseSince(raw) / 1000);
 }
 
 const day = (t: number | null): string => (t === null ? '-' : new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' '));
@@ -75,7 +70,7 @@ export async function topCommand(
   const kind = pivotKindOf(kindName);
   if (!kind || kind === 'sha256')
     throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
-  const since = parseSince(opts.since);
+  const since = sinceSeconds(opts.since);
   const limit = positive('--limit', opts.limit, 10, 1000);
   const top = await withStore(ctx, (s) => s.hunt.top(kind, { since, limit }));
   if (opts.json) await writeOut(`${JSON.stringify(top)}\n`);

@@ -4,6 +4,7 @@ import { openStore, type Store, type StoreAccess, type Watch, type WatchConditio
 import { recordRetroHits, redactWebhook } from '../../watch/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
+import { parseSince } from '../sinceFlag.js';
 
 export interface WatchAddOptions {
   file?: string;
@@ -94,16 +95,6 @@ export async function watchRemoveCommand(name: string, o: { json?: boolean }, ct
     await writeOut(o.json ? `${JSON.stringify({ removed: name })}\n` : `watch ${name} removed, with its hits\n`);
     return 0;
   });
-}
-
-/** `--since`: ISO-8601, `YYYY-MM-DD` or `YYYYMMDD` (UTC midnight) → epoch milliseconds. */
-export function parseSince(s: string): number {
-  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(s);
-  const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}` : s;
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(iso) ? Date.parse(`${iso}T00:00:00Z`) : Date.parse(iso);
-  if (Number.isNaN(ms))
-    throw new SandtrailError('USAGE', `--since "${s}": expected ISO-8601 (2026-11-01T12:00:00Z), YYYY-MM-DD or YYYYMMDD`);
-  return ms;
 }
 
 function count(flag: string, v: string | undefined, dflt: number): number {
