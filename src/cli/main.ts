@@ -91,16 +91,16 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   const program = new Command('sandtrail')
     .description('Ingest the GTI sandbox file-behaviour feed into a store threat hunters pivot on.')
     .version('0.1.0')
-    .option('--config <file>', 'JSON config file')
+    .option('--config <file>', 'JSON config file (env SANDTRAIL_CONFIG)')
     .option('--redis-url <url>', 'Redis URL (env REDIS_URL); for a Redis Cluster some of its nodes, comma-separated')
     .option('--redis-cluster', 'the Redis URL names a node of a Redis Cluster (env SANDTRAIL_REDIS_CLUSTER; implied by a list)')
     .option(
       '--store <spec>',
-      'where documents, dead letters and the batch log live: sqlite:FILE (default sqlite:./sandtrail.db) or es:URL (Elasticsearch, env ELASTICSEARCH_URL)',
+      'where documents, dead letters and the batch log live: sqlite:FILE (default sqlite:./sandtrail.db) or es:URL (Elasticsearch) (env SANDTRAIL_STORE, or ELASTICSEARCH_URL for es:)',
     )
     .option('--sink <spec>', 'former name of --store, still accepted')
-    .option('--queue-prefix <prefix>', 'BullMQ key prefix, to run several pipelines on one Redis')
-    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+    .option('--queue-prefix <prefix>', 'BullMQ key prefix, to run several pipelines on one Redis (env SANDTRAIL_QUEUE_PREFIX)')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env SANDTRAIL_LOG_LEVEL)')
     .option('--log-format <format>', 'json|pretty|ecs (env SANDTRAIL_LOG_FORMAT)')
     .addHelpText('after', ENV_HELP)
     // every command's --help lists the global options too (inherited by the commands added below)

@@ -138,8 +138,8 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .description(
       'serve the store through the GTI v3 API envelope (file_behaviours, files/{hash}/behaviours, private/files) plus /api/v3/sandtrail/ pivot searches and a hunting page at /',
     )
-    .option('--port <n>', 'port (default serve.port, 8080)')
-    .option('--host <addr>', 'address (default serve.host, 127.0.0.1; beyond loopback needs serve.apiKeys)')
+    .option('--port <n>', 'port (default serve.port, 8080; env SANDTRAIL_SERVE_PORT)')
+    .option('--host <addr>', 'address (default serve.host, 127.0.0.1; env SANDTRAIL_SERVE_HOST; beyond loopback needs serve.apiKeys)')
     .action(
       action(async (o: { port?: string; host?: string }, cmd: Command) => {
         const { serveCommand, serveContext } = await loadServe();

@@ -191,6 +191,14 @@ describe('a store that cannot be one ends the command at once, before any privat
     assert.match(r.stderr, /unknown store "foo:bar"/);
   });
 
+  test('an Elasticsearch store spec that is no URL is a usage error that does not echo its credentials', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const r = await cli(['top', 'behash', '--store', 'es:https://bob:se cret@ho st:9200'], { tmp: s.tmp, env: NO_REDIS_URL });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /bad Elasticsearch store "es:https:\/\/\*\*\*@ho st:9200": expected es:https:\/\/host:9200/);
+    assert.doesNotMatch(r.stderr + r.stdout, /se cret|bob/);
+  });
+
   test('run from a feed directory that does not exist exits 1 at once, naming it, with no store made', { timeout: 60_000 }, async () => {
     const s = scope();
     const missing = join(s.dir, 'no-such-feed');

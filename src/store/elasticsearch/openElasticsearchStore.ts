@@ -82,7 +82,12 @@ export function parseElasticsearchSpec(spec: string): ParsedElasticsearchSpec {
   try {
     u = new URL(raw);
   } catch {
-    throw new SandtrailError('USAGE', `bad Elasticsearch store "${spec}": expected elasticsearch:https://host:9200`);
+    // the spec may hold credentials the URL parser could not take apart: they are not echoed
+    const shown = spec.replace(/\/\/[^/]*@/, '//***@');
+    throw new SandtrailError(
+      'USAGE',
+      `bad Elasticsearch store "${shown}": expected es:https://host:9200 (or elasticsearch:https://host:9200)`,
+    );
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw new SandtrailError('USAGE', `bad Elasticsearch store "${spec}": the URL must be http:// or https://`);
