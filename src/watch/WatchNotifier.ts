@@ -45,11 +45,18 @@ export function notificationLetter(hit: WatchHit, channel: Channel, code: string
  * never fails the caller, whose documents are stored and whose hit is recorded already.
  */
 export class WatchNotifier {
+  private failures = 0;
+
   constructor(
     private readonly dlq: Pick<DeadLetterStore, 'put'>,
     private readonly log: Logger,
     private readonly webhook: WebhookOptions = {},
   ) {}
+
+  /** Deliveries that failed for good (dead-lettered) since this notifier was made. */
+  get undelivered(): number {
+    return this.failures;
+  }
 
   async notify(watch: Watch, hit: WatchHit): Promise<void> {
     const json = hitJson(hit);
@@ -68,6 +75,7 @@ export class WatchNotifier {
       record({ m: 'watchNotification', channel, outcome: 'ok' });
       return;
     } catch (err) {
+      this.failures++;
       record({ m: 'watchNotification', channel, outcome: 'failed' });
       const message = messageOf(err);
       // only the redacted target: a webhook URL may carry its secret

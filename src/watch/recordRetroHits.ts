@@ -11,6 +11,8 @@ export interface RetroResult {
   behaviours: number;
   /** Hits that were new (recorded and notified now). */
   hits: number;
+  /** Notifications of those hits that could not be delivered (dead-lettered, stage watch). */
+  undelivered: number;
 }
 
 /** Documents read at once: bounds memory whatever a condition matches. */
@@ -36,7 +38,8 @@ export async function recordRetroHits(
       byId.set(id, set);
     }
   }
-  const recorder = new HitRecorder(store.watches, new WatchNotifier(store.dlq, log.child({ stage: 'watch' }), o.webhook), o.concurrency);
+  const notifier = new WatchNotifier(store.dlq, log.child({ stage: 'watch' }), o.webhook);
+  const recorder = new HitRecorder(store.watches, notifier, o.concurrency);
   const ids = [...byId.keys()].sort();
   let hits = 0;
   for (let k = 0; k < ids.length; k += PAGE) {
@@ -57,5 +60,5 @@ export async function recordRetroHits(
     matches.sort((a, b) => (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0));
     hits += (await recorder.record(matches)).length;
   }
-  return { behaviours: byId.size, hits };
+  return { behaviours: byId.size, hits, undelivered: notifier.undelivered };
 }

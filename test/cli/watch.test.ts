@@ -32,7 +32,10 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   const server = createServer((req, res) => {
     let text = '';
     req.setEncoding('utf8').on('data', (s: string) => (text += s));
-    req.on('end', () => (posts.push(JSON.parse(text)), res.writeHead(200).end()));
+    // /gone/... refuses every hit for good (no retries): its notifications are dead-lettered
+    req.on('end', () =>
+      req.url?.startsWith('/gone/') ? res.writeHead(410).end() : (posts.push(JSON.parse(text)), res.writeHead(200).end()),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -57,7 +60,7 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   );
   assert.equal(add.code, 0, add.stderr);
   const added = JSON.parse(add.stdout) as { watch: Record<string, unknown>; retro: unknown };
-  assert.deepEqual(added.retro, { behaviours: 3, hits: 3 });
+  assert.deepEqual(added.retro, { behaviours: 3, hits: 3, undelivered: 0 });
   assert.deepEqual(added.watch.conditions, [
     { kind: 'behash', value: 'b1' },
     { kind: 'ja3', value: JA3 },
@@ -66,6 +69,18 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.deepEqual((posts as WatchHit[]).map((h) => h.behaviourId).sort(), ids);
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   assert.equal(lines.length, 3);
+
+  // a webhook that refuses: the hits are recorded, and the summary says their notifications were not delivered
+  const refused = await cli('add', 'gone-w', '--behash', 'B1', '--webhook', `${host}/gone/s3cr3t`, '--retro');
+  assert.equal(refused.code, 0, refused.stderr);
+  assert.match(
+    refused.stdout,
+    /^retro: 2 stored behaviours match, 2 new hits recorded; 2 notification\(s\) could not be delivered and were dead-lettered \(sandtrail dlq list --stage watch\)$/m,
+  );
+  const text2 = await cli('add', 'quiet-w', '--behash', 'B1', '--retro');
+  assert.match(text2.stdout, /^retro: 2 stored behaviours match, 2 new hits recorded$/m, 'no channel: nothing said notified');
+  assert.equal((await cli('remove', 'gone-w')).code, 0);
+  assert.equal((await cli('remove', 'quiet-w')).code, 0);
 
   const again = await cli('add', 'cli-w', '--sha256', SHA('a'));
   assert.equal(again.code, 1);
@@ -141,5 +156,5 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     assert.ok(help.stdout.includes(flag), flag);
   }
   for (const sub of ['list', 'remove', 'hits']) assert.equal((await cli(sub, '--help')).code, 0, sub);
-  for (const out of [add, again, list, text, hits, removed]) assert.ok(!`${out.stdout}${out.stderr}`.includes('s3cr3t'));
+  for (const out of [add, refused, again, list, text, hits, removed]) assert.ok(!`${out.stdout}${out.stderr}`.includes('s3cr3t'));
 });

@@ -62,7 +62,14 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
       await writeOut(`${JSON.stringify({ watch: shown(watch), ...(retro ? { retro } : {}) })}\n`);
     } else {
       const lines = [`watch ${watch.name} added: ${watch.conditions.map(conditionText).join(', ')}; notify: ${notifyText(watch)}`];
-      if (retro) lines.push(`retro: ${retro.behaviours} stored behaviours match, ${retro.hits} new hits recorded and notified`);
+      if (retro) {
+        const delivery = retro.undelivered
+          ? `; ${retro.undelivered} notification(s) could not be delivered and were dead-lettered (sandtrail dlq list --stage watch)`
+          : retro.hits && (watch.notify.file || watch.notify.webhook)
+            ? ' and notified'
+            : '';
+        lines.push(`retro: ${retro.behaviours} stored behaviours match, ${retro.hits} new hits recorded${delivery}`);
+      }
       await writeOut(`${lines.join('\n')}\n`);
     }
     return 0;
