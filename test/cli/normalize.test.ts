@@ -56,13 +56,17 @@ test('normalize from stdin: bzip2 is detected, clean input exits 0, and output e
   assert.equal(fromPlain.stdout.trim().split('\n').length, clean.records);
 });
 
-test('usage errors exit 2 with a message', async () => {
+test('usage errors exit 2 with a message, an input that is not there 1', async () => {
   const unknownFlag = await runCli(['normalize', '--bogus']);
   assert.equal(unknownFlag.code, 2);
   assert.match(unknownFlag.stderr, /unknown option/);
+  // a file that is not there cannot be used (1, as a missing store or feed directory); a directory is a wrong argument
   const missing = await runCli(['normalize', 'no/such/file.bz2']);
-  assert.equal(missing.code, 2);
-  assert.match(missing.stderr, /cannot read no\/such\/file\.bz2/);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /cannot read no\/such\/file\.bz2: no such file/);
+  const directory = await runCli(['normalize', feed]);
+  assert.equal(directory.code, 2);
+  assert.match(directory.stderr, /is a directory: give the batch files in it/);
   const noPivot = await runCli(['query', '--sink', 'sqlite::memory:']);
   assert.equal(noPivot.code, 2);
   assert.match(noPivot.stderr, /exactly one of --behash/);

@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { SandtrailError } from '../../errors/index.js';
 import { compressionOf, decodeStream, normalizeAndSerialize, readLines, type Compression } from '../../feed/index.js';
 import { writeOut, type CliContext } from '../context.js';
@@ -33,9 +33,14 @@ async function stdinBytes(): Promise<{ compression: Compression; bytes: AsyncIte
  * stderr. Returns the exit code: 0 clean, 3 when any line was rejected.
  */
 export async function normalizeCommand(files: string[], ctx: CliContext): Promise<number> {
+  // every input checked before the first document is written: a wrong argument ends the command at once
   for (const f of files) {
-    await access(f).catch(() => {
-      throw new SandtrailError('USAGE', `cannot read ${f}`);
+    const info = await stat(f).catch((err: NodeJS.ErrnoException) => {
+      throw new SandtrailError('SOURCE_NOT_FOUND', `cannot read ${f}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+    });
+    if (info.isDirectory()) throw new SandtrailError('USAGE', `${f} is a directory: give the batch files in it (${f}/*.bz2)`);
+    await access(f, constants.R_OK).catch((err: Error) => {
+      throw new SandtrailError('SOURCE_NOT_FOUND', `cannot read ${f}: ${err.message}`);
     });
   }
   const inputs = files.length ? files : ['-'];
