@@ -44,9 +44,10 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const { store } = o;
   // loaded when the API starts, not whenever the CLI does
   const { default: Fastify } = await import('fastify');
-  const app = Fastify({ logger: false });
   const fail = (reply: FastifyReply, code: V3ErrorCode, message: string): FastifyReply =>
     reply.code(V3_ERRORS[code]).send(v3Error(code, message));
+  // a request Fastify cannot route (a bad percent-encoding) is answered in the API's envelope too
+  const app = Fastify({ logger: false, frameworkErrors: (err, _req, reply) => fail(reply, 'BadRequestError', err.message) });
   const base = (req: FastifyRequest): string => `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
 
   app.addHook('onRequest', async (req, reply) => {

@@ -1,6 +1,7 @@
 /** The upstream API's error codes sandtrail serve answers with, and their HTTP status. */
 export const V3_ERRORS = {
   NotFoundError: 404,
+  BadRequestError: 400,
   InvalidArgumentError: 400,
   AuthenticationRequiredError: 401,
   WrongCredentialsError: 401,

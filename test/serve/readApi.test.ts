@@ -73,6 +73,8 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
   await err('/files/xyz/behaviours', 400, 'InvalidArgumentError');
   await err('/private/files/abc', 400, 'InvalidArgumentError');
   await err('/no/such/route', 404, 'NotFoundError');
+  // a path Fastify cannot decode is answered in the same envelope, not Fastify's own
+  await err('/file_behaviours/%E0%A4%A', 400, 'BadRequestError');
 
   // sandtrail's own searches in the same envelope, equal to the store's answers
   const stats = (await (await fetch(`${v3}/sandtrail/pivots/behash/${encodeURIComponent(top[0]?.value as string)}?limit=5`)).json()) as {
