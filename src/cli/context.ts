@@ -21,8 +21,11 @@ export interface CliContext {
   log: Logger;
 }
 
-/** Validates configuration once: flags > env (SANDTRAIL_*) > config file > defaults. */
-export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: ConfigInput = {}): CliContext {
+/**
+ * Validates configuration once: flags > env (SANDTRAIL_*) > config file > the command's own
+ * `defaults` > the schema's defaults.
+ */
+export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: ConfigInput = {}, defaults: ConfigInput = {}): CliContext {
   const flags: ConfigInput = { ...extra };
   if (g.redisUrl) flags.redisUrl = g.redisUrl;
   if (g.redisCluster) flags.redisCluster = true;
@@ -31,7 +34,7 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   if (g.logLevel) flags.logLevel = g.logLevel as ConfigInput['logLevel'];
   // an unknown format is refused by the schema (CONFIG_INVALID, exit 2), like a bad level
   if (g.logFormat) flags.logFormat = g.logFormat as ConfigInput['logFormat'];
-  const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG });
+  const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG, defaults });
   return { config, log: createLogger(config.logLevel, {}, { format: config.logFormat }) };
 }
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { envSettings } from '../config/index.js';
+import { envSettings, type ConfigInput } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { BudgetFlags } from './budget.js';
@@ -110,7 +110,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
 
   const ctxOf = (cmd: Command, defaults: Partial<GlobalOptions> = {}): CliContext => {
     const g = cmd.optsWithGlobals<GlobalOptions>();
-    return createContext({ ...g, logLevel: g.logLevel ?? env.SANDTRAIL_LOG_LEVEL ?? defaults.logLevel }, env);
+    // the command's default level sits under the config file and the environment, as a default
+    return createContext(g, env, {}, defaults.logLevel ? { logLevel: defaults.logLevel as ConfigInput['logLevel'] } : {});
   };
   const action =
     <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>

@@ -142,6 +142,8 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Path of a JSON config file. */
   file?: string;
+  /** A command's own defaults, under the file (a read command logs warnings only unless told otherwise). */
+  defaults?: ConfigInput;
 }
 
 /**
@@ -151,14 +153,23 @@ export interface LoadConfigOptions {
 export function loadConfig(opts: LoadConfigOptions = {}): Config {
   let fromFile: Dict = {};
   if (opts.file) {
+    let parsed: unknown;
     try {
-      fromFile = JSON.parse(readFileSync(opts.file, 'utf8')) as Dict;
+      parsed = JSON.parse(readFileSync(opts.file, 'utf8'));
     } catch (err) {
       throw new SandtrailError('CONFIG_INVALID', `cannot read config file ${opts.file}: ${(err as Error).message}`);
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      const what = Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`;
+      throw new SandtrailError('CONFIG_INVALID', `config file ${opts.file} holds ${what}: it must be one JSON object of settings`);
+    }
+    fromFile = parsed as Dict;
   }
   const merged = deepMerge(
-    deepMerge(renameLegacy(fromFile), renameLegacy(configFromEnv(opts.env ?? {}) as Dict)),
+    deepMerge(
+      deepMerge(renameLegacy((opts.defaults ?? {}) as Dict), renameLegacy(fromFile)),
+      renameLegacy(configFromEnv(opts.env ?? {}) as Dict),
+    ),
     renameLegacy((opts.flags ?? {}) as Dict),
   );
   const parsed = configSchema.safeParse(merged);

@@ -23,6 +23,39 @@ test('precedence is flags > env > file > defaults, per setting', () => {
   assert.equal(c.feed.maxLineBytes, 32 * 1024 * 1024);
 });
 
+test("a command's own defaults sit under the file, the environment and the flags", () => {
+  const levels = join(dir, 'levels.json');
+  writeFileSync(levels, JSON.stringify({ logLevel: 'debug' }));
+  assert.equal(loadConfig({ defaults: { logLevel: 'warn' } }).logLevel, 'warn');
+  assert.equal(loadConfig({ file: levels, defaults: { logLevel: 'warn' } }).logLevel, 'debug');
+  assert.equal(loadConfig({ file: levels, env: { SANDTRAIL_LOG_LEVEL: 'error' }, defaults: { logLevel: 'warn' } }).logLevel, 'error');
+  const loud = join(dir, 'loud.json');
+  writeFileSync(loud, JSON.stringify({ logLevel: 'loud' }));
+  assert.throws(
+    () => loadConfig({ file: loud, defaults: { logLevel: 'warn' } }),
+    (e: { code: string; message: string }) => e.code === 'CONFIG_INVALID' && /logLevel/.test(e.message),
+  );
+});
+
+test('a config file that is not one JSON object is CONFIG_INVALID saying what it holds', () => {
+  const cases: [string, string][] = [
+    ['"str"', 'a string'],
+    ['null', 'null'],
+    ['42', 'a number'],
+    ['[]', 'an array'],
+  ];
+  for (const [text, what] of cases) {
+    const f = join(dir, `not-object-${what.replace(/\W/g, '')}.json`);
+    writeFileSync(f, text);
+    assert.throws(
+      () => loadConfig({ file: f }),
+      (e: { code: string; message: string }) =>
+        e.code === 'CONFIG_INVALID' && e.message.includes(`holds ${what}: it must be one JSON object`),
+      text,
+    );
+  }
+});
+
 test('the result is deeply frozen', () => {
   const c = loadConfig();
   assert.ok(Object.isFrozen(c) && Object.isFrozen(c.index));
