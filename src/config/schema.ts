@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { artefactsSchema, httpSchema, lookupSchema, serveSchema } from './serviceSchemas.js';
+import { artefactsSchema, httpSchema, lookupSchema, serveSchema, sqliteSchema } from './serviceSchemas.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -363,6 +363,7 @@ export const configSchema = z
     elasticsearch: elasticsearchSchema.default({}),
     kibana: kibanaSchema.default({}),
     retention: retentionSchema.default({}),
+    sqlite: sqliteSchema.default({}),
   })
   .strict();
 

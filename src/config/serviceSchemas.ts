@@ -69,3 +69,17 @@ export const serveSchema = z
       ),
   })
   .strict();
+
+/** The embedded SQLite store. */
+export const sqliteSchema = z
+  .object({
+    busyTimeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .default(15_000)
+      .describe(
+        "How long a write to a SQLite store waits for another connection's lock. Past it the store counts as locked by another process (STORE_LOCKED, a store fault: a few tries, then the batch fails naming the store); the pipeline's own commits hold the lock far shorter.",
+      ),
+  })
+  .strict();

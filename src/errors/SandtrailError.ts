@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'STORE_IO'
   | 'STORE_DAMAGED'
   | 'STORE_READONLY'
+  | 'STORE_LOCKED'
   | 'CHUNK_CORRUPT'
   | 'INDEX_THREAD_FAILED'
   | 'NOT_FOUND'
@@ -101,6 +102,9 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   // a store that cannot be written as configured (read-only file or index, permissions, a
   // closed or missing index): only an operator's fix helps
   STORE_READONLY: false,
+  // another process held the store's write lock through the whole busy timeout (a long
+  // transaction, a VACUUM, a stuck tool): it may let go, so a few tries are made
+  STORE_LOCKED: true,
   CHUNK_CORRUPT: false,
   // the index stage's thread of this process died with chunks in hand: the process stops, and the
   // minutes whose chunks it held are taken again (by the next run, or by another worker)
@@ -152,6 +156,7 @@ export const STORE_FAULT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'STORE_IO',
   'STORE_DAMAGED',
   'STORE_READONLY',
+  'STORE_LOCKED',
   'SINK_AUTH',
 ]);
 

@@ -11,6 +11,8 @@ export interface StoreSettings {
   feed?: Partial<Pick<Config['feed'], 'maxDepth'>>;
   /** Retention: writes of behaviours already past it are skipped, Elasticsearch's ILM policy deletes after it. */
   retention?: Partial<Config['retention']>;
+  /** SQLite: how long a write waits for another connection's lock. */
+  sqlite?: Partial<Config['sqlite']>;
   /** Test seam: the clock retention is judged by (ms since the epoch). */
   now?: () => number;
 }
@@ -73,6 +75,7 @@ export function openStore(spec: string, settings: StoreSettings = {}, access: St
       readOnly: access.readOnly,
       mustExist: access.mustExist,
       retentionDays: settings.retention?.days,
+      busyTimeoutMs: settings.sqlite?.busyTimeoutMs,
       now: settings.now,
     });
   }

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
 import { createSource, processBatch } from '../../src/feed/index.js';
 import { RedisChunkTransport, createQueues } from '../../src/queue/index.js';
-import { openElasticsearchStore, setupElasticsearch } from '../../src/store/index.js';
+import { openElasticsearchStore, openStore, setupElasticsearch } from '../../src/store/index.js';
 import { type SinkDoc } from '../../src/wire/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { baseEnv, builtCli } from '../support/cli.js';
@@ -305,6 +305,37 @@ for (const f of ES_FAULTS) {
     }
   });
 }
+
+test('a SQLite store another process keeps locked fails the run in bounded time with STORE_LOCKED naming the file; released, a re-run is exact', async () => {
+  const dir = tempDir();
+  const manifest = await feed(dir);
+  const file = join(dir, 'store.db');
+  const config = await testConfig(dir, { sqlite: { busyTimeoutMs: 300 } });
+  // a store set up, then held by another connection's write transaction all along
+  await openStore(config.store, config).close();
+  const holder = new BetterSqlite3(file);
+  holder.exec('BEGIN IMMEDIATE');
+  const started = Date.now();
+  let locked: BackfillRun;
+  try {
+    locked = await backfill(dir, config);
+  } finally {
+    holder.exec('ROLLBACK');
+    holder.close();
+  }
+  assert.equal(backfillExitCode(locked), 1, JSON.stringify(locked.summary));
+  assert.ok(Date.now() - started < 30_000, `ended in ${Date.now() - started} ms`);
+  assert.ok(locked.summary.failures.length > 0);
+  for (const f of locked.summary.failures) {
+    assert.match(f.reason, /STORE_LOCKED: locked by another process/, f.reason);
+    assert.ok(f.reason.includes(file), f.reason);
+  }
+  assert.equal(locked.summary.records.rejected, 0, 'nothing is blamed on the records');
+
+  const again = await backfill(dir, config);
+  assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+  assert.equal(storeContents(file).ids.length, manifest.records);
+});
 
 test('a fleet index worker on a damaged store stops with the cause, keeps its jobs instead of failing the queue, and marks the chunk failed', async () => {
   const dir = tempDir();

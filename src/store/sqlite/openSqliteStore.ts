@@ -22,7 +22,7 @@ const CHECKPOINT_BYTES = 256 * 1024 ** 2;
 /** WAL bytes kept on disk after a checkpoint. */
 const WAL_KEPT_BYTES = 64 * 1024 ** 2;
 
-/** How long a statement waits for another process's lock on the store. */
+/** How long a statement waits for another process's lock on the store (sqlite.busyTimeoutMs). */
 const BUSY_TIMEOUT_MS = 15_000;
 
 /**
@@ -30,8 +30,8 @@ const BUSY_TIMEOUT_MS = 15_000;
  * another connection holds a lock on a file not yet in WAL mode: workers started together on a
  * fresh store would fail with "database is locked", so the switch waits as a statement would.
  */
-function useWal(db: BetterSqlite3.Database): void {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+function useWal(db: BetterSqlite3.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let waitMs = 5; ; waitMs = Math.min(waitMs * 2, 200)) {
     try {
@@ -57,6 +57,8 @@ export interface SqliteStoreOptions {
   mustExist?: boolean;
   /** Retention in days (retention.days): writes of documents already past it are skipped. */
   retentionDays?: RetentionDays;
+  /** How long a statement waits for another connection's lock (default 15 s); past it, STORE_LOCKED. */
+  busyTimeoutMs?: number;
   /** Test seam: the clock retention is judged by (ms since the epoch). */
   now?: () => number;
 }
@@ -80,9 +82,10 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
   if (!file) throw new SandtrailError('USAGE', 'sqlite: store needs a file, e.g. --store sqlite:./sandtrail.db');
   const path = resolve(file);
   checkStoreFile(path, o);
+  const busyTimeoutMs = o.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   const db = o.readOnly
-    ? openForReads(path, () => void openGuarded(file, { ...o, readOnly: false }).close(), BUSY_TIMEOUT_MS)
-    : openForWrites(path);
+    ? openForReads(path, () => void openGuarded(file, { ...o, readOnly: false }).close(), busyTimeoutMs)
+    : openForWrites(path, busyTimeoutMs);
   let closed = false;
   // the sink first: it creates (or migrates) the tables the hunting reads query
   const days = o.retentionDays ?? 'off';
@@ -108,7 +111,7 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
 }
 
 /** A read-write connection, created when missing, tuned for the index stage's writes. */
-function openForWrites(path: string): BetterSqlite3.Database {
+function openForWrites(path: string, busyTimeoutMs: number): BetterSqlite3.Database {
   let db: BetterSqlite3.Database;
   try {
     db = new BetterSqlite3(path);
@@ -121,10 +124,10 @@ function openForWrites(path: string): BetterSqlite3.Database {
   // backfill into an empty store (npm run bench:growth, docs/benchmarks.md).
   // Takes effect only while the file is empty, so it comes before any table; an existing store
   // keeps its size.
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('page_size = 4096');
   // WAL lets lookups run while a worker writes; several local workers share the file.
-  useWal(db);
+  useWal(db, busyTimeoutMs);
   db.pragma('synchronous = NORMAL');
   // Every chunk rewrites pages of the random-key indexes (ids, hashes, pivot rows). SQLite's
   // defaults (a 2 MB page cache, a checkpoint, fsync included, per 1,000 WAL pages: 32 MB here)

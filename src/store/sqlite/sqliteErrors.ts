@@ -24,7 +24,12 @@ function primaryCode(code: string): string {
  *   is rejected and dead-lettered.
  */
 const MEANING: Readonly<Record<string, { kind: 'transient' } | { kind: 'store'; code: ErrorCode; words: string }>> = {
-  SQLITE_BUSY: { kind: 'transient' },
+  // plain SQLITE_BUSY comes after the whole busy timeout (15 s): another process kept the write
+  // lock all along, which the pipeline's own commits never do. Its extended codes below pass soon.
+  SQLITE_BUSY: { kind: 'store', code: 'STORE_LOCKED', words: 'locked by another process for the whole busy timeout' },
+  SQLITE_BUSY_TIMEOUT: { kind: 'store', code: 'STORE_LOCKED', words: 'locked by another process for the whole busy timeout' },
+  SQLITE_BUSY_RECOVERY: { kind: 'transient' },
+  SQLITE_BUSY_SNAPSHOT: { kind: 'transient' },
   SQLITE_LOCKED: { kind: 'transient' },
   SQLITE_INTERRUPT: { kind: 'transient' },
   SQLITE_PROTOCOL: { kind: 'transient' },
@@ -48,11 +53,18 @@ const FIX: Partial<Record<ErrorCode, string>> = {
   STORE_DAMAGED:
     'restore it from a backup, or recover it (sqlite3 FILE ".recover" | sqlite3 NEW.db) and point --store at the recovered file',
   STORE_READONLY: 'give the process write access to the file and its directory (the -wal and -shm files live beside it)',
+  STORE_LOCKED: 'find the process holding it (fuser FILE) and let it finish or stop it, then run the same backfill again',
 };
 
 /** Whether a SQLite failure may go away when the same call is made again (lock held, interrupted). */
 export function isTransientSqlite(err: unknown): boolean {
-  return MEANING[primaryCode(codeOf(err))]?.kind === 'transient';
+  return meaningOf(err)?.kind === 'transient';
+}
+
+/** The table's row of a failure: its own extended code's, else its primary code's. */
+function meaningOf(err: unknown): (typeof MEANING)[string] | undefined {
+  const code = codeOf(err);
+  return MEANING[code] ?? MEANING[primaryCode(code)];
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds the lock (or recovers the WAL). */
@@ -67,7 +79,7 @@ export function isBusy(err: unknown): boolean {
 export function sqliteStoreFault(err: unknown, file: string): SandtrailError | undefined {
   if (err instanceof SandtrailError) return err;
   const raw = codeOf(err);
-  const meaning = MEANING[primaryCode(raw)];
+  const meaning = meaningOf(err);
   if (meaning?.kind !== 'store') return undefined;
   const message = `${meaning.words}: SQLite store ${file}: ${(err as Error).message} (${raw}); ${FIX[meaning.code] ?? ''}`;
   return new SandtrailError(meaning.code, message, { sqlite: raw, file }, { cause: err });
@@ -81,7 +93,7 @@ export function throwIfStoreFault(err: unknown, file: string): void {
 
 /** The result of an item whose write failed: rethrown when transient or the store's (its transaction aborts), else the item alone is rejected. */
 export function rejectUnlessTransient(err: unknown, id: string): ItemResult {
-  if (isTransientSqlite(err) || MEANING[primaryCode(codeOf(err))]?.kind === 'store' || err instanceof SandtrailError) throw err;
+  if (isTransientSqlite(err) || meaningOf(err)?.kind === 'store' || err instanceof SandtrailError) throw err;
   return { id, status: 'rejected', code: codeOf(err) || 'SQLITE_ERROR', reason: (err as Error).message };
 }
 
