@@ -130,6 +130,11 @@ const workerSchema = z
     stalledIntervalMs: positiveInt.default(30_000).describe('How often workers look for stalled jobs.'),
     maxStalledCount: positiveInt.default(10).describe('Stalls tolerated before a job is failed.'),
     drainTimeoutMs: positiveInt.default(300_000).describe('A drain that takes longer than this turns into a forced stop.'),
+    redisWaitMs: positiveInt
+      .default(300_000)
+      .describe(
+        'How long a backfill waits for a Redis that stopped answering before it ends, its unfinished minutes failed with REDIS_UNAVAILABLE; long-running workers wait for it as long as it takes.',
+      ),
   })
   .strict();
 

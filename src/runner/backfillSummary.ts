@@ -75,6 +75,8 @@ export async function summarize(
     jobFailures?: ReadonlyMap<MinuteId, string>;
     /** The store fault that stopped the run early. */
     storeFault?: string;
+    /** Why the run stopped waiting for Redis. */
+    redisLost?: string;
     /** Minutes whose jobs had not finished when the run stopped waiting. */
     unfinished?: ReadonlySet<MinuteId>;
   } = {},
@@ -100,13 +102,15 @@ export async function summarize(
       const reason = run.lost?.has(m)
         ? `QUEUE_STATE_LOST: ${QUEUE_LOST_HINT}`
         : (known ??
-          (run.storeFault
-            ? `not finished: the run stopped on a store fault (${run.storeFault})`
-            : run.unfinished?.has(m)
-              ? 'not finished when the run stopped'
-              : !e
-                ? 'no outcome recorded (the feed job did not finish)'
-                : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`));
+          (run.redisLost
+            ? `REDIS_UNAVAILABLE: not finished: ${run.redisLost}`
+            : run.storeFault
+              ? `not finished: the run stopped on a store fault (${run.storeFault})`
+              : run.unfinished?.has(m)
+                ? 'not finished when the run stopped'
+                : !e
+                  ? 'no outcome recorded (the feed job did not finish)'
+                  : `${e.chunks} chunk(s) queued, not all stored (an index job failed or vanished)`));
       const status = run.interrupted ? 'pending' : 'failed';
       batches[status] += 1;
       failures.push({ batch: m, status, reason });

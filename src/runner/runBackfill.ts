@@ -40,9 +40,13 @@ export interface BackfillOptions {
   maxRequeues?: number;
   /** Artefacts to download through the feed lines' links. */
   artefacts?: ArtefactChoice;
+  /** How long the run waits for a Redis that stopped answering before it ends, its unfinished minutes failed (default: as long as it takes). */
+  redisWaitMs?: number;
 }
 
 const STATE_BATCH = 250;
+/** A poll unanswered this long counts as Redis gone (its commands wait in the client's queue meanwhile). */
+const POLL_STALL_MS = 10_000;
 const RUNNING = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'wait']);
 
 /**
@@ -201,28 +205,52 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
     if (o.signal?.aborted) resolve();
     o.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
+  // one poll at a time: a poll to a Redis that is gone waits for it (its commands queue until it is
+  // back), and is waited for again rather than joined by more
+  let inflight: Promise<{ error?: unknown }> | undefined;
+  let downSince: number | undefined;
+  /** Why the run gave up waiting for Redis (redisWaitMs passed without an answer). */
+  let redisLost: string | undefined;
+  const redisWaitMs = o.redisWaitMs ?? Number.POSITIVE_INFINITY;
+  const lostRedis = (why: string): void => {
+    // Redis down or restarting: keep waiting, the workers wait too; a lost queue shows once it is back
+    if (!redisDown) o.log?.warn({ err: why, waitMs: o.redisWaitMs }, 'cannot read job states; waiting for Redis');
+    redisDown = true;
+    downSince ??= Date.now();
+  };
   while ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) {
     if (o.signal?.aborted) break;
-    try {
-      const poll = (async () => {
-        await pollFeed();
-        await pollIndex();
-      })();
-      poll.catch(() => undefined);
-      await Promise.race([poll, stopRequested]);
-      if (o.signal?.aborted) break;
+    inflight ??= (async () => {
+      await pollFeed();
+      await pollIndex();
+    })().then(
+      () => ({}),
+      (error: unknown) => ({ error }),
+    );
+    const timer = new AbortController();
+    const answer = await Promise.race([
+      inflight,
+      stopRequested.then(() => undefined),
+      sleep(Math.min(POLL_STALL_MS, redisWaitMs), undefined, { signal: timer.signal }).catch(() => undefined),
+    ]);
+    timer.abort();
+    if (o.signal?.aborted) break;
+    if (answer) inflight = undefined;
+    if (answer && !answer.error) {
       if (redisDown) o.log?.info('Redis answers again');
       redisDown = false;
-    } catch (err) {
-      // Redis down or restarting: keep waiting, the workers wait too; a lost queue shows once it is back
-      if (!redisDown) o.log?.warn({ err: (err as Error).message }, 'cannot read job states; waiting for Redis');
-      redisDown = true;
+      downSince = undefined;
+    } else lostRedis(answer ? messageOf(answer.error) : `no answer in ${Math.min(POLL_STALL_MS, redisWaitMs)} ms`);
+    if (downSince !== undefined && Date.now() - downSince >= redisWaitMs) {
+      redisLost = `Redis did not answer for ${Math.round((Date.now() - downSince) / 1000)} s (worker.redisWaitMs): the run stopped waiting for it`;
+      o.log?.error({ waitMs: redisWaitMs }, redisLost);
+      break;
     }
     report();
     if ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) await (o.pause ?? sleep)(o.pollMs ?? 250);
   }
   report();
-  const interrupted = o.signal?.aborted === true && !storeFault;
+  const interrupted = o.signal?.aborted === true && !storeFault && !redisLost;
   const outcome = (): Promise<BackfillSummary> => {
     const lost = new Set([...gaveUp].flatMap((id) => byId.get(id)?.minuteIds ?? []));
     // minutes whose work this run did not see through: a row an earlier run left says nothing of them
@@ -230,7 +258,7 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
       ...[...pendingIndex.values()].map(([batch]) => batch),
     ]);
-    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, unfinished });
+    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished });
   };
   const summary = await outcome();
   // every minute the run touched gets a row with its true status (best effort: the store may be the fault)

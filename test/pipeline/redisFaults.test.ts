@@ -145,3 +145,45 @@ test('a job Redis keeps losing is enqueued again maxRequeues times, then its min
     await redis.stop();
   }
 });
+
+test('a Redis that is gone for good ends a waiting backfill after worker.redisWaitMs, its minutes failed with REDIS_UNAVAILABLE', async () => {
+  const dir = tempDir();
+  const feed = join(dir, 'feed');
+  await writeFeed({ out: feed, seed: 6, start, minutes: 2, perMinute: 5, malformedRate: 0 });
+  const redis = await RedisServer.start({ aof: false });
+  const config = loadConfig({
+    flags: { redisUrl: redis.url, queuePrefix: uniquePrefix(), store: `sqlite:${join(dir, 'gone.db')}`, logLevel: 'silent' },
+  });
+  const store = openStore(config.store, config);
+  const queues = createQueues(redis.url, config);
+  try {
+    // no worker takes the jobs; Redis dies once they are queued and never comes back
+    const done = runBackfill({
+      queues,
+      store,
+      sourceSpec: `dir:${feed}`,
+      minutes: [start, addMinutes(start, 1)],
+      pollMs: 30,
+      redisWaitMs: 1500,
+    });
+    await sleep(300);
+    await redis.kill();
+    const started = Date.now();
+    const summary = await done;
+    assert.ok(Date.now() - started < 10_000, `ended ${Date.now() - started} ms after Redis died`);
+    assert.deepEqual(summary.batches, { ok: 0, empty: 0, missing: 0, failed: 2, pending: 0 });
+    for (const f of summary.failures) assert.match(f.reason, /^REDIS_UNAVAILABLE: not finished: Redis did not answer for \d+ s/, f.reason);
+    // the store, which is fine, records them failed for that cause
+    assert.deepEqual(
+      (await store.batches.get([start, addMinutes(start, 1)])).map((e) => [e.status, e.error?.split(':')[0]]),
+      [
+        ['failed', 'REDIS_UNAVAILABLE'],
+        ['failed', 'REDIS_UNAVAILABLE'],
+      ],
+    );
+  } finally {
+    queues.connection.disconnect();
+    await store.close();
+    await redis.stop().catch(() => undefined);
+  }
+});

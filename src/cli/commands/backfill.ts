@@ -146,6 +146,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           signal,
           log,
           pause: parts.pause,
+          redisWaitMs: config.worker.redisWaitMs,
         });
         // downloads run apart from indexing; the command ends once they are over too
         if (args.artefacts) run.summary.artefacts = await parts.artefacts().settle(signal);
