@@ -1,4 +1,4 @@
-import { messageOf } from '../errors/index.js';
+import { errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { MinuteId } from '../minute/index.js';
 import { failedEntry, type BatchLogEntry, type Store } from '../store/index.js';
@@ -137,5 +137,23 @@ export async function summarize(
     failures,
     requeued: run.requeued ?? 0,
     interrupted: run.interrupted === true,
+  };
+}
+
+/**
+ * The outcome when the store cannot be read back (an Elasticsearch cluster gone, a store fault on
+ * the batch log itself): no minute is claimed done, each is failed (pending when interrupted)
+ * with why its outcome is unknown, so the run still prints a summary and ends non-zero.
+ */
+export function unreadSummary(minutes: readonly MinuteId[], interrupted: boolean, err: unknown): BackfillSummary {
+  const status = interrupted ? 'pending' : 'failed';
+  const reason = `${errorCode(err) ?? 'SINK_UNAVAILABLE'}: the store could not be read back for this summary: ${messageOf(err)}`;
+  return {
+    batches: { ok: 0, empty: 0, missing: 0, failed: interrupted ? 0 : minutes.length, pending: interrupted ? minutes.length : 0 },
+    records: { indexed: 0, rejected: 0 },
+    api_units: 0,
+    failures: minutes.map((batch) => ({ batch, status, reason })),
+    requeued: 0,
+    interrupted,
   };
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { recordFailures, summarize, type BackfillSummary } from './backfillSummary.js';
+import { recordFailures, summarize, unreadSummary, type BackfillSummary } from './backfillSummary.js';
 import { messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
@@ -258,7 +258,12 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
       ...[...pendingIndex.values()].map(([batch]) => batch),
     ]);
-    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished });
+    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished }).catch(
+      (err: unknown) => {
+        o.log?.error({ err: messageOf(err) }, 'the store could not be read back: every minute is reported unfinished');
+        return unreadSummary(o.minutes, interrupted, err);
+      },
+    );
   };
   const summary = await outcome();
   // every minute the run touched gets a row with its true status (best effort: the store may be the fault)
