@@ -3,16 +3,9 @@ import { recordFailures, summarize, unreadSummary, type BackfillSummary } from '
 import { messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
-import {
-  type Queues,
-  feedJobId,
-  hourJobId,
-  indexJobId,
-  type ArtefactChoice,
-  type FeedJobData,
-  type FeedJobResult,
-} from '../queue/index.js';
+import { type Queues, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from '../queue/index.js';
 import type { MinuteId } from '../minute/index.js';
+import { enqueue, planJobs, STATE_BATCH, take, type PlannedJob } from './backfillJobs.js';
 
 export interface BackfillProgress {
   batchesTotal: number;
@@ -44,7 +37,6 @@ export interface BackfillOptions {
   redisWaitMs?: number;
 }
 
-const STATE_BATCH = 250;
 /** A poll unanswered this long counts as Redis gone (its commands wait in the client's queue meanwhile). */
 const POLL_STALL_MS = 10_000;
 const RUNNING = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'wait']);
@@ -77,7 +69,7 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
   const started = Date.now();
   const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false, o.artefacts);
   const byId = new Map(jobs.map((j) => [j.id, j]));
-  await enqueue(o, jobs);
+  await enqueue(o.queues, jobs);
   const pendingFeed = new Set(byId.keys());
   /** index job id → [batch, n, feed job id] */
   const pendingIndex = new Map<string, [MinuteId, number, string]>();
@@ -281,70 +273,4 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       return outcome();
     },
   };
-}
-
-interface PlannedJob {
-  id: string;
-  data: FeedJobData;
-  minutes: number;
-  minuteIds: MinuteId[];
-}
-
-/** One job per minute, or per whole hour when hourly packages are asked for. */
-export function planJobs(minutes: readonly MinuteId[], source: string, hourly: boolean, artefacts?: ArtefactChoice): PlannedJob[] {
-  const extra = artefacts?.kinds.length ? { artefacts } : {};
-  const byHour = new Map<string, MinuteId[]>();
-  if (hourly) for (const m of minutes) byHour.set(m.slice(0, 10), [...(byHour.get(m.slice(0, 10)) ?? []), m]);
-  const out: PlannedJob[] = [];
-  const done = new Set<string>();
-  for (const m of minutes) {
-    const hour = m.slice(0, 10);
-    const ofHour = byHour.get(hour);
-    if (hourly && ofHour?.length === 60) {
-      if (!done.has(hour))
-        out.push({ id: hourJobId(hour), data: { batch: `${hour}00`, hour, source, ...extra }, minutes: 60, minuteIds: ofHour });
-      done.add(hour);
-    } else {
-      out.push({ id: feedJobId(m), data: { batch: m, source, ...extra }, minutes: 1, minuteIds: [m] });
-    }
-  }
-  return out;
-}
-
-/** The first STATE_BATCH items, so one poll stays bounded however large the range. */
-function take<T>(items: Iterable<T>): T[] {
-  const out: T[] = [];
-  for (const item of items) {
-    out.push(item);
-    if (out.length >= STATE_BATCH) break;
-  }
-  return out;
-}
-
-/**
- * Removes a finished or waiting job so the run can add it again, unless a worker took it since its
- * state was read (a delay ending): BullMQ then refuses the removal, and the run waits for that
- * worker's outcome instead, which is the same minute's work.
- */
-async function removeUnlessTaken(job: Awaited<ReturnType<Queues['feed']['getJob']>>): Promise<void> {
-  try {
-    await job?.remove();
-  } catch (err) {
-    if (!/locked by another worker/.test(messageOf(err))) throw err;
-  }
-}
-
-async function enqueue(o: BackfillOptions, jobs: readonly PlannedJob[]): Promise<void> {
-  for (let i = 0; i < jobs.length; i += STATE_BATCH) {
-    const slice = jobs.slice(i, i + STATE_BATCH);
-    await Promise.all(
-      slice.map(async ({ id }) => {
-        const state = await o.queues.feed.getJobState(id);
-        // a job put aside (refused credentials, a damaged store) or waiting out a backoff would
-        // hold this run back until its delay ends: it is replaced as a finished one is
-        if (state === 'completed' || state === 'failed' || state === 'delayed') await removeUnlessTaken(await o.queues.feed.getJob(id));
-      }),
-    );
-    await o.queues.feed.addBulk(slice.map((j) => ({ name: 'batch', data: j.data, opts: { jobId: j.id } })));
-  }
 }
