@@ -130,12 +130,17 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         const report = await s.retention.prune(cut);
         assert.equal(report.behaviours, 1);
         assert.equal(report.done, true);
+        // the days wholly past the cutoff went, named as the dry run named them
+        assert.ok(report.partitions.length > 0, 'the expired days are named');
+        assert.deepEqual(dry.partitions, report.partitions);
         assert.equal(await s.sink.count(), 2);
         assert.equal(await s.sink.get(old.id), null);
         assert.equal((await s.sink.get(moved.id))?.last_modification_date, at(16));
         assert.deepEqual(await s.sink.query('behash', BEHASH('9')), [live.id]);
         assert.deepEqual(await s.sink.query('behash', BEHASH('8')), [moved.id]);
-        assert.equal((await s.retention.prune(cut)).behaviours, 0, 'a second prune finds nothing');
+        const second = await s.retention.prune(cut);
+        assert.equal(second.behaviours, 0, 'a second prune finds nothing');
+        assert.deepEqual(second.partitions, [], 'and drops nothing');
         assert.equal(await s.retention.oldest(), at(16));
       });
     });

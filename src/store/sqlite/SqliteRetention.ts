@@ -114,7 +114,11 @@ export class SqliteRetention implements Retention {
     const bookBefore = o.bookkeepingBefore === undefined ? undefined : o.bookkeepingBefore * 1000;
     if (o.dryRun) {
       if (docsBefore !== undefined) {
-        for (const p of this.reaching(docsBefore)) report.behaviours += this.day(p).countExpired.get(docsBefore) as number;
+        for (const p of this.reaching(docsBefore)) {
+          report.behaviours += this.day(p).countExpired.get(docsBefore) as number;
+          // a whole day past the cutoff holds expired behaviours only: it would go
+          if (p.day !== UNDATED && p.end <= docsBefore) report.partitions.push(p.behaviours, p.pivots);
+        }
       }
       if (bookBefore !== undefined) for (const t of this.books) report[t.key] = t.count.get(bookBefore) as number;
       return report;
@@ -132,7 +136,7 @@ export class SqliteRetention implements Retention {
           report.done = false;
           break;
         }
-        this.dropIfEmpty(p, docsBefore);
+        if (this.dropIfEmpty(p, docsBefore)) report.partitions.push(p.behaviours, p.pivots);
       }
     }
     if (bookBefore !== undefined) {
@@ -186,16 +190,19 @@ export class SqliteRetention implements Retention {
 
   /**
    * Drops a partition retention has emptied: a whole day past the cutoff, or the undated tables
-   * of an older store. Its tables hold no row then, so the drop frees a few pages at most.
+   * of an older store. Its tables hold no row then, so the drop frees a few pages at most. Says
+   * whether it dropped it (the prune report names the tables).
    */
-  private dropIfEmpty(p: Partition, before: number): void {
-    if (p.end > before && p.day !== UNDATED) return;
+  private dropIfEmpty(p: Partition, before: number): boolean {
+    if (p.end > before && p.day !== UNDATED) return false;
     // a day still holding behaviours (the undated partition until retention reaches its last) takes no lock
-    if (this.day(p).any.get() !== undefined) return;
-    this.db
+    if (this.day(p).any.get() !== undefined) return false;
+    return this.db
       .transaction(() => {
         const still = this.parts.get(p.day);
-        if (still && this.day(still).any.get() === undefined) this.parts.drop(still);
+        if (!still || this.day(still).any.get() !== undefined) return false;
+        this.parts.drop(still);
+        return true;
       })
       .immediate();
   }
