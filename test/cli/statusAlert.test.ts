@@ -50,5 +50,7 @@ test('a long run of missing minutes raises its alert once, not once per minute p
   assert.equal((JSON.parse(alerts[0] as string) as { through: string }).through, gap[2]);
   // status names the run by its ends, not minute by minute
   const status = await runCli(['status'], { env });
+  // a minute not stored whole is not said indexed
+  for (const l of status.stdout.split('\n').filter((x) => /^ {2}\d{12} /.test(x))) assert.equal(/ ok /.test(l), / indexed,/.test(l), l);
   assert.match(status.stdout, new RegExp(`^gaps \\(missing minutes\\): ${gap[0]} to ${gap[6]} \\(7 minutes\\)$`, 'm'), status.stdout);
 });

@@ -206,7 +206,9 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
           ...report.alerts.map((a) => `ALERT: ${a}`),
           'recent batches:',
           ...report.recent_batches.map(
-            (b) => `  ${b.batch} ${b.status.padEnd(7)} ${b.accepted} indexed, ${b.rejected} rejected${b.error ? `  ${b.error}` : ''}`,
+            // a minute not stored whole read its records, it did not index them
+            (b) =>
+              `  ${b.batch} ${b.status.padEnd(7)} ${b.accepted} ${b.status === 'ok' ? 'indexed' : 'read'}, ${b.rejected} rejected${b.error ? `  ${b.error}` : ''}`,
           ),
         ].join('\n') + '\n',
       );
