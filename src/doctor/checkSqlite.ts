@@ -1,5 +1,5 @@
 import { open, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { checkDisk, isWritable, nearestExisting } from './checkDisk.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 import { checkSqliteIntegrity } from './checkSqliteIntegrity.js';
@@ -29,9 +29,13 @@ async function checkWritable(file: string, exists: boolean): Promise<CheckResult
     if (!(await isWritable(dir))) return c.fail(`${dir} is not writable: SQLite cannot create ${file}-wal beside the database`, owner);
     return c.pass(`${file} is writable`);
   }
+  // a command creates the store's file, never its directory: the directory must be there already
   const base = await nearestExisting(dir);
-  if (!(await isWritable(base))) return c.fail(`${file} does not exist and ${base} is not writable: it cannot be created`, owner);
-  return c.pass(`${file} does not exist yet; the first command creates it${base === dir ? '' : ` (and ${dir})`}`);
+  if (base !== resolve(dir))
+    return c.fail(`${file} cannot be created: its directory ${dir} does not exist`, `mkdir -p ${dir}, or choose another --store`);
+  if (!(await stat(dir)).isDirectory()) return c.fail(`${file} cannot be created: ${dir} is not a directory`, 'choose another --store');
+  if (!(await isWritable(dir))) return c.fail(`${file} does not exist and ${dir} is not writable: it cannot be created`, owner);
+  return c.pass(`${file} does not exist yet; the first command creates it`);
 }
 
 /**
@@ -61,6 +65,14 @@ async function checkJournal(file: string, size: number | undefined): Promise<Che
 
 /** The SQLite store's checks: writable, WAL, intact (an existing database only), free disk space. */
 export async function checkSqlite(file: string, integrityTimeoutMs?: number): Promise<CheckResult[]> {
+  if ((await stat(file).catch(() => undefined))?.isDirectory()) {
+    return [
+      checkOf('store', 'Store (SQLite)').fail(
+        `${file} is a directory, not a store file`,
+        'give a file in it: --store sqlite:DIR/sandtrail.db',
+      ),
+    ];
+  }
   const size = await sizeOf(file);
   const journal = await checkJournal(file, size);
   const intact = size && journal.status !== 'fail' ? [await checkSqliteIntegrity(file, integrityTimeoutMs)] : [];

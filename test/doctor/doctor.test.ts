@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -375,4 +375,23 @@ test('doctor checks the lifecycle policy against retention.days and the primary 
     new RegExp(`primary shards past 30gb: ${day.replace(/\./g, '\\.')} \\(50\\.0 GB per primary shard, 2 shard\\(s\\)\\)`),
   );
   assert.match(big.fix ?? '', /set elasticsearch\.shards to 4 or more/);
+});
+
+test('doctor fails the store paths a command would refuse: a missing directory, a parent that is a file, a directory as the store', async () => {
+  const dir = tempDir();
+  const notDir = join(dir, 'afile');
+  writeFileSync(notDir, 'not a directory');
+  const cases: [string, RegExp][] = [
+    [join(dir, 'nodir', 'sub', 's.db'), /its directory .*nodir\/sub does not exist/],
+    [join(notDir, 's.db'), /afile is not a directory/],
+    [dir, /is a directory, not a store file/],
+  ];
+  for (const [path, why] of cases) {
+    const store = byId(await doctor(await config(dir, { store: `sqlite:${path}` }), dir), 'store');
+    assert.equal(store.status, 'fail', `${path}: ${store.detail}`);
+    assert.match(store.detail, why);
+  }
+  // a new file in a directory that is there passes: the first command creates it
+  const fresh = byId(await doctor(await config(dir, { store: `sqlite:${join(dir, 'new.db')}` }), dir), 'store');
+  assert.equal(fresh.status, 'pass', fresh.detail);
 });
