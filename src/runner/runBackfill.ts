@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordFailures, summarize, unreadSummary, type BackfillSummary } from './backfillSummary.js';
-import { messageOf, storeFaultOfReason } from '../errors/index.js';
+import { errorCode, messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { type Queues, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from '../queue/index.js';
@@ -252,6 +252,8 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
     ]);
     return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished }).catch(
       (err: unknown) => {
+        // refused credentials end the command with their one error, as everywhere
+        if (errorCode(err) === 'SINK_AUTH') throw err;
         o.log?.error({ err: messageOf(err) }, 'the store could not be read back: every minute is reported unfinished');
         return unreadSummary(o.minutes, interrupted, err);
       },

@@ -574,7 +574,7 @@ describe('status of a store filled by backfills', () => {
       const t = await cli(['status'], { tmp: s.tmp, env, deadlineMs: 30_000 });
       assert.equal(t.code, 0, t.stderr);
       assert.match(t.stdout, /REDIS_URL/);
-      assert.match(t.stdout, /^lag: \d+ s$/m);
+      assert.match(t.stdout, /^lag: \d+ s( \(\d+ d( \d+ h)?( \d+ min)?\))?$/m);
       assert.match(t.stdout, new RegExp(`dead letters: ${manifest.malformedLines}`));
       assert.match(t.stdout, /202611010002 ok/);
     },
