@@ -85,6 +85,11 @@ test('the command line takes pivot kinds and flags in both spellings (top, query
   assert.deepEqual(JSON.parse(ids), [`${SHA('a')}_Zenbox`, `${SHA('b')}_CAPE Sandbox`]);
   await same(['query', '--dropped-sha256', DROP, '--json'], ['query', '--dropped_sha256', DROP, '--json']);
   await same(['pivot', '--dropped-sha256', DROP, '--json'], ['pivot', '--dropped_sha256', DROP, '--json']);
+  // past the end, the text says how many there are; --limit 0 gives the figures alone
+  const past = await cli('pivot', '--sigma-rule', RULE, '--offset', '5');
+  assert.match(past.stdout, /^no behaviours past --offset 5 \(2 in all\)$/m);
+  const figures = await cli('pivot', '--sigma-rule', RULE, '--limit', '0');
+  assert.doesNotMatch(figures.stdout, /no behaviours|newest|--offset/);
 
   const add = await cli('watch', 'add', 'both', '--sigma_rule_id', RULE, '--sigma-rule', 'other', '--dropped_sha256', DROP, '--json');
   assert.equal(add.code, 0, add.stderr);

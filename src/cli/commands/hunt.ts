@@ -53,9 +53,15 @@ export async function pivotCommand(opts: Record<string, unknown>, ctx: CliContex
   const stats: PivotStats = await withStore(ctx, (s) => s.hunt.pivotStats(kind as PivotKind, opts[key] as string, { limit, offset }));
   if (opts.json) await writeOut(`${JSON.stringify(stats)}\n`);
   else {
-    const shown = stats.newest.length ? `newest (${offset + 1}-${offset + stats.newest.length} of ${stats.behaviours}):` : 'no behaviours';
-    const more = offset + stats.newest.length < stats.behaviours ? [`  (more: --offset ${offset + stats.newest.length})`] : [];
-    await writeOut([...summaryLines(stats), shown, ...stats.newest.map(line), ...more].join('\n') + '\n');
+    // --limit 0 asks for the figures alone: no list, nothing said of one
+    const shown =
+      limit === 0
+        ? []
+        : stats.newest.length
+          ? [`newest (${offset + 1}-${offset + stats.newest.length} of ${stats.behaviours}):`]
+          : [stats.behaviours > 0 ? `no behaviours past --offset ${offset} (${stats.behaviours} in all)` : 'no behaviours'];
+    const more = limit > 0 && offset + stats.newest.length < stats.behaviours ? [`  (more: --offset ${offset + stats.newest.length})`] : [];
+    await writeOut([...summaryLines(stats), ...shown, ...stats.newest.map(line), ...more].join('\n') + '\n');
   }
   return 0;
 }
