@@ -90,6 +90,15 @@ test('the command line takes pivot kinds and flags in both spellings (top, query
   assert.match(past.stdout, /^no behaviours past --offset 5 \(2 in all\)$/m);
   const figures = await cli('pivot', '--sigma-rule', RULE, '--limit', '0');
   assert.doesNotMatch(figures.stdout, /no behaviours|newest|--offset/);
+  // a top or a ranking of nothing is a usage error, not an empty answer
+  for (const args of [
+    ['top', 'behash', '--limit', '0'],
+    ['related', `${SHA('a')}_Zenbox`, '--limit', '0'],
+  ]) {
+    const r = await cli(...args);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, /--limit must be a whole number from 1 to 1000/);
+  }
 
   const add = await cli('watch', 'add', 'both', '--sigma_rule_id', RULE, '--sigma-rule', 'other', '--dropped_sha256', DROP, '--json');
   assert.equal(add.code, 0, add.stderr);

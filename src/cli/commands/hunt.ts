@@ -12,10 +12,11 @@ import { withStore, writeOut, type CliContext } from '../context.js';
 import { PIVOT_FLAGS } from './query.js';
 import { parseSince } from '../sinceFlag.js';
 
-function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000): number {
+/** A count flag: a whole number from `min` (0 unless a list of nothing means nothing) to `max`. */
+function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000, min = 0): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new SandtrailError('USAGE', `${flag} must be a whole number from 0 to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new SandtrailError('USAGE', `${flag} must be a whole number from ${min} to ${max}`);
   return n;
 }
 
@@ -77,7 +78,8 @@ export async function topCommand(
   if (!kind || kind === 'sha256')
     throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
   const since = sinceSeconds(opts.since);
-  const limit = positive('--limit', opts.limit, 10, 1000);
+  // a top of nothing answers nothing: at least one value
+  const limit = positive('--limit', opts.limit, 10, 1000, 1);
   const top = await withStore(ctx, (s) => s.hunt.top(kind, { since, limit }));
   if (opts.json) await writeOut(`${JSON.stringify(top)}\n`);
   else
@@ -91,7 +93,7 @@ export async function topCommand(
 
 /** `sandtrail related ID`: who shares this behaviour's pivot values. */
 export async function relatedCommand(id: string, opts: { limit?: string; json?: boolean }, ctx: CliContext): Promise<number> {
-  const limit = positive('--limit', opts.limit, 20, 1000);
+  const limit = positive('--limit', opts.limit, 20, 1000, 1);
   const r: RelatedBehaviours | null = await withStore(ctx, (s) => s.hunt.related(id, { limit }));
   if (!r) {
     process.stderr.write(`sandtrail: no behaviour with id "${id}" in the store\n`);
