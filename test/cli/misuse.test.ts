@@ -150,6 +150,13 @@ describe('a store that cannot be one ends the command at once, before any privat
     ],
     ['run --store foo:bar', () => ['run', '--store', 'foo:bar'], 2, /unknown store "foo:bar"/],
     [
+      // a directory no file can be created in (chmod does not stop root; /proc does)
+      'backfill --store sqlite:<a file SQLite cannot create>',
+      () => ['backfill', '--store', 'sqlite:/proc/sandtrail-test.db'],
+      1,
+      /cannot open the file \(missing, or its directory is not writable\): SQLite store \/proc\/sandtrail-test\.db: .*give the process write access/,
+    ],
+    [
       'lookup --store sqlite:<a directory>',
       ({ dir }) => ['lookup', SHA, '--store', `sqlite:${dir}`],
       1,

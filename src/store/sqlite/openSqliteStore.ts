@@ -116,7 +116,10 @@ function openForWrites(path: string, busyTimeoutMs: number): BetterSqlite3.Datab
   try {
     db = new BetterSqlite3(path);
   } catch (err) {
-    throw new SandtrailError('SINK_UNAVAILABLE', `cannot open SQLite file ${path}: ${(err as Error).message}`);
+    // a directory SQLite may not create the file in (read-only, a pseudo-filesystem) is the store's fault, with its fix
+    throw (
+      sqliteStoreFault(err, path) ?? new SandtrailError('SINK_UNAVAILABLE', `cannot open SQLite file ${path}: ${(err as Error).message}`)
+    );
   }
   // 4 KB pages: every commit rewrites each index page its random keys (ids, hashes, pivot values)
   // touch, so once a day's partition outgrows the cache the bytes written follow the page size:
