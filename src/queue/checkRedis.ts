@@ -116,7 +116,11 @@ async function connectNode(url: string, timeoutMs: number): Promise<Redis> {
     return r;
   } catch (err) {
     r.disconnect();
-    const message = (cause ?? (err as Error)).message;
+    const raw = (cause ?? (err as Error)).message;
+    // ioredis's words for a server that does not speak Redis ("Protocol error ... Please report this")
+    const message = /^Protocol error/.test(raw)
+      ? `the server there does not speak the Redis protocol (${raw.replace(/\.? Please report this\.?$/, '')})`
+      : raw;
     const fix = redisTlsFix(url, message);
     throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${fix ? `; ${fix}` : ''}`);
   }

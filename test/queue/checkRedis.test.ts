@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'vitest';
+import { checkRedis } from '../../src/queue/index.js';
+
+test('a Redis URL naming a server that speaks another protocol is REDIS_UNAVAILABLE saying so, not a client error to report', async () => {
+  const http: Server = createServer((_req, res) => res.end('hi'));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const url = `redis://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  try {
+    await assert.rejects(checkRedis(url, { timeoutMs: 3000 }), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'REDIS_UNAVAILABLE');
+      assert.match(e.message, /^cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: the server there does not speak the Redis protocol/);
+      assert.doesNotMatch(e.message, /Please report this/);
+      return true;
+    });
+  } finally {
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  }
+});
