@@ -267,6 +267,8 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
     afterDrain: async () => {
       if (!interrupted) return summary;
       stopped = true;
+      // a poll still under way at the signal ends first: two polls must not count the same job twice
+      await inflight;
       // every pending job's state once, STATE_BATCH at a time (the index jobs after the feed jobs that queue them)
       const feed = [...pendingFeed];
       for (let i = 0; i < feed.length; i += STATE_BATCH) await pollFeed(feed.slice(i, i + STATE_BATCH));

@@ -1,9 +1,9 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
+import { fileHead, SQLITE_HEADER } from './openForReads.js';
 
 /** The SQLite header's application id (offset 68) of a store `sandtrail demo` wrote: "sdem". */
 const DEMO_APPLICATION_ID = 0x7364656d;
-const MAGIC = 'SQLite format 3\0';
 
 /** What a file is to the demo, which replaces only a store it wrote itself. */
 export type DemoStoreFile = 'missing' | 'empty' | 'demo' | 'sqlite' | 'other';
@@ -22,17 +22,13 @@ export function demoStoreFile(path: string): DemoStoreFile {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'other';
   }
   if (size === 0) return 'empty';
-  const header = Buffer.alloc(100);
-  let fd: number | undefined;
+  let header: Buffer;
   try {
-    fd = openSync(path, 'r');
-    if (readSync(fd, header, 0, 100, 0) < 100) return 'other';
+    header = fileHead(path, 100);
   } catch {
     return 'other';
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
-  if (header.toString('latin1', 0, 16) !== MAGIC) return 'other';
+  if (header.length < 100 || !header.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER)) return 'other';
   return header.readUInt32BE(68) === DEMO_APPLICATION_ID ? 'demo' : 'sqlite';
 }
 

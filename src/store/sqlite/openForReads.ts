@@ -16,7 +16,18 @@ export interface StoreFileAccess {
 }
 
 /** The 16 bytes every SQLite database file starts with. */
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+export const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The first `n` bytes of a file (fewer when it is shorter); the file system's error is thrown as it is. */
+export function fileHead(path: string, n: number): Buffer {
+  const head = Buffer.alloc(n);
+  const fd = openSync(path, 'r');
+  try {
+    return head.subarray(0, readSync(fd, head, 0, n, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The store's file as `--store` names it, for messages. */
 const specOf = (path: string): string => `sqlite:${path}`;
@@ -56,15 +67,11 @@ export function checkStoreFile(path: string, o: StoreFileAccess): void {
   }
   // an empty file is a database SQLite has not written yet: a write may start it
   if (size === 0) return;
-  const head = Buffer.alloc(SQLITE_HEADER.length);
-  let fd: number | undefined;
+  let head: Buffer;
   try {
-    fd = openSync(path, 'r');
-    readSync(fd, head, 0, head.length, 0);
+    head = fileHead(path, SQLITE_HEADER.length);
   } catch (err) {
     throw unreadable(path, err);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
   if (!head.equals(SQLITE_HEADER)) {
     throw new SandtrailError('STORE_DAMAGED', `${path} is not a SQLite database: check --store (${specOf(path)})`, { file: path });
