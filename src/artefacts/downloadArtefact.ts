@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SandtrailError } from '../errors/index.js';
+import { makeDirs } from '../files/index.js';
 
 /** What a finished download left in the blob directory. */
 export interface StoredBlob {
@@ -27,7 +28,7 @@ export async function streamToBlob(
   if (advertised !== null && advertised > maxBytes) {
     throw new SandtrailError('ARTEFACT_TOO_LARGE', `${what} is ${advertised} bytes, over the ${maxBytes}-byte cap (artefacts.maxBytes)`);
   }
-  await mkdir(dirname(path), { recursive: true });
+  await makeDirs(dirname(path));
   const tmp = `${path}.part-${randomBytes(6).toString('hex')}`;
   const out = createWriteStream(tmp, { flags: 'wx' });
   const hash = createHash('sha256');

@@ -1,8 +1,9 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode, messageOf } from '../errors/index.js';
+import { makeDirs } from '../files/index.js';
 import type { GtiClient } from '../gti/index.js';
 import type { MinuteId } from '../minute/index.js';
 
@@ -29,7 +30,7 @@ export const mirrorFileName = (minute: MinuteId): string => `${minute}.jsonl.bz2
  * existing file is always whole and a re-run skips it.
  */
 export async function mirrorBatches(o: MirrorOptions): Promise<MirrorSummary> {
-  await mkdir(o.out, { recursive: true });
+  await makeDirs(o.out);
   const summary: MirrorSummary = { downloaded: 0, skipped: 0, missing: 0, not_available: 0, failed: 0 };
   for (const minute of o.minutes) {
     const outcome = await mirrorOne(o, minute);

@@ -1,5 +1,6 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirs } from '../files/index.js';
 import { addMinutes, isMinuteId, minuteToMs, type MinuteId } from '../minute/index.js';
 import type { FeedManifest, ManifestFile, ManifestOversize, ManifestUpdate } from './FeedManifest.js';
 import { canonicalId, generateRecord, identityOf, type FeedRecord, type RecordIdentity } from './generateRecord.js';
@@ -88,7 +89,7 @@ export async function writeFeed(opts: WriteFeedOptions): Promise<FeedManifest> {
   if (missing.has(oversizeMinute)) oversizeMinute = firstPresent(start, missing);
   const compressor = compression === 'bz2' ? findCompressor(opts.compressor) : null;
 
-  await mkdir(opts.out, { recursive: true });
+  await makeDirs(opts.out);
   const rng = new Rng(opts.seed);
   const pools = createPivotPools(opts.seed);
   const tally = emptyTally();

@@ -1,5 +1,6 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { makeDirs } from '../files/index.js';
 
 /**
  * Appends one JSON line to a watch's file, creating its directory when missing. One `write` in
@@ -7,6 +8,6 @@ import { dirname } from 'node:path';
  * interleave.
  */
 export async function appendHitLine(file: string, json: string): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
+  await makeDirs(dirname(file));
   await appendFile(file, `${json}\n`, { encoding: 'utf8', flag: 'a' });
 }

@@ -77,6 +77,11 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     refused.stdout,
     /^retro: 2 stored behaviours match, 2 new hits recorded; 2 notification\(s\) could not be delivered and were dead-lettered \(sandtrail dlq list --stage watch\)$/m,
   );
+  // a file under /proc can never be made: each notification fails at once (no endless mkdir), dead-lettered
+  const proc = await cli('add', 'proc-w', '--behash', 'B1', '--file', '/proc/sandtrail-no-such-dir/w.jsonl', '--retro');
+  assert.equal(proc.code, 0, proc.stderr);
+  assert.match(proc.stdout, /2 notification\(s\) could not be delivered and were dead-lettered/);
+  assert.equal((await cli('remove', 'proc-w')).code, 0);
   const text2 = await cli('add', 'quiet-w', '--behash', 'B1', '--retro');
   assert.match(text2.stdout, /^retro: 2 stored behaviours match, 2 new hits recorded$/m, 'no channel: nothing said notified');
   assert.equal((await cli('remove', 'gone-w')).code, 0);

@@ -1,0 +1,1 @@
+export { makeDirs } from './makeDirs.js';
