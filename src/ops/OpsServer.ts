@@ -5,7 +5,7 @@ import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { processMetrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
-import { assertSafeBinding, authorized } from './checkAccess.js';
+import { assertSafeBinding, authorized, loopbackHostHeader } from './checkAccess.js';
 import { sharedStateReader } from './sharedState.js';
 
 /** What /readyz asks; each check rejects (or times out) when not ready. */
@@ -57,6 +57,12 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
 
   app.addHook('onRequest', async (req, reply) => {
     if (req.url === '/healthz') return;
+    const open = !creds.token && !(creds.username && creds.password);
+    if (open && !loopbackHostHeader(req.headers.host)) {
+      // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
+      await reply.code(403).send({ error: 'without http.token or credentials only requests to localhost are answered' });
+      return;
+    }
     if (authorized(req.headers.authorization, creds)) return;
     const challenge = creds.token ? 'Bearer realm="sandtrail"' : 'Basic realm="sandtrail"';
     await reply.code(401).header('www-authenticate', challenge).send({ error: 'credentials required' });

@@ -26,6 +26,17 @@ export function assertSafeBinding(host: string, c: OpsCredentials): void {
   );
 }
 
+/**
+ * Whether a request's Host header names this machine. A server without credentials binds loopback
+ * only, yet a web page its user opens can still reach it under the page's own name through DNS
+ * rebinding; such requests carry that name and are refused.
+ */
+export function loopbackHostHeader(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
+  return isLoopback(name);
+}
+
 /** Compares a secret in constant time (for equal lengths), so a wrong guess says nothing of the right one. */
 export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);

@@ -1,5 +1,5 @@
 export { startOpsServer } from './OpsServer.js';
 export type { OpsServer, OpsServerOptions, Readiness } from './OpsServer.js';
-export { assertSafeBinding, authorized, isLoopback, sameSecret } from './checkAccess.js';
+export { assertSafeBinding, authorized, isLoopback, loopbackHostHeader, sameSecret } from './checkAccess.js';
 export type { OpsCredentials } from './checkAccess.js';
 export { sharedStateReader } from './sharedState.js';

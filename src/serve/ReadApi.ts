@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
-import { SandtrailError } from '../errors/index.js';
+import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { isLoopback, sameSecret } from '../ops/index.js';
+import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { pivotKindOf, type Store } from '../store/index.js';
 import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
@@ -20,6 +20,10 @@ export interface ReadApi {
 }
 
 const HEX = /^[0-9a-fA-F]+$/;
+const MAX_PARAM_LENGTH = 2048;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** How long a stop waits for requests under way before it cuts their connections. */
+const CLOSE_GRACE_MS = 5_000;
 const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
 
 /**
@@ -47,14 +51,38 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const fail = (reply: FastifyReply, code: V3ErrorCode, message: string): FastifyReply =>
     reply.code(V3_ERRORS[code]).send(v3Error(code, message));
   // a request Fastify cannot route (a bad percent-encoding) is answered in the API's envelope too
-  const app = Fastify({ logger: false, frameworkErrors: (err, _req, reply) => fail(reply, 'BadRequestError', err.message) });
+  const app = Fastify({
+    logger: false,
+    frameworkErrors: (err, _req, reply) => fail(reply, 'BadRequestError', err.message),
+    // behaviour ids run to sandbox names of any length (Fastify's default cuts path parameters at 100)
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // a client that never finishes its request is cut off, so neither it nor a stop waits on it
+    requestTimeout: REQUEST_TIMEOUT_MS,
+  });
   const base = (req: FastifyRequest): string => `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
 
   app.addHook('onRequest', async (req, reply) => {
-    if (!req.url.startsWith('/api/') || keys.length === 0) return;
+    if (keys.length === 0) {
+      // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
+      if (!loopbackHostHeader(req.headers.host)) {
+        return fail(reply, 'ForbiddenError', 'without serve.apiKeys only requests to localhost are answered');
+      }
+      return;
+    }
+    // by the route matched, not the raw URL (`/%61pi/...` and absolute-form targets route to the API too):
+    // only the hunting page itself is open, and its requests carry the key
+    if (req.routeOptions.url === '/') return;
     const given = req.headers['x-apikey'];
     if (typeof given !== 'string' || given === '') return fail(reply, 'AuthenticationRequiredError', 'X-Apikey header is missing');
     if (!keys.some((k) => sameSecret(k, given))) return fail(reply, 'WrongCredentialsError', 'Wrong API key');
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const status = (err as { statusCode?: number }).statusCode ?? 500;
+    if (status < 500) return fail(reply, 'BadRequestError', messageOf(err));
+    // a store fault: logged whole here, answered without the store's paths
+    o.log.error({ code: errorCode(err), url: req.url.split('?')[0], err: messageOf(err) }, 'read API request failed');
+    const code = errorCode(err);
+    return fail(reply, 'TransientError', `the store could not be read${code ? ` (${code})` : ''}: see the server's log`);
   });
   app.setNotFoundHandler((req, reply) => fail(reply, 'NotFoundError', `Resource not found: ${req.url.split('?')[0]}`));
 
@@ -151,8 +179,8 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (!kind || kind === 'sha256') return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-      const since = req.query.since === undefined ? undefined : Number(req.query.since);
-      if (since !== undefined && !Number.isFinite(since)) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds');
+      const since = epochParam(req.query.since);
+      if (since === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds');
       const top = await store.hunt.top(kind, { since, limit });
       return {
         data: top.map((t) => sandtrail(req, 'sandtrail_pivot', `${kind}:${t.value}`, t, `pivots/${kind}/${encodeURIComponent(t.value)}`)),
@@ -160,8 +188,10 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     },
   );
 
-  app.get<{ Params: { id: string } }>('/api/v3/sandtrail/related/:id', async (req, reply) => {
-    const related = await store.hunt.related(req.params.id);
+  app.get<{ Params: { id: string }; Querystring: { limit?: string } }>('/api/v3/sandtrail/related/:id', async (req, reply) => {
+    const limit = parseLimit(req.query.limit, 20);
+    if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+    const related = await store.hunt.related(req.params.id, { limit });
     if (!related) return fail(reply, 'NotFoundError', `File behaviour "${req.params.id}" not found`);
     return { data: sandtrail(req, 'sandtrail_related', related.id, related, `related/${encodeURIComponent(related.id)}`) };
   });
@@ -182,8 +212,8 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
       const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
       if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
-      const since = req.query.since === undefined ? undefined : Number(req.query.since);
-      if (since !== undefined && !Number.isFinite(since)) return fail(reply, 'InvalidArgumentError', 'since must be epoch milliseconds');
+      const since = epochParam(req.query.since);
+      if (since === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch milliseconds');
       // one more than asked says whether a next page exists
       const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, offset });
       const more = hits.length > limit;
@@ -206,7 +236,22 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const port = typeof address === 'object' && address ? address.port : serve.port;
   const url = `http://${serve.host.includes(':') ? `[${serve.host}]` : serve.host}:${port}`;
   o.log.info({ url, api: `${url}/api/v3`, keys: keys.length }, 'read API listening');
-  return { url, close: () => app.close() };
+  const close = async (): Promise<void> => {
+    // requests under way get a moment to finish; then every connection is cut
+    const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+    try {
+      await app.close();
+    } finally {
+      clearTimeout(force);
+    }
+  };
+  return { url, close };
+}
+
+/** A `since` parameter: absent, or whole digits (an empty or loose value is an error, not 0). */
+function epochParam(raw: string | undefined): number | undefined | null {
+  if (raw === undefined) return undefined;
+  return /^\d{1,16}$/.test(raw) ? Number(raw) : null;
 }
 
 /** A file known to the store only by its private report still exists for the API. */

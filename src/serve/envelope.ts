@@ -6,6 +6,7 @@ export const V3_ERRORS = {
   AuthenticationRequiredError: 401,
   WrongCredentialsError: 401,
   ForbiddenError: 403,
+  TransientError: 503,
 } as const;
 export type V3ErrorCode = keyof typeof V3_ERRORS;
 
@@ -40,6 +41,8 @@ export function decodeCursor(cursor: string): number | null {
 /** `limit` of a collection request: 1..40 (the upstream maximum), default 10; null when invalid. */
 export function parseLimit(raw: unknown, fallback = 10): number | null {
   if (raw === undefined) return fallback;
+  // digits only: Number() would also read "0x2", "1e1" and " 5"
+  if (typeof raw !== 'string' || !/^\d{1,3}$/.test(raw)) return null;
   const n = Number(raw);
   return Number.isInteger(n) && n >= 1 && n <= 40 ? n : null;
 }

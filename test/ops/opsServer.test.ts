@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { ARTEFACT_QUEUE } from '../../src/artefacts/index.js';
@@ -47,6 +48,23 @@ test('beyond loopback the server refuses to start without credentials; with them
   assert.equal(m.status, 200);
   assert.match(m.headers.get('content-type') ?? '', /^text\/plain/);
   assert.match(await m.text(), /^sandtrail_queue_jobs\{queue="artefacts",state="waiting"\} 0$/m);
+
+  // keyless on loopback: a request under another host name is a web page come through DNS rebinding
+  const open = await ops(dir, {});
+  const status = (host: string, path: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const { hostname, port: p } = new URL(open.url);
+      request({ host: hostname, port: p, path, headers: { host } }, (res) => resolve(res.resume().statusCode ?? 0))
+        .on('error', reject)
+        .end();
+    });
+  const port2 = new URL(open.url).port;
+  assert.equal(await status(`127.0.0.1:${port2}`, '/metrics'), 200);
+  assert.equal(await status(`localhost:${port2}`, '/queues'), 200);
+  assert.equal(await status(`[::1]:${port2}`, '/metrics'), 200);
+  assert.equal(await status('attacker.example', '/metrics'), 403);
+  assert.equal(await status(`attacker.example:${port2}`, '/queues'), 403);
+  assert.equal(await status('attacker.example', '/healthz'), 200, 'liveness stays open');
 });
 
 function startWorker(env: NodeJS.ProcessEnv): { child: ChildProcess; log: () => string } {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/index.js';
@@ -10,6 +13,7 @@ import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { damagePivotPages } from '../support/damageStore.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
 async function setup(serve: Record<string, unknown> = {}) {
@@ -134,3 +138,82 @@ test('private file reports through /private/files/{sha256}; x-apikey checked aga
     /serve\.host 0\.0\.0\.0 is reachable beyond this machine: set serve\.apiKeys/,
   );
 });
+
+/** A raw HTTP/1.1 exchange, so the Host header and the request target are what the test says. */
+function rawGet(url: string, target: string, host: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, method: 'GET', path: target, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (s: string) => (body += s));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+test('keys guard every route by its match, not its spelling; keyless answers loopback host names only; store faults in the envelope; a stop cuts a stalled request', async () => {
+  const keyed = await setup({ apiKeys: 'key-three-0003' });
+  const api = await startReadApi({ config: keyed.config, store: keyed.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const host = new URL(api.url).host;
+  for (const target of [
+    '/%61pi/v3/sandtrail/top/behash',
+    `${api.url}/api/v3/sandtrail/top/behash`,
+    'http://elsewhere.example/api/v3/sandtrail/top/behash',
+    '/api/v3//sandtrail/top/behash',
+  ]) {
+    const r = await rawGet(api.url, target, host);
+    assert.equal(r.status, 401, target);
+    assert.equal((JSON.parse(r.body) as { error: { code: string } }).error.code, 'AuthenticationRequiredError', target);
+  }
+  assert.equal((await rawGet(api.url, '/api/v3/sandtrail/top/behash', host)).status, 401);
+
+  const open = await setup();
+  const log: { obj: unknown; msg: string }[] = [];
+  const logger = createLogger('silent');
+  logger.error = ((obj: unknown, msg: string) => void log.push({ obj, msg })) as typeof logger.error;
+  const api2 = await startReadApi({ config: open.config, store: open.store, log: logger });
+  const v3 = `${api2.url}/api/v3`;
+  const host2 = new URL(api2.url).host;
+  assert.equal((await rawGet(api2.url, '/api/v3/sandtrail/top/behash', host2)).status, 200);
+  assert.equal((await rawGet(api2.url, '/api/v3/sandtrail/top/behash', `localhost:${new URL(api2.url).port}`)).status, 200);
+  const rebound = await rawGet(api2.url, '/api/v3/sandtrail/top/behash', 'attacker.example:80');
+  assert.equal(rebound.status, 403, 'a page reaching the server through DNS rebinding');
+  assert.equal((JSON.parse(rebound.body) as { error: { code: string } }).error.code, 'ForbiddenError');
+  assert.equal((await rawGet(api2.url, '/', 'attacker.example')).status, 403);
+
+  const code = async (path: string): Promise<[number, string]> => {
+    const r = await fetch(`${v3}${path}`);
+    return [r.status, ((await r.json()) as { error?: { code: string } }).error?.code ?? 'ok'];
+  };
+  // an id longer than Fastify's default 100-character parameter is looked up, not refused
+  assert.deepEqual(await code(`/file_behaviours/${'0'.repeat(64)}_${'Long Sandbox Name '.repeat(8)}`), [404, 'NotFoundError']);
+  assert.deepEqual(await code('/sandtrail/top/behash?limit=0x2'), [400, 'InvalidArgumentError']);
+  assert.deepEqual(await code('/sandtrail/top/behash?limit=1e1'), [400, 'InvalidArgumentError']);
+  assert.deepEqual(await code('/sandtrail/top/behash?since='), [400, 'InvalidArgumentError']);
+  const [one] = await open.store.sink.top('behash', 1);
+  const [id] = await open.store.sink.query('behash', one?.value as string);
+  const related = (await (await fetch(`${v3}/sandtrail/related/${encodeURIComponent(id as string)}?limit=1`)).json()) as {
+    data: { attributes: unknown };
+  };
+  assert.deepEqual(related.data.attributes, JSON.parse(JSON.stringify(await open.store.hunt.related(id as string, { limit: 1 }))));
+
+  // a damaged store: the v3 envelope, 503, no file path for the client; the whole cause in the log
+  damagePivotPages(open.config.store.slice('sqlite:'.length));
+  const r = await fetch(`${v3}/sandtrail/pivots/behash/${encodeURIComponent(one?.value as string)}`);
+  const text = await r.text();
+  assert.equal(r.status, 503, text);
+  assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'TransientError');
+  assert.ok(!text.includes(open.dir), text);
+  assert.match(JSON.stringify(log), /STORE_DAMAGED/);
+
+  // a client that sent half a request does not hold the stop
+  const socket = connect(Number(new URL(api2.url).port), '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(`GET /api/v3/sandtrail/top/behash HTTP/1.1\r\nHost: ${host2}\r\n`);
+  cleanup(() => socket.destroy());
+  const started = Date.now();
+  await api2.close();
+  assert.ok(Date.now() - started < 15_000, `close took ${Date.now() - started} ms`);
+}, 60_000);
