@@ -316,13 +316,29 @@ const kibanaSchema = z
 /** One Redis URL: redis:// or rediss://, a host, maybe credentials, port and database. */
 const REDIS_URL = /^rediss?:\/\/[^\s,]+$/;
 
+/**
+ * Whether a Redis URL reads as one: nothing after the database number. A `#`, `/` or `?` left
+ * unencoded in a password ends the authority early, so the client would dial a host made of the
+ * password's head and messages would quote its tail.
+ */
+function redisUrlValid(raw: string): boolean {
+  const u = raw.trim();
+  if (!REDIS_URL.test(u)) return false;
+  try {
+    const url = new URL(u);
+    return url.hostname !== '' && url.hash === '' && url.search === '' && /^\/?\d*$/.test(url.pathname);
+  } catch {
+    return false;
+  }
+}
+
 export const configSchema = z
   .object({
     redisUrl: z
       .string()
       .refine(
-        (v) => v.split(',').every((u) => REDIS_URL.test(u.trim())),
-        'redis://[user:password@]host[:port] or rediss://…, comma-separated for a cluster',
+        (v) => v.split(',').every(redisUrlValid),
+        'redis://[user:password@]host[:port][/db] or rediss://…, comma-separated for a cluster (a password holding # / ? % or , is percent-encoded: %23 %2F %3F %25 %2C)',
       )
       .optional()
       .describe(

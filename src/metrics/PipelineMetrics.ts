@@ -139,7 +139,11 @@ export class PipelineMetrics {
       registers,
       async collect() {
         this.reset();
-        const depths = (await shared()?.queueDepths()) ?? {};
+        // unread (Redis not answering): no series rather than a scrape that fails
+        const depths =
+          (await shared()
+            ?.queueDepths()
+            .catch(() => undefined)) ?? {};
         for (const [queue, states] of Object.entries(depths))
           for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
       },
@@ -149,8 +153,10 @@ export class PipelineMetrics {
       help: 'Dead letters in the store.',
       registers,
       async collect() {
-        const r = shared();
-        if (r) this.set(await r.deadLetters());
+        const n = await shared()
+          ?.deadLetters()
+          .catch(() => undefined);
+        if (n !== undefined) this.set(n);
       },
     });
     let ingestion: Promise<{ lagSeconds: number | null; missingInARow: number }> | undefined;
@@ -163,8 +169,8 @@ export class PipelineMetrics {
       help: 'Now minus the end of the newest fully processed feed minute.',
       registers,
       async collect() {
-        const { lagSeconds } = await readIngestion();
-        if (lagSeconds !== null) this.set(lagSeconds);
+        const lag = await readIngestion().catch(() => null);
+        if (lag && lag.lagSeconds !== null) this.set(lag.lagSeconds);
       },
     });
     new Gauge({
@@ -172,7 +178,8 @@ export class PipelineMetrics {
       help: 'Feed minutes missing in a row, ending at the newest processed minute.',
       registers,
       async collect() {
-        this.set((await readIngestion()).missingInARow);
+        const read = await readIngestion().catch(() => null);
+        if (read) this.set(read.missingInARow);
       },
     });
   }

@@ -7,6 +7,7 @@ import { processMetrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
 import { assertSafeBinding, authorized, loopbackHostHeader } from './checkAccess.js';
 import { sharedStateReader } from './sharedState.js';
+import { withTimeout } from './withTimeout.js';
 
 /** What /readyz asks; each check rejects (or times out) when not ready. */
 export interface Readiness {
@@ -118,12 +119,4 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
         await app.close();
       })()),
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

@@ -91,6 +91,11 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.equal(again.code, 1);
   assert.match(again.stderr, /a watch named "cli-w" exists already/);
   assert.equal((await cli('add', 'none', '--file', file)).code, 2, 'no condition');
+  assert.equal((await cli('add', 'empty', '--behash', 'b1', '--file', '')).code, 2, 'an empty --file is not "record only"');
+  // a store that does not exist yet is created for the watch, and the user is told
+  const fresh = await runCli(['--store', `sqlite:${join(dir, 'typo.db')}`, 'watch', 'add', 'early', '--behash', 'b1']);
+  assert.equal(fresh.code, 0, fresh.stderr);
+  assert.match(fresh.stderr, /no store at .*typo\.db yet: creating it/);
   assert.equal((await cli('add', 'bad', '--sha256', 'xyz')).code, 2, 'not a SHA-256');
   const two = await cli('add', 'two', '--sha256', SHA('d'), '--sha256', SHA('D'), '--ja3s', 'A'.repeat(32));
   assert.equal(two.code, 0, two.stderr);

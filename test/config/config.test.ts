@@ -171,4 +171,15 @@ test('Redis Cluster: a list of URLs means a cluster, the queue prefix becomes a 
     () => loadConfig({ env: { REDIS_URL: 'redis://10.0.0.1:7000,http://10.0.0.2:7001' } }),
     (e: Error & { code?: string }) => e.code === 'CONFIG_INVALID' && /redisUrl/.test(e.message),
   );
+  // a password's unencoded # / ? ends the authority early: refused, with the fix, and no part of it quoted
+  for (const url of ['redis://:Pw@x#TopSecretTail@127.0.0.1:6394', 'redis://u:a/SecretTail@h:1', 'redis://u:a?SecretTail@h:1']) {
+    assert.throws(
+      () => loadConfig({ env: { REDIS_URL: url } }),
+      (e: Error & { code?: string }) =>
+        e.code === 'CONFIG_INVALID' && /percent-encoded: %23 %2F %3F/.test(e.message) && !e.message.includes('SecretTail'),
+      url,
+    );
+  }
+  assert.equal(loadConfig({ env: { REDIS_URL: 'redis://u:p%23w@h:1/2' } }).redisUrl, 'redis://u:p%23w@h:1/2');
+  assert.equal(loadConfig({ env: { REDIS_URL: 'redis://u:p@w@h:1' } }).redisUrl, 'redis://u:p@w@h:1', 'an @ in a password reads as one');
 });

@@ -125,6 +125,12 @@ test('/readyz follows Redis down and back, turns not ready as soon as draining s
     return r.status === 503 ? r : undefined;
   });
   assert.match(down.body.reason ?? '', /^redis: /);
+  // a scrape during the outage still answers, with the process's own counters and no queue depths
+  const scrape = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(15_000) });
+  assert.equal(scrape.status, 200);
+  const text = await scrape.text();
+  assert.match(text, /^sandtrail_batches_total|^# HELP sandtrail_batches_total/m);
+  assert.doesNotMatch(text, /^sandtrail_queue_jobs\{/m);
   await redis.restart();
   await until('ready again', async () => ((await readyz()).status === 200 ? true : undefined));
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
 import { openStore, type Store, type StoreAccess, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
@@ -53,8 +54,17 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
   if (conditions.length === 0) {
     throw new SandtrailError('USAGE', `watch add needs at least one condition: ${WATCH_FLAGS.map(([f]) => f.split(' ')[0]).join(', ')}`);
   }
+  if (o.file === '' || o.webhook === '') throw new SandtrailError('USAGE', `--${o.file === '' ? 'file' : 'webhook'} needs a value`);
   // workers may run elsewhere in the tree: the file is fixed to where the operator meant it
   const notify = { ...(o.file ? { file: resolve(o.file) } : {}), ...(o.webhook ? { webhook: o.webhook } : {}) };
+  // a watch may come before the first backfill, so a missing store is created; said, since a
+  // mistyped --store would otherwise give a watch that never fires on the real one
+  const spec = ctx.config.store;
+  if (spec.startsWith('sqlite:') && !existsSync(spec.slice('sqlite:'.length))) {
+    process.stderr.write(
+      `sandtrail: no store at ${spec.slice('sqlite:'.length)} yet: creating it; the watch fires for behaviours stored there\n`,
+    );
+  }
   return withStore(ctx, async (store) => {
     const watch = await store.watches.add({ name, conditions, notify, createdAt: Date.now() });
     const retro = o.retro ? await recordRetroHits(store, watch, ctx.log) : undefined;
