@@ -17,6 +17,11 @@ export interface ReplayResult {
 export interface ReplayOptions {
   /** Nesting limit of the normalizer (feed.maxDepth). */
   maxDepth?: number;
+  /**
+   * Told about each document a replay writes as new state, as the index stage tells its hooks
+   * (watches): a behaviour stored late through a replay is a hit like any other.
+   */
+  onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
 }
 
 /** Lists in the result stay bounded whatever the store holds. */
@@ -62,6 +67,8 @@ export async function replayDeadLetters(
     }
     const [item] = await sink.upsert([attempt.doc]);
     if (item?.status === 'ok') {
+      // before the entry goes: a hook that fails (its store) leaves the entry for the next replay
+      if (!item.stale) await opts.onStored?.([attempt.doc]);
       await dlq.remove([entry.id]);
       result.replayed += 1;
       if (result.indexedIds.length < MAX_LISTED) result.indexedIds.push(attempt.doc.meta.id);

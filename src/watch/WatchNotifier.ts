@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { messageOf } from '../errors/index.js';
+import { SandtrailError, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { record } from '../metrics/index.js';
 import { deadLetterId, type DeadLetterInput, type DeadLetterStore, type Watch, type WatchHit } from '../store/index.js';
 import { appendHitLine } from './appendHitLine.js';
 import { postWebhook, type WebhookOptions } from './postWebhook.js';
 import { redactWebhook } from './redactWebhook.js';
+import { WebhookBreaker } from './WebhookBreaker.js';
 
 type Channel = 'file' | 'webhook';
 
@@ -46,12 +47,16 @@ export function notificationLetter(hit: WatchHit, channel: Channel, code: string
  */
 export class WatchNotifier {
   private failures = 0;
+  private readonly breaker: WebhookBreaker;
 
   constructor(
     private readonly dlq: Pick<DeadLetterStore, 'put'>,
     private readonly log: Logger,
     private readonly webhook: WebhookOptions = {},
-  ) {}
+    breaker?: WebhookBreaker,
+  ) {
+    this.breaker = breaker ?? new WebhookBreaker();
+  }
 
   /** Deliveries that failed for good (dead-lettered) since this notifier was made. */
   get undelivered(): number {
@@ -63,10 +68,17 @@ export class WatchNotifier {
     const { file, webhook } = watch.notify;
     await Promise.all([
       file ? this.deliver(hit, 'file', 'WATCH_FILE_FAILED', () => appendHitLine(file, json)) : undefined,
-      webhook
-        ? this.deliver(hit, 'webhook', 'WEBHOOK_FAILED', () => postWebhook(webhook, json, this.webhook), redactWebhook(webhook))
-        : undefined,
+      webhook ? this.deliver(hit, 'webhook', 'WEBHOOK_FAILED', () => this.post(webhook, json), redactWebhook(webhook)) : undefined,
     ]);
+  }
+
+  /** One notification to a webhook, through its breaker. */
+  private async post(url: string, json: string): Promise<void> {
+    const admitted = this.breaker.admit(url);
+    if (typeof admitted === 'object') throw new SandtrailError('WEBHOOK_FAILED', admitted.skip);
+    const options = admitted === 'probe' ? { ...this.webhook, attempts: 1 } : this.webhook;
+    await postWebhook(url, json, options, { onTryFailed: () => this.breaker.failed(url), mayRetry: () => !this.breaker.isOpen(url) });
+    this.breaker.succeeded(url);
   }
 
   private async deliver(hit: WatchHit, channel: Channel, code: string, send: () => Promise<unknown>, target?: string): Promise<void> {

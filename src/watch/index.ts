@@ -13,6 +13,7 @@ export { WatchMatcher, DEFAULT_REFRESH_MS } from './WatchMatcher.js';
 export type { MatchableDoc, WatchMatch, WatchMatcherOptions } from './WatchMatcher.js';
 export { HitRecorder } from './HitRecorder.js';
 export { WatchNotifier, hitJson, notificationLetter } from './WatchNotifier.js';
+export { WebhookBreaker } from './WebhookBreaker.js';
 export { postWebhook, WEBHOOK_DEFAULTS } from './postWebhook.js';
-export type { WebhookOptions } from './postWebhook.js';
+export type { WebhookOptions, WebhookTries } from './postWebhook.js';
 export { redactWebhook } from './redactWebhook.js';

@@ -12,6 +12,14 @@ export interface WebhookOptions {
   timeoutMs?: number;
 }
 
+/** What a caller tracking the receiver's health (WebhookBreaker) is told, and may decide. */
+export interface WebhookTries {
+  /** Each try that failed in a way a retry could fix (timeout, connection, 5xx). */
+  onTryFailed(): void;
+  /** Asked before each retry: false stops the retries (the receiver is known down). */
+  mayRetry(): boolean;
+}
+
 export const WEBHOOK_DEFAULTS: Readonly<Required<WebhookOptions>> = Object.freeze({ attempts: 4, backoffMs: 500, timeoutMs: 10_000 });
 
 /** Statuses a receiver may answer differently next time (overloaded, restarting, rate-limiting). */
@@ -31,7 +39,7 @@ function reasonOf(err: unknown, timeoutMs: number): string {
  * which is not followed so the body never goes to a host the watch did not name) fails at once.
  * Resolves with the tries it took; throws WEBHOOK_FAILED, whose message names the host only.
  */
-export async function postWebhook(url: string, json: string, o: WebhookOptions = {}): Promise<number> {
+export async function postWebhook(url: string, json: string, o: WebhookOptions = {}, health?: WebhookTries): Promise<number> {
   const { attempts, backoffMs, timeoutMs } = { ...WEBHOOK_DEFAULTS, ...o };
   let reason = 'not tried';
   let tries = 0;
@@ -54,7 +62,8 @@ export async function postWebhook(url: string, json: string, o: WebhookOptions =
     } catch (err) {
       reason = reasonOf(err, timeoutMs);
     }
-    if (!retryable || tries >= attempts) break;
+    if (retryable) health?.onTryFailed();
+    if (!retryable || tries >= attempts || health?.mayRetry() === false) break;
     // jittered, so many notifications failing together do not retry in lockstep
     await sleep(backoffMs * 2 ** (tries - 1) * (0.5 + Math.random() / 2));
   }

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { replayDeadLetters } from '../../src/dlq/index.js';
 import { openStore, type DeadLetterInput } from '../../src/store/index.js';
 import { makeDoc } from '../store/sinkConformance.js';
+import { runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 const base = { batch: '202611010000', docId: null, path: '$', rawEncoding: 'utf8' as const, rawTruncated: false };
@@ -73,4 +75,39 @@ test('replay indexes what now passes, keeps what does not, and never replays a t
   } finally {
     await store.close();
   }
+});
+
+test('a behaviour stored by a replay is a watch hit like any other: recorded and notified once', async () => {
+  const dir = tempDir();
+  const file = join(dir, 's.db');
+  const store = openStore(`sqlite:${file}`);
+  const late = JSON.stringify({ id: `${'e'.repeat(64)}_Zenbox`, attributes: { behash: 'late-h', last_modification_date: 90 } });
+  try {
+    await store.dlq.put([
+      {
+        ...base,
+        id: 'normalize:202611010000:7',
+        stage: 'normalize',
+        line: 7,
+        code: 'too_deep',
+        message: 'deep',
+        raw: late,
+        rawSize: late.length,
+      },
+    ]);
+  } finally {
+    await store.close();
+  }
+  const hits = join(dir, 'hits.jsonl');
+  const cli = (...args: string[]): ReturnType<typeof runCli> => runCli(['--store', `sqlite:${file}`, ...args]);
+  assert.equal((await cli('watch', 'add', 'late', '--behash', 'late-h', '--file', hits)).code, 0);
+  const replay = await cli('dlq', 'replay', '--all', '--json');
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.equal((JSON.parse(replay.stdout) as { replayed: number }).replayed, 1);
+  const listed = JSON.parse((await cli('watch', 'hits', 'late', '--json')).stdout) as { behaviourId: string }[];
+  assert.deepEqual(
+    listed.map((h) => h.behaviourId),
+    [`${'e'.repeat(64)}_Zenbox`],
+  );
+  assert.equal(readFileSync(hits, 'utf8').trim().split('\n').length, 1);
 });

@@ -8,7 +8,7 @@ import { describe, test } from 'vitest';
 import { errorCode } from '../../src/errors/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openStore, type Watch } from '../../src/store/index.js';
-import { createWatchHook, postWebhook, redactWebhook, WatchMatcher, WatchNotifier } from '../../src/watch/index.js';
+import { createWatchHook, postWebhook, redactWebhook, WatchMatcher, WatchNotifier, WebhookBreaker } from '../../src/watch/index.js';
 import { cleanup, tempDir } from '../support/env.js';
 import { freePort } from '../support/redisServer.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
@@ -105,6 +105,65 @@ describe('webhook delivery', () => {
     const closed = await freePort();
     const refused = await postWebhook(`http://127.0.0.1:${closed}/s3cr3t`, '{}', { attempts: 1 }).catch((e: unknown) => e);
     assert.equal((refused as Error).message, `webhook http://127.0.0.1:${closed}/*** unreachable (ECONNREFUSED) (1 try)`);
+  });
+
+  test('a webhook that keeps failing is skipped for a pause (dead-lettered at once), then tried once, and used again once it answers', async () => {
+    const dir = tempDir();
+    const store = openStore(`sqlite:${join(dir, 's.db')}`);
+    cleanup(() => store.close());
+    // hangs past the timeout for the first 4 requests, then answers 204
+    let n = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      if (++n > 4) req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/s3cr3t`;
+    const w = watch('w', [{ kind: 'behash', value: 'h' }], { webhook: url });
+    const hit = (i: number) => ({
+      watch: 'w',
+      behaviourId: `${SHA('a')}_Sandbox${i}`,
+      lastModified: 5,
+      sha256: SHA('a'),
+      sandbox: `Sandbox${i}`,
+      matched: w.conditions,
+      at: 9,
+    });
+    let clock = 0;
+    const notifier = new WatchNotifier(store.dlq, log, { attempts: 1, timeoutMs: 150 }, new WebhookBreaker(3, 1000, () => clock));
+    const started = Date.now();
+    for (let i = 0; i < 20; i++) await notifier.notify(w, hit(i));
+    // three slow failures open the breaker; the other 17 are dead-lettered without a request
+    assert.equal(n, 3);
+    assert.equal(notifier.undelivered, 20);
+    assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+    const dead = await store.dlq.list({ stage: 'watch', limit: 50 });
+    assert.equal(dead.length, 20);
+    assert.match(dead.map((d) => d.message).join('\n'), /skipped: the webhook failed 3 tries in a row/);
+    assert.ok(!JSON.stringify(dead).includes('s3cr3t'));
+    // after the pause one notification is tried, alone: the 4th request hangs too, so it stays open
+    clock = 1000;
+    await Promise.all([notifier.notify(w, hit(20)), notifier.notify(w, hit(21))]);
+    assert.equal(n, 4);
+    clock = 2000;
+    await notifier.notify(w, hit(22));
+    await notifier.notify(w, hit(23));
+    assert.equal(n, 6, 'the probe was answered: the webhook is used as before');
+    assert.equal(notifier.undelivered, 22);
+
+    // notifications under way together: once the breaker opens, none of them retries
+    let m = 0;
+    const hang = createServer((req) => void (m++, req.resume()));
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+    cleanup(() => new Promise<void>((resolve) => (hang.closeAllConnections(), hang.close(() => resolve()))));
+    const w2 = watch('w2', w.conditions, { webhook: `http://127.0.0.1:${(hang.address() as AddressInfo).port}/h` });
+    const many = new WatchNotifier(store.dlq, log, { attempts: 4, backoffMs: 10, timeoutMs: 150 });
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 8 }, (_, i) => many.notify(w2, { ...hit(i), watch: 'w2' })));
+    // the two failures before the third (the threshold) may retry once; none after it (32 tries otherwise)
+    assert.ok(m <= 10, `${m} requests`);
+    assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
   });
 
   test('redactWebhook keeps scheme and host only', () => {

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
+import { createWatchHook } from '../../watch/index.js';
 import type { DeadLetterStage, Store } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 
@@ -53,7 +54,10 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
   if (!opts.all && ids.length === 0) throw new SandtrailError('USAGE', 'dlq replay needs --all or one or more ids');
   if (opts.all && ids.length > 0) throw new SandtrailError('USAGE', 'dlq replay takes --all or ids, not both');
   return changeStore(ctx, async (s) => {
-    const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, { maxDepth: ctx.config.feed.maxDepth });
+    const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, {
+      maxDepth: ctx.config.feed.maxDepth,
+      onStored: createWatchHook(s, ctx.log),
+    });
     const out = {
       replayed: r.replayed,
       still_rejected: r.stillRejected,
