@@ -19,6 +19,10 @@ export interface BackfillSummary {
   artefacts?: { completed: number; failed: number; open: number };
 }
 
+/** Why a minute whose file the backfill saw came back missing, and what to do. */
+export const PRESENT_BUT_MISSING =
+  'a feed worker found no batch file for this minute, yet the backfill listed one in the feed directory: a worker reads another directory (a volume not mounted on its machine, another path); fix it and run the same backfill again';
+
 /** Says how a lost queue is recovered, for the summary and the log. */
 export const QUEUE_LOST_HINT =
   'its jobs vanished from Redis (restarted without persistence, flushed, or evicted: run Redis with appendonly yes and maxmemory-policy noeviction); run the same backfill again';
@@ -79,6 +83,8 @@ export async function summarize(
     redisLost?: string;
     /** Minutes whose jobs had not finished when the run stopped waiting. */
     unfinished?: ReadonlySet<MinuteId>;
+    /** Minutes whose batch file the run found in its feed directory (none for other sources). */
+    present?: ReadonlySet<MinuteId>;
   } = {},
 ): Promise<BackfillSummary> {
   const entries = new Map((await store.batches.get(minutes)).map((e) => [e.batch, e]));
@@ -94,6 +100,10 @@ export async function summarize(
       // a job of this run failed for good: a row left by an earlier run (or none) does not say otherwise
       batches.failed += 1;
       failures.push({ batch: m, status: 'failed', reason: known });
+    } else if (e?.status === 'missing' && run.present?.has(m)) {
+      // a feed worker found no file where this run listed one: it reads another directory
+      batches.failed += 1;
+      failures.push({ batch: m, status: 'failed', reason: `SOURCE_NOT_FOUND: ${PRESENT_BUT_MISSING}` });
     } else if (e && e.status !== 'pending' && !run.unfinished?.has(m)) {
       batches[e.status] += 1;
       if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? known ?? 'failed' });

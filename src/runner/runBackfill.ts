@@ -35,6 +35,8 @@ export interface BackfillOptions {
   artefacts?: ArtefactChoice;
   /** How long the run waits for a Redis that stopped answering before it ends, its unfinished minutes failed (default: as long as it takes). */
   redisWaitMs?: number;
+  /** Minutes whose batch file the run found in the feed directory: a worker reporting one missing reads another directory. */
+  present?: ReadonlySet<MinuteId>;
 }
 
 /** A poll unanswered this long counts as Redis gone (its commands wait in the client's queue meanwhile). */
@@ -250,7 +252,8 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
       ...[...pendingIndex.values()].map(([batch]) => batch),
     ]);
-    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished }).catch(
+    const present = o.present;
+    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished, present }).catch(
       (err: unknown) => {
         // refused credentials end the command with their one error, as everywhere
         if (errorCode(err) === 'SINK_AUTH') throw err;

@@ -114,6 +114,8 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   const { config, log } = ctx;
   const minutes = await resolveMinutes(args.source, args.from, args.to, ctx, args.hourly);
   const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
+  // the minutes seen here with a file: a fleet worker that finds none of them reads another directory
+  const present = sourceSpec === 'api' || args.hourly ? undefined : new Set(await createSource(sourceSpec).listMinutes());
   if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
   const { store, redis } = await openStoreAndRedis(ctx);
@@ -147,6 +149,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           log,
           pause: parts.pause,
           redisWaitMs: config.worker.redisWaitMs,
+          present,
         });
         // downloads run apart from indexing; the command ends once they are over too
         if (args.artefacts) run.summary.artefacts = await parts.artefacts().settle(signal);
