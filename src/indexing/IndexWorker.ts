@@ -8,6 +8,7 @@ import {
   type IndexJobData,
   type IndexJobResult,
 } from '../queue/index.js';
+import { record } from '../metrics/index.js';
 import { deadLetterId, type DeadLetterInput } from '../store/index.js';
 import { decodeChunk, type SinkDoc } from '../wire/index.js';
 import { IndexStage } from './IndexStage.js';
@@ -87,6 +88,9 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
     const final = !isRetryable(err) || job.attemptsMade + 1 >= tries;
     const reason = `${code ?? 'ERROR'}: ${messageOf(err)}`;
     if (!final) throw err;
+    // the feed stage counted the batch when it had read it; that it failed is known here (so the
+    // failed-batches alert fires in a fleet too), once per chunk the store did not take
+    record({ m: 'batch', outcome: 'failed' });
     // the store may refuse this write too (the disk is still full): the failed job says it then
     await this.o.store.batches
       .chunkFailed(batch, n, reason)
