@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { SandtrailError } from '../errors/index.js';
+import { SandtrailError, errorCode } from '../errors/index.js';
 import { openClusterProbe, openNodeProbe, redisUrls, type RedisClient } from './connection.js';
 
 export interface CheckRedisOptions {
@@ -47,6 +47,8 @@ async function checkRedisCluster(url: string, timeoutMs: number, prefix: string 
   const urls = redisUrls(url);
   const seeds = await Promise.allSettled(urls.map((u) => connectNode(u, timeoutMs)));
   try {
+    const refused = seeds.find((s) => s.status === 'rejected' && errorCode(s.reason) === 'REDIS_FORBIDDEN');
+    if (refused?.status === 'rejected') throw refused.reason as Error;
     const down = seeds.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
     if (down.length) {
       throw new SandtrailError(
@@ -121,6 +123,13 @@ async function connectNode(url: string, timeoutMs: number): Promise<Redis> {
     const message = /^Protocol error/.test(raw)
       ? `the server there does not speak the Redis protocol (${raw.replace(/\.? Please report this\.?$/, '')})`
       : raw;
+    if (/\b(WRONGPASS|NOAUTH)\b/.test(message)) {
+      // it answered: the server is there, the credentials are what to fix
+      throw new SandtrailError(
+        'REDIS_FORBIDDEN',
+        `Redis at ${redactUrl(url)} refuses the credentials of REDIS_URL (${message}): check its user and password (special characters percent-encoded)`,
+      );
+    }
     const fix = redisTlsFix(url, message);
     throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${fix ? `; ${fix}` : ''}`);
   }

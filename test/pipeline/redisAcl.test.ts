@@ -62,6 +62,14 @@ for (const [name, what] of [
     assert.ok((lines[0] as string).includes(`ACL SETUSER ${name} ~${PREFIX}:* &* +@all -@dangerous +info`), lines[0]);
     assert.ok(!r.stderr.includes('s3cret'), 'the password is never shown');
 
+    // the commands that read Redis say the same, instead of ioredis's warning and a raw NOPERM
+    for (const args of [['status'], ['ledger']]) {
+      const c = await runCli(args, { env: envOf(name, `sqlite:${join(dir, 'ok.db')}`) });
+      assert.equal(c.code, 1, `${args.join(' ')}: ${c.stderr}`);
+      assert.match(c.stderr, new RegExp(`${what}.*ACL SETUSER ${name} ~${PREFIX}:\\*`), args.join(' '));
+      assert.doesNotMatch(c.stderr, /Skipping the ready check/);
+    }
+
     // a fleet worker says the same and exits, instead of retrying inside BullMQ
     const worker = indexWorker(name);
     const { code, err } = await worker.done;

@@ -140,7 +140,8 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
   let queues: Queues | undefined;
   try {
     if (redisUrl) {
-      await checkRedis(redisUrl, { redisCluster: config.redisCluster, timeoutMs: STATUS_REDIS_TIMEOUT_MS });
+      // the rights the pipeline's user needs, named with their grant, before the raw NOPERM of a read
+      await checkRedis(redisUrl, { redisCluster: config.redisCluster, timeoutMs: STATUS_REDIS_TIMEOUT_MS, prefix: config.queuePrefix });
       queues = createQueues(redisUrl, config);
     }
     const counts = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;

@@ -43,7 +43,11 @@ async function withLedger<T>(ctx: CliContext, fn: (l: QuotaLedger | undefined) =
     return fn(undefined);
   }
   // an unreachable Redis is said at once (a ledger read would wait for it forever)
-  await checkRedis(ctx.config.redisUrl, { redisCluster: ctx.config.redisCluster, timeoutMs: LEDGER_REDIS_TIMEOUT_MS });
+  await checkRedis(ctx.config.redisUrl, {
+    redisCluster: ctx.config.redisCluster,
+    timeoutMs: LEDGER_REDIS_TIMEOUT_MS,
+    prefix: ctx.config.queuePrefix,
+  });
   const redis = createRedis(ctx.config.redisUrl, ctx.config);
   try {
     return await fn(new QuotaLedger(redis, ctx.config.queuePrefix));
