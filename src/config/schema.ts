@@ -135,6 +135,9 @@ const workerSchema = z
       .describe(
         'How long a backfill waits for a Redis that stopped answering before it ends, its unfinished minutes failed with REDIS_UNAVAILABLE; long-running workers wait for it as long as it takes.',
       ),
+    idleWarnMs: positiveInt
+      .default(60_000)
+      .describe('backfill --no-workers logs a warning this often while no job finishes (no fleet worker may be running).'),
   })
   .strict();
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordFailures, summarize, unreadSummary, type BackfillSummary } from './backfillSummary.js';
+import { idleWatch } from './idleWatch.js';
 import { errorCode, messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
@@ -37,6 +38,8 @@ export interface BackfillOptions {
   redisWaitMs?: number;
   /** Minutes whose batch file the run found in the feed directory: a worker reporting one missing reads another directory. */
   present?: ReadonlySet<MinuteId>;
+  /** Says so in the log, this often, while no job finishes (a run whose work is left to fleet workers). */
+  idleWarnMs?: number;
 }
 
 /** A poll unanswered this long counts as Redis gone (its commands wait in the client's queue meanwhile). */
@@ -212,6 +215,12 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
     redisDown = true;
     downSince ??= Date.now();
   };
+  const idle = idleWatch(o.idleWarnMs, (idleS, done) =>
+    o.log?.warn(
+      { idleS, batchesDone: done, batchesTotal: o.minutes.length },
+      `no job finished for ${idleS} s: the jobs wait for fleet workers (worker feed, worker index) on this Redis and queue prefix; is one running?`,
+    ),
+  );
   while ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) {
     if (o.signal?.aborted) break;
     inflight ??= (async () => {
@@ -241,6 +250,7 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       break;
     }
     report();
+    idle.check(`${batchesDone}:${chunksDone}`, batchesDone);
     if ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) await (o.pause ?? sleep)(o.pollMs ?? 250);
   }
   report();

@@ -57,3 +57,29 @@ test.skipIf(!canUnshare)(
   },
   120_000,
 );
+
+test('backfill --no-workers with no fleet worker running says so in the log, again and again, instead of waiting without a word', async () => {
+  const dir = tempDir();
+  const feed = join(dir, 'feed');
+  await writeFeed({ out: feed, seed: 4, start: '202611050000', minutes: 2, perMinute: 5, malformedRate: 0 });
+  const redis = await RedisServer.start({ aof: false });
+  cleanup(() => redis.stop());
+  const env = {
+    REDIS_URL: redis.url,
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+    SANDTRAIL_STORE: `sqlite:${join(dir, 's.db')}`,
+    SANDTRAIL_WORKER_IDLE_WARN_MS: '400',
+  };
+  const b = start(process.execPath, [builtCli(), 'backfill', '--source', `dir:${feed}`, '--no-workers', '--json'], env);
+  for (let i = 0; i < 200 && (b.err().match(/no job finished/g) ?? []).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+  b.child.kill('SIGINT');
+  await once(b.child, 'exit');
+  const warnings = b
+    .err()
+    .split('\n')
+    .filter((l) => l.includes('no job finished'));
+  assert.ok(warnings.length >= 2, b.err());
+  const first = JSON.parse(warnings[0] as string) as { batchesDone: number; batchesTotal: number; msg: string };
+  assert.deepEqual([first.batchesDone, first.batchesTotal], [0, 2]);
+  assert.match(first.msg, /fleet workers \(worker feed, worker index\) on this Redis and queue prefix/);
+}, 60_000);

@@ -150,6 +150,8 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           pause: parts.pause,
           redisWaitMs: config.worker.redisWaitMs,
           present,
+          // with no workers of its own, a run nobody works for would otherwise wait without a word
+          idleWarnMs: args.workers === false ? config.worker.idleWarnMs : undefined,
         });
         // downloads run apart from indexing; the command ends once they are over too
         if (args.artefacts) run.summary.artefacts = await parts.artefacts().settle(signal);
