@@ -160,9 +160,10 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
       const stats = await store.hunt.pivotStats(kind, req.params.value, { limit, offset });
       const more = offset + stats.newest.length < stats.behaviours;
-      const path = `pivots/${kind}/${encodeURIComponent(req.params.value)}`;
+      // the value as the store compares it (hashes lower-case), in the id and links alike
+      const path = `pivots/${kind}/${encodeURIComponent(stats.value)}`;
       return {
-        data: sandtrail(req, 'sandtrail_pivot', `${kind}:${req.params.value}`, stats, path),
+        data: sandtrail(req, 'sandtrail_pivot', `${kind}:${stats.value}`, stats, path),
         meta: more ? { cursor: encodeCursor(offset + limit) } : {},
         links: {
           self: `${base(req)}/sandtrail/${path}`,

@@ -198,6 +198,19 @@ describe('a store that cannot be one ends the command at once, before any privat
     assert.match(r.stderr, /unknown store "foo:bar"/);
   });
 
+  test(
+    'serve --host that is no address (empty, 999.1.1.1) is a usage error, not "reachable beyond this machine"',
+    { timeout: 60_000 },
+    async () => {
+      const s = scope();
+      for (const host of ['', '999.1.1.1', 'two words']) {
+        const r = await cli(['serve', '--host', host, '--port', '0'], { tmp: s.tmp, env: NO_REDIS_URL });
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, /--host must be an address or host name to bind/);
+      }
+    },
+  );
+
   test('an Elasticsearch store spec that is no URL is a usage error that does not echo its credentials', { timeout: 60_000 }, async () => {
     const s = scope();
     const r = await cli(['top', 'behash', '--store', 'es:https://bob:se cret@ho st:9200'], { tmp: s.tmp, env: NO_REDIS_URL });

@@ -193,6 +193,10 @@ test('keys guard every route by its match, not its spelling; keyless answers loo
   assert.deepEqual(await code('/sandtrail/top/behash?limit=1e1'), [400, 'InvalidArgumentError']);
   assert.deepEqual(await code('/sandtrail/top/behash?since='), [400, 'InvalidArgumentError']);
   const [one] = await open.store.sink.top('behash', 1);
+  const upper = (await (await fetch(`${v3}/sandtrail/pivots/behash/${(one?.value as string).toUpperCase()}`)).json()) as {
+    data: { id: string; attributes: { value: string } };
+  };
+  assert.deepEqual([upper.data.id, upper.data.attributes.value], [`behash:${one?.value}`, one?.value], 'the id says the value compared');
   const [id] = await open.store.sink.query('behash', one?.value as string);
   const related = (await (await fetch(`${v3}/sandtrail/related/${encodeURIComponent(id as string)}?limit=1`)).json()) as {
     data: { attributes: unknown };
