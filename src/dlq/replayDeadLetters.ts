@@ -12,6 +12,8 @@ export interface ReplayResult {
   needsSourceBatches: string[];
   /** Document ids indexed (bounded: at most MAX_LISTED; `replayed` has the count). */
   indexedIds: string[];
+  /** Ids asked for that the dead-letter store does not hold. */
+  notFound: string[];
 }
 
 export interface ReplayOptions {
@@ -39,12 +41,24 @@ export async function replayDeadLetters(
   select: { all: true } | { ids: readonly string[] },
   opts: ReplayOptions = {},
 ): Promise<ReplayResult> {
-  const result: ReplayResult = { replayed: 0, stillRejected: 0, retryable: 0, needsSource: 0, needsSourceBatches: [], indexedIds: [] };
+  const result: ReplayResult = {
+    replayed: 0,
+    stillRejected: 0,
+    retryable: 0,
+    needsSource: 0,
+    needsSourceBatches: [],
+    indexedIds: [],
+    notFound: [],
+  };
   const entries: AsyncIterable<DeadLetter | null> =
     'all' in select
       ? dlq.iterate(PAGE)
       : (async function* () {
-          for (const id of select.ids) yield await dlq.get(id);
+          for (const id of select.ids) {
+            const entry = await dlq.get(id);
+            if (!entry) result.notFound.push(id);
+            yield entry;
+          }
         })();
   for await (const entry of entries) {
     if (!entry) continue;

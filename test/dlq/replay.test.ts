@@ -110,4 +110,10 @@ test('a behaviour stored by a replay is a watch hit like any other: recorded and
     [`${'e'.repeat(64)}_Zenbox`],
   );
   assert.equal(readFileSync(hits, 'utf8').trim().split('\n').length, 1);
+
+  // an id the store does not hold is said, exit 1, as dlq show does
+  const unknown = await cli('dlq', 'replay', 'normalize:202611010000:99', '--json');
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /no dead letter with id "normalize:202611010000:99"/);
+  assert.deepEqual((JSON.parse(unknown.stdout) as { not_found: string[] }).not_found, ['normalize:202611010000:99']);
 });

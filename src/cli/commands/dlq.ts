@@ -65,8 +65,9 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
       needs_source: r.needsSource,
       remaining: await s.dlq.count(),
     };
+    if (r.notFound.length > 0) process.stderr.write(`sandtrail: no dead letter with id ${r.notFound.map((id) => `"${id}"`).join(', ')}\n`);
     if (opts.json) {
-      await writeOut(`${JSON.stringify({ ...out, needs_source_batches: r.needsSourceBatches })}\n`);
+      await writeOut(`${JSON.stringify({ ...out, needs_source_batches: r.needsSourceBatches, not_found: r.notFound })}\n`);
     } else {
       await writeOut(
         `replayed ${out.replayed}, still rejected ${out.still_rejected}, retryable ${out.retryable}, needing the source batch ${out.needs_source}; ${out.remaining} left in the dead-letter store\n`,
@@ -78,7 +79,7 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
         );
       }
     }
-    return 0;
+    return r.notFound.length > 0 ? 1 : 0;
   });
 }
 
