@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { envSettings, type ConfigInput } from '../config/index.js';
-import { errorCode, messageOf } from '../errors/index.js';
+import { errorCode, messageOf, wasLogged } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { BudgetFlags } from './budget.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
@@ -81,7 +81,8 @@ async function asLogged(log: Logger, fn: () => Promise<number>): Promise<number>
   try {
     return await fn();
   } catch (err) {
-    log.fatal({ code: errorCode(err) }, messageOf(err));
+    // a stage runner that stopped the process for this error has logged it, with its fix
+    if (!wasLogged(err)) log.fatal({ code: errorCode(err) }, messageOf(err));
     return exitCodeOf(err);
   }
 }

@@ -180,3 +180,16 @@ export function storeFaultOfReason(reason: string | undefined): ErrorCode | unde
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Errors already written to the log as a process's fatal line (a stage runner says it first). */
+const logged = new WeakSet<object>();
+
+/** Marks `err` as logged as fatal, so the process's last word does not repeat it. */
+export function markLogged(err: unknown): void {
+  if (typeof err === 'object' && err !== null) logged.add(err);
+}
+
+/** Whether `err` was already logged as fatal (markLogged). */
+export function wasLogged(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && logged.has(err);
+}

@@ -4,7 +4,9 @@ export {
   errorCode,
   isRetryable,
   isStoreFault,
+  markLogged,
   messageOf,
   storeFaultOfReason,
+  wasLogged,
 } from './SandtrailError.js';
 export type { ErrorCode } from './SandtrailError.js';

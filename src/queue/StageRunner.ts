@@ -1,6 +1,6 @@
 import { DelayedError, Worker, type Job, type Processor } from './bullmq.js';
 import type { Config } from '../config/index.js';
-import { errorCode, messageOf, SandtrailError, storeFaultOfReason, type ErrorCode } from '../errors/index.js';
+import { errorCode, markLogged, messageOf, SandtrailError, storeFaultOfReason, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { createRedis, type RedisClient } from './connection.js';
 
@@ -115,6 +115,7 @@ export class StageRunner<D, R> {
   private stopFor(fatal: SandtrailError, fix?: string): void {
     const message = fatal.message.replace(`${fatal.code}: `, '');
     if (!this.fatal) this.o.log.fatal({ stage: this.o.stage, code: fatal.code }, `${fix ? `${message}: ${fix}` : message}; stopping`);
+    markLogged(fatal);
     this.fatal ??= fatal;
     this.o.onFatal?.(fatal);
   }

@@ -387,6 +387,7 @@ test('a fleet index worker on a damaged store stops with the cause, keeps its jo
     assert.notEqual(code, 0);
     assert.match(stderr, /the file is damaged: SQLite store .*store\.db/);
     assert.match(stderr, /repair or restore the store; stopping/);
+    assert.equal(stderr.split('\n').filter((l) => l.includes('"level":60')).length, 1, `one fatal line: ${stderr}`);
     const counts = await queues.index.getJobCounts('failed', 'delayed', 'waiting');
     assert.equal(counts.failed, 0, 'no job failed for the store');
     assert.equal((counts.delayed ?? 0) + (counts.waiting ?? 0), chunks.length, 'every chunk kept for a worker on a repaired store');
