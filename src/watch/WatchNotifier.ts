@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { record } from '../metrics/index.js';
 import { deadLetterId, type DeadLetterInput, type DeadLetterStore, type Watch, type WatchHit } from '../store/index.js';
 import { appendHitLine } from './appendHitLine.js';
-import { postWebhook, type WebhookOptions } from './postWebhook.js';
+import { postWebhook, WEBHOOK_DEFAULTS, type WebhookOptions } from './postWebhook.js';
 import { redactWebhook } from './redactWebhook.js';
 import { WebhookBreaker } from './WebhookBreaker.js';
 
@@ -55,7 +55,7 @@ export class WatchNotifier {
     private readonly webhook: WebhookOptions = {},
     breaker?: WebhookBreaker,
   ) {
-    this.breaker = breaker ?? new WebhookBreaker();
+    this.breaker = breaker ?? new WebhookBreaker(2 * (webhook.attempts ?? WEBHOOK_DEFAULTS.attempts));
   }
 
   /** Deliveries that failed for good (dead-lettered) since this notifier was made. */

@@ -1,15 +1,18 @@
+import { WEBHOOK_DEFAULTS } from './postWebhook.js';
+
 /**
  * Skips a webhook for a while once it keeps failing, so one receiver that hangs or is gone does
  * not hold every chunk of the index stage for the length of its retries (up to 43 s a hit, 8 at a
- * time): after `threshold` tries in a row failed (timeouts, refused connections, 5xx), retries
- * under way stop and the next notifications are dead-lettered at once for `pauseMs`; then one
- * notification is tried, alone and once, and its outcome closes the breaker or opens it again.
+ * time): after `threshold` tries in a row failed (timeouts, refused connections, 5xx; by default
+ * two notifications' worth, so one notification always gets all its tries), retries under way
+ * stop and the next notifications are dead-lettered at once for `pauseMs`; then one notification
+ * is tried, alone and once, and its outcome closes the breaker or opens it again.
  */
 export class WebhookBreaker {
   private readonly states = new Map<string, { failures: number; openUntil: number; probing: boolean }>();
 
   constructor(
-    private readonly threshold = 3,
+    private readonly threshold = 2 * WEBHOOK_DEFAULTS.attempts,
     private readonly pauseMs = 60_000,
     private readonly now: () => number = Date.now,
   ) {}

@@ -66,6 +66,8 @@ export async function postWebhook(url: string, json: string, o: WebhookOptions =
     if (!retryable || tries >= attempts || health?.mayRetry() === false) break;
     // jittered, so many notifications failing together do not retry in lockstep
     await sleep(backoffMs * 2 ** (tries - 1) * (0.5 + Math.random() / 2));
+    // asked again after the pause: tries failing together (a receiver that hangs) open the breaker meanwhile
+    if (health?.mayRetry() === false) break;
   }
   throw new SandtrailError('WEBHOOK_FAILED', `webhook ${redactWebhook(url)} ${reason} (${tries} ${tries === 1 ? 'try' : 'tries'})`, {
     tries,
