@@ -48,6 +48,8 @@ export interface ProgramKit {
   ctxOf(cmd: Command, defaults?: Partial<GlobalOptions>): CliContext;
   action<A extends unknown[]>(fn: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
   asLogged(log: CliContext['log'], fn: () => Promise<number>): Promise<number>;
+  /** A long-running process's context: a configuration it cannot start with is its one JSON log line too. */
+  processCtxOf(cmd: Command, worker: string): CliContext;
 }
 
 /** commander's parser for a repeatable option: every value, in order. */

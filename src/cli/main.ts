@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { envSettings, type ConfigInput } from '../config/index.js';
-import { errorCode, messageOf, wasLogged } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import { errorCode, markLogged, messageOf, wasLogged } from '../errors/index.js';
+import { createLogger, type Logger } from '../log/index.js';
 import type { BudgetFlags } from './budget.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
 import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
@@ -113,6 +113,16 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     const g = cmd.optsWithGlobals<GlobalOptions>();
     // the command's default level sits under the config file and the environment, as a default
     return createContext(g, env, {}, defaults.logLevel ? { logLevel: defaults.logLevel as ConfigInput['logLevel'] } : {});
+  };
+  const processCtxOf = (cmd: Command, worker: string): CliContext => {
+    try {
+      return ctxOf(cmd);
+    } catch (err) {
+      // no configured logger yet: the default one, so the process's log stays JSON lines
+      createLogger('info', { worker }).fatal({ code: errorCode(err) }, messageOf(err));
+      markLogged(err);
+      throw err;
+    }
   };
   const action =
     <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>
@@ -227,7 +237,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N')
     .action(
       action(async (o: { source: string; start?: string }, cmd: Command) => {
-        const ctx = ctxOf(cmd);
+        const ctx = processCtxOf(cmd, 'scheduler');
         const [{ parseCursor }, { runSchedulerProcess }] = await Promise.all([loadQueue(), loadRunner()]);
         const start = o.start ? parseCursor(o.start) : undefined;
         const log = ctx.log.child({ worker: 'scheduler' });
@@ -241,7 +251,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       .description(`run the ${kind} stage worker`)
       .action(
         action(async (_o, cmd: Command) => {
-          const ctx = ctxOf(cmd);
+          const ctx = processCtxOf(cmd, kind);
           const log = ctx.log.child({ worker: kind });
           return asLogged(log, async () => {
             const { runWorkerProcess } = await loadRunner();
@@ -251,7 +261,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
       );
   }
 
-  registerContractCommands(program, { ctxOf, action, asLogged }, worker);
+  registerContractCommands(program, { ctxOf, action, asLogged, processCtxOf }, worker);
 
   const query = program
     .command('query')
@@ -268,8 +278,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--json', 'compact JSON on one line')
     .action(action((id: string, o: { json?: boolean }, cmd: Command) => getCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
 
-  registerHunting(program, { ctxOf, action, asLogged });
-  registerAdminCommands(program, { ctxOf, action, asLogged });
+  registerHunting(program, { ctxOf, action, asLogged, processCtxOf });
+  registerAdminCommands(program, { ctxOf, action, asLogged, processCtxOf });
 
   program
     .command('demo')
@@ -315,7 +325,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     if (err instanceof CommanderError) {
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
     }
-    process.stderr.write(`sandtrail: ${messageOf(err)}\n`);
+    if (!wasLogged(err)) process.stderr.write(`sandtrail: ${messageOf(err)}\n`);
     return exitCodeOf(err);
   }
 }

@@ -29,7 +29,7 @@ function withBudgetOptions(cmd: Command): Command {
  * artefacts, and the worker processes that run lookups and downloads for a fleet.
  */
 export function registerContractCommands(program: Command, kit: ProgramKit, worker: Command): void {
-  const { ctxOf, action, asLogged } = kit;
+  const { ctxOf, action, asLogged, processCtxOf } = kit;
   withArtefactOptions(
     withBudgetOptions(
       program
@@ -89,7 +89,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
     .description('run the lookup worker (hash jobs of `sandtrail lookup --no-workers`) and the artefact downloads they queue')
     .action(
       action(async (_o, cmd: Command) => {
-        const ctx = ctxOf(cmd);
+        const ctx = processCtxOf(cmd, 'lookup');
         const log = ctx.log.child({ worker: 'lookup' });
         return asLogged(log, async () => {
           const { runWorkerProcess } = await loadWorkerProcess();
@@ -102,7 +102,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
     .description('run the artefact download worker (jobs queued by feed and lookup workers for --artefacts)')
     .action(
       action(async (_o, cmd: Command) => {
-        const ctx = ctxOf(cmd);
+        const ctx = processCtxOf(cmd, 'artefacts');
         const log = ctx.log.child({ worker: 'artefacts' });
         return asLogged(log, async () => {
           const { runWorkerProcess } = await loadWorkerProcess();

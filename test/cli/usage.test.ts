@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { test } from 'vitest';
@@ -72,6 +73,19 @@ test('a worker without Redis is a configuration error: exit 2, one JSON log line
   const line = JSON.parse(r.stderr.trim().split('\n').at(-1) as string) as { code: string; msg: string };
   assert.equal(line.code, 'USAGE');
   assert.match(line.msg, /set REDIS_URL/);
+
+  // a configuration it cannot start with: the same, one JSON line (not a plain "sandtrail: ..." line)
+  const config = join(dir, 'bad.json');
+  writeFileSync(config, '{"bogus": 1}');
+  for (const kind of ['feed', 'index', 'scheduler', 'lookup', 'artefacts']) {
+    const bad = await runCli(['worker', kind, '--config', config], { env: { REDIS_URL: '' } });
+    assert.equal(bad.code, 2, bad.stderr);
+    const lines = bad.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, bad.stderr);
+    const fatal = JSON.parse(lines[0] as string) as { level: number; code: string; worker: string; msg: string };
+    assert.deepEqual([fatal.level, fatal.code, fatal.worker], [60, 'CONFIG_INVALID', kind]);
+    assert.match(fatal.msg, /Unrecognized key\(s\) in object: 'bogus'/);
+  }
 });
 
 test('dlq purge says how many it would delete and deletes only with --yes', async () => {
