@@ -94,11 +94,17 @@ test('the command line takes pivot kinds and flags in both spellings (top, query
   for (const args of [
     ['top', 'behash', '--limit', '0'],
     ['related', `${SHA('a')}_Zenbox`, '--limit', '0'],
+    ['top', 'behash', '--limit', '1e2'],
+    ['dlq', 'list', '--limit', '0'],
+    ['watch', 'hits', 'any', '--limit', '0'],
   ]) {
     const r = await cli(...args);
     assert.equal(r.code, 2, args.join(' '));
-    assert.match(r.stderr, /--limit must be a whole number from 1 to 1000/);
+    // the same words on every command
+    assert.match(r.stderr, /--limit must be a whole number from 1 to \d+, got "/, args.join(' '));
   }
+  const offset = await cli('dlq', 'list', '--offset', '-1');
+  assert.match(offset.stderr, /--offset must be a whole number from 0 to 1000000000, got "-1"/);
 
   const add = await cli('watch', 'add', 'both', '--sigma_rule_id', RULE, '--sigma-rule', 'other', '--dropped_sha256', DROP, '--json');
   assert.equal(add.code, 0, add.stderr);

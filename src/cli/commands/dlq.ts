@@ -4,6 +4,7 @@ import { SandtrailError } from '../../errors/index.js';
 import { createWatchHook } from '../../watch/index.js';
 import type { DeadLetterStage, Store } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
+import { countFlag } from '../countFlag.js';
 
 /** Runs `fn` on the configured store, which must exist: replay and purge change a store, never start one. */
 const changeStore = <T>(ctx: CliContext, fn: (s: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { mustExist: true });
@@ -14,10 +15,8 @@ export async function dlqList(
 ): Promise<number> {
   if (opts.stage && opts.stage !== 'normalize' && opts.stage !== 'index' && opts.stage !== 'watch')
     throw new SandtrailError('USAGE', '--stage must be normalize, index or watch');
-  const limit = opts.limit ? Number(opts.limit) : 1000;
-  if (!Number.isInteger(limit) || limit <= 0) throw new SandtrailError('USAGE', '--limit must be a positive integer');
-  const offset = opts.offset ? Number(opts.offset) : 0;
-  if (!Number.isInteger(offset) || offset < 0) throw new SandtrailError('USAGE', '--offset must be a non-negative integer');
+  const limit = countFlag('--limit', opts.limit, 1000, { min: 1, max: 100_000 });
+  const offset = countFlag('--offset', opts.offset, 0, { min: 0, max: 1_000_000_000 });
   return withStore(ctx, async (s) => {
     const filter = { stage: opts.stage as DeadLetterStage | undefined, batch: opts.batch };
     const rows = await s.dlq.list({ ...filter, limit, offset });

@@ -10,15 +10,8 @@ import {
 } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 import { PIVOT_FLAGS } from './query.js';
+import { countFlag } from '../countFlag.js';
 import { parseSince } from '../sinceFlag.js';
-
-/** A count flag: a whole number from `min` (0 unless a list of nothing means nothing) to `max`. */
-function positive(flag: string, raw: string | undefined, fallback: number, max = 10_000, min = 0): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new SandtrailError('USAGE', `${flag} must be a whole number from ${min} to ${max}`);
-  return n;
-}
 
 /** `--since` (sinceFlag) as epoch seconds. */
 function sinceSeconds(raw: string | undefined): number | undefined {
@@ -49,8 +42,8 @@ export async function pivotCommand(opts: Record<string, unknown>, ctx: CliContex
     );
   }
   const [, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
-  const limit = positive('--limit', opts.limit as string | undefined, 20, 1000);
-  const offset = positive('--offset', opts.offset as string | undefined, 0, 1_000_000_000);
+  const limit = countFlag('--limit', opts.limit as string | undefined, 20, { min: 0, max: 1000 });
+  const offset = countFlag('--offset', opts.offset as string | undefined, 0, { min: 0, max: 1_000_000_000 });
   const stats: PivotStats = await withStore(ctx, (s) => s.hunt.pivotStats(kind as PivotKind, opts[key] as string, { limit, offset }));
   if (opts.json) await writeOut(`${JSON.stringify(stats)}\n`);
   else {
@@ -79,7 +72,7 @@ export async function topCommand(
     throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
   const since = sinceSeconds(opts.since);
   // a top of nothing answers nothing: at least one value
-  const limit = positive('--limit', opts.limit, 10, 1000, 1);
+  const limit = countFlag('--limit', opts.limit, 10, { min: 1, max: 1000 });
   const top = await withStore(ctx, (s) => s.hunt.top(kind, { since, limit }));
   if (opts.json) await writeOut(`${JSON.stringify(top)}\n`);
   else
@@ -93,7 +86,7 @@ export async function topCommand(
 
 /** `sandtrail related ID`: who shares this behaviour's pivot values. */
 export async function relatedCommand(id: string, opts: { limit?: string; json?: boolean }, ctx: CliContext): Promise<number> {
-  const limit = positive('--limit', opts.limit, 20, 1000, 1);
+  const limit = countFlag('--limit', opts.limit, 20, { min: 1, max: 1000 });
   const r: RelatedBehaviours | null = await withStore(ctx, (s) => s.hunt.related(id, { limit }));
   if (!r) {
     process.stderr.write(`sandtrail: no behaviour with id "${id}" in the store\n`);

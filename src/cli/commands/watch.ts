@@ -5,6 +5,7 @@ import { openStore, type Store, type StoreAccess, type Watch, type WatchConditio
 import { recordRetroHits, redactWebhook } from '../../watch/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
+import { countFlag } from '../countFlag.js';
 import { parseSince } from '../sinceFlag.js';
 
 export interface WatchAddOptions {
@@ -114,13 +115,6 @@ export async function watchRemoveCommand(name: string, o: { json?: boolean }, ct
   });
 }
 
-function count(flag: string, v: string | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new SandtrailError('USAGE', `${flag} must be a non-negative integer`);
-  return n;
-}
-
 const hitLine = (h: WatchHit): string =>
   `${new Date(h.at).toISOString()}  ${h.behaviourId}  v${h.lastModified}  ${h.matched.map(conditionText).join(', ')}\n`;
 
@@ -132,8 +126,8 @@ export async function watchHitsCommand(
 ): Promise<number> {
   const q = {
     since: o.since ? parseSince(o.since) : undefined,
-    limit: count('--limit', o.limit, 100),
-    offset: count('--offset', o.offset, 0),
+    limit: countFlag('--limit', o.limit, 100, { min: 1, max: 100_000 }),
+    offset: countFlag('--offset', o.offset, 0, { min: 0, max: 1_000_000_000 }),
   };
   return readStore(ctx, async (store) => {
     if (!(await store.watches.get(name))) throw new SandtrailError('NOT_FOUND', `no watch named "${name}" in ${store.spec}`);
