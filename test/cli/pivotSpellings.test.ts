@@ -103,6 +103,11 @@ test('the command line takes pivot kinds and flags in both spellings (top, query
     // the same words on every command
     assert.match(r.stderr, /--limit must be a whole number from 1 to \d+, got "/, args.join(' '));
   }
+  // a search with no match prints no id, and says so on stderr
+  const none = await cli('query', '--sigma-rule', 'no-such-rule');
+  assert.deepEqual([none.code, none.stdout], [0, '']);
+  assert.match(none.stderr, /^sandtrail: nothing matches --sigma-rule no-such-rule in sqlite:/);
+  assert.equal((await cli('query', '--sigma-rule', 'no-such-rule', '--json')).stdout, '[]\n');
   const offset = await cli('dlq', 'list', '--offset', '-1');
   assert.match(offset.stderr, /--offset must be a whole number from 0 to 1000000000, got "-1"/);
 

@@ -24,13 +24,16 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
   if (given.length !== 1) {
     throw new SandtrailError('USAGE', `give exactly one of ${PIVOT_FLAGS.map(([f]) => f.split(' ')[0]).join(', ')}`);
   }
-  const [, key, kind, , privateKey] = given[0] as (typeof PIVOT_FLAGS)[number];
+  const [flag, key, kind, , privateKey] = given[0] as (typeof PIVOT_FLAGS)[number];
   const value = opts[key] as string;
   const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
   try {
     const ids = kind ? await store.sink.query(kind, value) : [];
     if (privateKey) ids.push(...(await store.privateFiles.query(privateKey, value)).map((id) => `${PRIVATE_PREFIX}${id}`));
     await writeOut(opts.json ? `${JSON.stringify(ids)}\n` : ids.map((id) => `${id}\n`).join(''));
+    // said on stderr, so a pipe reading ids still gets none and a person sees why nothing printed
+    if (ids.length === 0 && !opts.json)
+      process.stderr.write(`sandtrail: nothing matches ${flag.split(' ')[0]} ${value} in ${store.spec}\n`);
     return 0;
   } finally {
     await store.close();
