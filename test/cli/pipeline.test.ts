@@ -83,6 +83,7 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
     needs_source: 0,
     remaining: entries.length,
     needs_source_batches: [],
+    not_found: [],
   });
 
   // an operator repairs one line (here: in place), and replay indexes it and removes the entry
@@ -101,6 +102,7 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
     needs_source: 0,
     remaining: entries.length - 1,
     needs_source_batches: [],
+    not_found: [],
   });
   assert.deepEqual(JSON.parse((await runCli(['query', '--behash', 'FIXED', '--json'], { env })).stdout), [fixedId]);
 
