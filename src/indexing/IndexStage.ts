@@ -35,6 +35,8 @@ export class IndexStage {
   private queued: () => Promise<boolean> = () => Promise.resolve(false);
   /** Retention's short steps run where the documents are written, between the stage's own writes. */
   private readonly retention: RetentionLoop;
+  /** Whether documents past retention were reported once at warn. */
+  private expiredSaid = false;
 
   constructor(private readonly o: IndexStageOptions) {
     // nothing on its way: no chunk handed over and waiting, nothing queued this stage could still take
@@ -136,7 +138,18 @@ export class IndexStage {
     result.deadLettered = dead.length;
     if (dead.length) log.warn({ deadLettered: dead.length }, 'items dead-lettered');
     // converged like stale replays (the batch counts them), but a user wonders where they went
-    if (expired) log.info({ expired, retentionDays: config.retention.days }, 'documents already past retention were not stored');
+    if (expired) {
+      // said once per process where a command shows it (warn): a backfill of old minutes otherwise
+      // counts them indexed while the store keeps none; later chunks say it at info
+      const first = !this.expiredSaid;
+      this.expiredSaid = true;
+      log[first ? 'warn' : 'info'](
+        { expired, retentionDays: config.retention.days },
+        first
+          ? `documents last modified more than retention.days (${String(config.retention.days)}) days ago were not stored, though the summary counts them as indexed; raise retention.days or set it off to keep them`
+          : 'documents already past retention were not stored',
+      );
+    }
     if (pending.length > 0) {
       // still refused for the store's reasons (overloaded, unavailable): the store's failure, not
       // the documents'; the chunk is tried again and, once its tries are spent, its batch fails

@@ -5,6 +5,7 @@ import { afterAll, test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import type { FeedManifest } from '../../src/synth/index.js';
+import { runCli } from '../support/cli.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 
@@ -46,3 +47,15 @@ test('Elasticsearch through the pipeline: behaviours land in the index of their 
   // bookkeeping written now is kept
   assert.equal(fake.docs(`${prefix}-batches`).size >= manifest.files.length, true);
 }, 120_000);
+
+test('a backfill of minutes older than retention.days says once, at warn, that their documents were not stored', async () => {
+  const dir = tempDir();
+  // the sample feed's minutes are of 2026-11-01: past a one-day retention on any later day
+  const r = await runCli(['backfill', '--source', 'dir:sample/feed', '--store', `sqlite:${join(dir, 's.db')}`], {
+    env: { SANDTRAIL_RETENTION_DAYS: '1', REDIS_URL: '' },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const warnings = r.stderr.split('\n').filter((l) => l.includes('"level":40') && l.includes('were not stored'));
+  assert.equal(warnings.length, 1, r.stderr);
+  assert.match(warnings[0] as string, /more than retention\.days \(1\) days ago were not stored.*raise retention\.days or set it off/);
+});
