@@ -50,3 +50,25 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
   assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 1, failed: 0, pending: 0 });
   assert.equal(JSON.parse(bf.stdout).records.indexed, manifest.records);
 });
+
+test('refused GTI credentials end a command with one line, the stage’s, naming the fix and never the key', async () => {
+  const dir = tempDir();
+  await writeFeed({ out: join(dir, 'feed'), seed: 14, start, minutes: 1, perMinute: 2, malformedRate: 0 });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  cleanup(() => fake.close());
+  const env = {
+    GTI_APIKEY: 'wrong-key-0042',
+    GTI_BASE_URL: fake.baseUrl,
+    REDIS_URL: await testRedisUrl(),
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+  };
+  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
+  const r = await runCli(['backfill', '--source', 'api', '--from', start, '--to', start, '--store', `sqlite:${join(dir, 's.db')}`], {
+    env,
+  });
+  assert.equal(r.code, 1, r.stderr);
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0] as string, /"code":"GTI_AUTH".*401 WrongCredentialsError.*fix GTI_APIKEY/);
+  assert.doesNotMatch(r.stderr, /wrong-key-0042/);
+});
