@@ -47,4 +47,7 @@ for (const [name, sink] of sinks)
     const text = await runCli(['status'], { env });
     assert.match(text.stdout, new RegExp(`gaps \\(missing minutes\\): ${manifest.missing[0]}`));
     assert.match(text.stdout, /cursor: \(none\)/);
+    assert.match(text.stdout, new RegExp(`^feed queue: waiting 0, active 0, delayed 0, failed 0, completed ${manifest.minutes}$`, 'm'));
+    // index jobs are removed once done: no "completed 0" that would read as nothing indexed
+    assert.match(text.stdout, /^index queue: waiting 0, active 0, delayed 0, failed 0$/m);
   });

@@ -191,7 +191,8 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     if (opts.json) {
       await writeOut(`${JSON.stringify(report)}\n`);
     } else {
-      const line = (c: Record<string, number>): string => counts.map((k) => `${k} ${c[k] ?? 0}`).join(', ');
+      // index jobs are removed once done (their chunk's mark in the store says it): no completed count to show
+      const line = (c: Record<string, number>, kept: readonly string[] = counts): string => kept.map((k) => `${k} ${c[k] ?? 0}`).join(', ');
       const noRedis = "set REDIS_URL to the pipeline's Redis to see them";
       await writeOut(
         [
@@ -200,7 +201,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
             : `cursor: - (the live cursor and the queue figures are kept in Redis: ${noRedis})`,
           `lag: ${report.lag_seconds === null ? '-' : `${report.lag_seconds} s${report.lag_seconds >= 120 ? ` (${longDuration(report.lag_seconds)})` : ''}`}`,
           `feed queue: ${report.queues ? line(report.queues.feed) : '-'}`,
-          `index queue: ${report.queues ? line(report.queues.index) : '-'}`,
+          `index queue: ${report.queues ? line(report.queues.index, counts.slice(0, -1)) : '-'}`,
           `dead letters: ${report.dead_letters}`,
           `retention: ${days === 'off' ? 'off (everything is kept)' : `${days} days`}; oldest behaviour last modified ${report.retention.oldest_behaviour ?? '-'}`,
           `gaps (missing minutes): ${report.gaps.length ? missingRuns(report.gaps).map(spanOf).join(', ') : 'none'}`,
