@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { format } from 'node:util';
 import { dirname } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { envSettings, type ConfigInput } from '../config/index.js';
@@ -116,7 +117,18 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   };
   const processCtxOf = (cmd: Command, worker: string): CliContext => {
     try {
-      return ctxOf(cmd);
+      const ctx = ctxOf(cmd);
+      // a library's console warning (BullMQ's "IMPORTANT! Eviction policy is ...", once per
+      // connection) joins the process's JSON log, once, instead of breaking it with raw text
+      const said = new Set<string>();
+      // eslint-disable-next-line no-console -- replaces the method: nothing is written to the console
+      console.warn = (...args: unknown[]): void => {
+        const text = format(...args);
+        if (said.has(text)) return;
+        said.add(text);
+        ctx.log.warn({ worker, source: 'library' }, text);
+      };
+      return ctx;
     } catch (err) {
       // no configured logger yet: the default one, so the process's log stays JSON lines
       createLogger('info', { worker }).fatal({ code: errorCode(err) }, messageOf(err));

@@ -73,6 +73,32 @@ test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM s
   }
 });
 
+test('a library warning (BullMQ on an evicting Redis) is one JSON line of the worker log, said once', async () => {
+  const dir = tempDir();
+  const redis = await RedisServer.start({ aof: false, args: ['--maxmemory-policy', 'allkeys-lru'] });
+  try {
+    const w = cli(['worker', 'index'], {
+      REDIS_URL: redis.url,
+      SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+      SANDTRAIL_STORE: `sqlite:${join(dir, 'w.db')}`,
+      SANDTRAIL_LOG_LEVEL: 'info',
+    });
+    for (let i = 0; i < 2400 && !w.err().includes('worker started'); i++) await sleep(25);
+    await sleep(500);
+    w.child.kill('SIGTERM');
+    await exited(w.child);
+    jsonLines(w.err());
+    const eviction = w
+      .err()
+      .split('\n')
+      .filter((l) => l.includes('Eviction policy is allkeys-lru'));
+    assert.equal(eviction.length, 1, w.err());
+    assert.equal((JSON.parse(eviction[0] as string) as { level: number }).level, 40);
+  } finally {
+    await redis.stop();
+  }
+});
+
 test('SIGINT during a backfill stops after the active jobs, prints the summary of the store they leave (unfinished minutes pending), exits 130 and removes its private Redis', async () => {
   const dir = tempDir();
   const tmp = join(dir, 'tmp');
