@@ -39,17 +39,22 @@ const jsonLines = (text: string): void => {
   for (const l of text.split('\n').filter((x) => x.trim() !== '')) assert.doesNotThrow(() => JSON.parse(l), `not one JSON object: ${l}`);
 };
 
+/** A stage worker on its own store and queue prefix, once it has logged that it started (at most 60 s). */
+async function startedWorker(kind: 'feed' | 'index', redisUrl: string): Promise<ReturnType<typeof cli>> {
+  const w = cli(['worker', kind], {
+    REDIS_URL: redisUrl,
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+    SANDTRAIL_STORE: `sqlite:${join(tempDir(), 'w.db')}`,
+    SANDTRAIL_LOG_LEVEL: 'info',
+  });
+  for (let i = 0; i < 2400 && !w.err().includes('worker started'); i++) await sleep(25);
+  return w;
+}
+
 test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM still ends it', async () => {
-  const dir = tempDir();
   const redis = await RedisServer.start({ aof: false });
   try {
-    const w = cli(['worker', 'feed'], {
-      REDIS_URL: redis.url,
-      SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
-      SANDTRAIL_STORE: `sqlite:${join(dir, 'w.db')}`,
-      SANDTRAIL_LOG_LEVEL: 'info',
-    });
-    for (let i = 0; i < 2400 && !w.err().includes('worker started'); i++) await sleep(25);
+    const w = await startedWorker('feed', redis.url);
     assert.match(w.err(), /worker started/);
     await redis.kill();
     await sleep(2500);
@@ -74,16 +79,9 @@ test('a worker whose Redis is gone logs one JSON line per event, and a SIGTERM s
 });
 
 test('a library warning (BullMQ on an evicting Redis) is one JSON line of the worker log, said once', async () => {
-  const dir = tempDir();
   const redis = await RedisServer.start({ aof: false, args: ['--maxmemory-policy', 'allkeys-lru'] });
   try {
-    const w = cli(['worker', 'index'], {
-      REDIS_URL: redis.url,
-      SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
-      SANDTRAIL_STORE: `sqlite:${join(dir, 'w.db')}`,
-      SANDTRAIL_LOG_LEVEL: 'info',
-    });
-    for (let i = 0; i < 2400 && !w.err().includes('worker started'); i++) await sleep(25);
+    const w = await startedWorker('index', redis.url);
     await sleep(500);
     w.child.kill('SIGTERM');
     await exited(w.child);
