@@ -14,6 +14,8 @@ export interface ReplayResult {
   indexedIds: string[];
   /** Ids asked for that the dead-letter store does not hold. */
   notFound: string[];
+  /** Watch notifications delivered this time (and removed). */
+  redelivered: number;
 }
 
 export interface ReplayOptions {
@@ -24,6 +26,11 @@ export interface ReplayOptions {
    * (watches): a behaviour stored late through a replay is a hit like any other.
    */
   onStored?: (docs: readonly SinkDoc[]) => Promise<void>;
+  /**
+   * Sends an undelivered watch notification again (stage `watch`): null once delivered, else why
+   * not. Without it those entries are left as they are.
+   */
+  redeliver?: (entry: DeadLetter) => Promise<string | null>;
 }
 
 /** Lists in the result stay bounded whatever the store holds. */
@@ -49,6 +56,7 @@ export async function replayDeadLetters(
     needsSourceBatches: [],
     indexedIds: [],
     notFound: [],
+    redelivered: 0,
   };
   const entries: AsyncIterable<DeadLetter | null> =
     'all' in select
@@ -62,9 +70,19 @@ export async function replayDeadLetters(
         })();
   for await (const entry of entries) {
     if (!entry) continue;
-    // an undelivered watch notification is no document: nothing to index, and rewriting it with a
-    // normalizer's verdict would lose its code; it stays for an operator
-    if (entry.stage === 'watch') continue;
+    // an undelivered watch notification is no document: it is sent again, never normalized
+    if (entry.stage === 'watch') {
+      if (!opts.redeliver) continue;
+      const failed = await opts.redeliver(entry);
+      if (failed === null) {
+        await dlq.remove([entry.id]);
+        result.redelivered += 1;
+      } else {
+        await dlq.put([{ ...entry, message: failed }]);
+        result.stillRejected += 1;
+      }
+      continue;
+    }
     if (entry.rawTruncated) {
       // nothing to re-run here, and nothing to rewrite: the entry stays as it is
       result.needsSource += 1;

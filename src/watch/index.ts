@@ -17,3 +17,4 @@ export { WebhookBreaker } from './WebhookBreaker.js';
 export { postWebhook, WEBHOOK_DEFAULTS } from './postWebhook.js';
 export type { WebhookOptions, WebhookTries } from './postWebhook.js';
 export { redactWebhook } from './redactWebhook.js';
+export { redeliverNotification } from './redeliverNotification.js';

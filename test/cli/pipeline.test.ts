@@ -78,6 +78,7 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   const replayAll = await runCli(['dlq', 'replay', '--all', '--json'], { env });
   assert.deepEqual(JSON.parse(replayAll.stdout), {
     replayed: 0,
+    redelivered: 0,
     still_rejected: entries.length,
     retryable: 0,
     needs_source: 0,
@@ -97,6 +98,7 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   const replayOne = await runCli(['dlq', 'replay', first.id, '--json'], { env });
   assert.deepEqual(JSON.parse(replayOne.stdout), {
     replayed: 1,
+    redelivered: 0,
     still_rejected: 0,
     retryable: 0,
     needs_source: 0,

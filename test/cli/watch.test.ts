@@ -29,12 +29,13 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     await store.close();
   }
   const posts: unknown[] = [];
+  let goneBack = false;
   const server = createServer((req, res) => {
     let text = '';
     req.setEncoding('utf8').on('data', (s: string) => (text += s));
-    // /gone/... refuses every hit for good (no retries): its notifications are dead-lettered
+    // /gone/... refuses every hit for good (no retries), until it is back: its notifications are dead-lettered
     req.on('end', () =>
-      req.url?.startsWith('/gone/') ? res.writeHead(410).end() : (posts.push(JSON.parse(text)), res.writeHead(200).end()),
+      req.url?.startsWith('/gone/') && !goneBack ? res.writeHead(410).end() : (posts.push(JSON.parse(text)), res.writeHead(200).end()),
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -77,6 +78,14 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     refused.stdout,
     /^retro: 2 stored behaviours match, 2 new hits recorded; 2 notification\(s\) could not be delivered and were dead-lettered \(sandtrail dlq list --stage watch\)$/m,
   );
+  // the receiver is back: dlq replay sends the dead-lettered notifications again, and removes them
+  goneBack = true;
+  const before = posts.length;
+  const replay = await runCli(['--store', `sqlite:${storeFile}`, 'dlq', 'replay', '--all', '--json']);
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.deepEqual((JSON.parse(replay.stdout) as { redelivered: number; remaining: number }).redelivered, 2, replay.stdout);
+  assert.equal(posts.length - before, 2);
+  assert.equal((JSON.parse(replay.stdout) as { remaining: number }).remaining, 0);
   // a file under /proc can never be made: each notification fails at once (no endless mkdir), dead-lettered
   const proc = await cli('add', 'proc-w', '--behash', 'B1', '--file', '/proc/sandtrail-no-such-dir/w.jsonl', '--retro');
   assert.equal(proc.code, 0, proc.stderr);

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
-import { createWatchHook } from '../../watch/index.js';
+import { createWatchHook, redeliverNotification } from '../../watch/index.js';
 import type { DeadLetterStage, Store } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 import { countFlag } from '../countFlag.js';
@@ -56,9 +56,11 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
     const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, {
       maxDepth: ctx.config.feed.maxDepth,
       onStored: createWatchHook(s, ctx.log),
+      redeliver: (entry) => redeliverNotification(s.watches, entry),
     });
     const out = {
       replayed: r.replayed,
+      redelivered: r.redelivered,
       still_rejected: r.stillRejected,
       retryable: r.retryable,
       needs_source: r.needsSource,
@@ -69,7 +71,7 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
       await writeOut(`${JSON.stringify({ ...out, needs_source_batches: r.needsSourceBatches, not_found: r.notFound })}\n`);
     } else {
       await writeOut(
-        `replayed ${out.replayed}, still rejected ${out.still_rejected}, retryable ${out.retryable}, needing the source batch ${out.needs_source}; ${out.remaining} left in the dead-letter store\n`,
+        `replayed ${out.replayed}${out.redelivered ? `, watch notifications delivered ${out.redelivered}` : ''}, still rejected ${out.still_rejected}, retryable ${out.retryable}, needing the source batch ${out.needs_source}; ${out.remaining} left in the dead-letter store\n`,
       );
       if (r.needsSource > 0) {
         const shown = r.needsSourceBatches.slice(0, 10).join(', ');
