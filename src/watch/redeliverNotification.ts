@@ -2,6 +2,7 @@ import { messageOf } from '../errors/index.js';
 import type { DeadLetter, WatchHit, WatchStore } from '../store/index.js';
 import { appendHitLine } from './appendHitLine.js';
 import { postWebhook, type WebhookOptions } from './postWebhook.js';
+import { WebhookBreaker } from './WebhookBreaker.js';
 
 /**
  * Sends a dead-lettered notification again (`dlq replay` of a `watch` entry), to the channel it
@@ -12,6 +13,8 @@ export async function redeliverNotification(
   watches: Pick<WatchStore, 'get'>,
   entry: Pick<DeadLetter, 'raw' | 'path'>,
   webhook: WebhookOptions = {},
+  /** Shared by a replay's entries: a webhook still down is skipped after a few failed tries, not tried 4 times for each. */
+  breaker: WebhookBreaker = new WebhookBreaker(),
 ): Promise<string | null> {
   let hit: WatchHit;
   try {
@@ -25,8 +28,15 @@ export async function redeliverNotification(
   const target = watch.notify[channel];
   if (!target) return `the watch "${watch.name}" no longer notifies by ${channel}`;
   try {
-    if (channel === 'file') await appendHitLine(target, entry.raw);
-    else await postWebhook(target, entry.raw, webhook);
+    if (channel === 'file') {
+      await appendHitLine(target, entry.raw);
+      return null;
+    }
+    const admitted = breaker.admit(target);
+    if (typeof admitted === 'object') return admitted.skip;
+    const options = admitted === 'probe' ? { ...webhook, attempts: 1 } : webhook;
+    await postWebhook(target, entry.raw, options, { onTryFailed: () => breaker.failed(target), mayRetry: () => !breaker.isOpen(target) });
+    breaker.succeeded(target);
     return null;
   } catch (err) {
     return messageOf(err);

@@ -8,7 +8,15 @@ import { describe, test } from 'vitest';
 import { errorCode } from '../../src/errors/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openStore, type Watch } from '../../src/store/index.js';
-import { createWatchHook, postWebhook, redactWebhook, WatchMatcher, WatchNotifier, WebhookBreaker } from '../../src/watch/index.js';
+import {
+  createWatchHook,
+  postWebhook,
+  redactWebhook,
+  redeliverNotification,
+  WatchMatcher,
+  WatchNotifier,
+  WebhookBreaker,
+} from '../../src/watch/index.js';
 import { cleanup, tempDir } from '../support/env.js';
 import { freePort } from '../support/redisServer.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
@@ -164,6 +172,28 @@ describe('webhook delivery', () => {
     // the breaker opens at the 8th failed try (two notifications' worth): none of the 8 retries (32 tries otherwise)
     assert.equal(m, 8);
     assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
+  });
+
+  test('a replayed notification goes to the watch as it is now; a webhook still down is skipped after the breaker opens', async () => {
+    const ok = await receiver([204]);
+    const watches = new Map<string, Watch>([
+      ['w', watch('w', [{ kind: 'behash', value: 'h' }], { webhook: `${ok.url}/new/s3cr3t`, file: join(tempDir(), 'w.jsonl') })],
+    ]);
+    const store = { get: (name: string) => Promise.resolve(watches.get(name) ?? null) };
+    const raw = JSON.stringify({ watch: 'w', behaviourId: 'b', lastModified: 1, sha256: SHA('a'), sandbox: 'Zenbox', matched: [], at: 2 });
+    assert.equal(await redeliverNotification(store, { raw, path: 'webhook' }), null);
+    assert.equal(ok.hits(), 1);
+    assert.equal(await redeliverNotification(store, { raw, path: 'file' }), null);
+    assert.equal(readFileSync(watches.get('w')!.notify.file as string, 'utf8'), `${raw}\n`);
+    assert.match((await redeliverNotification(store, { raw: raw.replace('"w"', '"gone"'), path: 'webhook' }))!, /no longer exists/);
+
+    const down = await receiver([503]);
+    watches.set('w', watch('w', [{ kind: 'behash', value: 'h' }], { webhook: `${down.url}/x` }));
+    const breaker = new WebhookBreaker(3, 60_000);
+    const reasons: (string | null)[] = [];
+    for (let i = 0; i < 10; i++) reasons.push(await redeliverNotification(store, { raw, path: 'webhook' }, { backoffMs: 1 }, breaker));
+    assert.equal(down.hits(), 3, 'tries stop once the breaker opens');
+    assert.match(reasons.at(-1) ?? '', /^skipped: the webhook failed 3 tries in a row/);
   });
 
   test('redactWebhook keeps scheme and host only', () => {

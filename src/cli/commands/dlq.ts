@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
-import { createWatchHook, redeliverNotification } from '../../watch/index.js';
+import { createWatchHook, redeliverNotification, WebhookBreaker } from '../../watch/index.js';
 import type { DeadLetterStage, Store } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 import { countFlag } from '../countFlag.js';
@@ -52,11 +52,13 @@ export async function dlqShow(id: string, opts: { json?: boolean }, ctx: CliCont
 export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boolean }, ctx: CliContext): Promise<number> {
   if (!opts.all && ids.length === 0) throw new SandtrailError('USAGE', 'dlq replay needs --all or one or more ids');
   if (opts.all && ids.length > 0) throw new SandtrailError('USAGE', 'dlq replay takes --all or ids, not both');
+  // one for the whole replay: a webhook still down is skipped after a few failed tries
+  const breaker = new WebhookBreaker();
   return changeStore(ctx, async (s) => {
     const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, {
       maxDepth: ctx.config.feed.maxDepth,
       onStored: createWatchHook(s, ctx.log),
-      redeliver: (entry) => redeliverNotification(s.watches, entry),
+      redeliver: (entry) => redeliverNotification(s.watches, entry, {}, breaker),
     });
     const out = {
       replayed: r.replayed,
