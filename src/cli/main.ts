@@ -178,7 +178,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         ] = await loadBackfill();
         const artefacts = artefactChoiceOf(o);
         if (o.source === 'api') {
-          const minutes = await resolveMinutes('api', o.from, o.to, ctx);
+          const { minutes } = await resolveMinutes('api', o.from, o.to, ctx);
           const path = `/feeds/${ctx.config.feed.pathSpelling}`;
           const hours = o.hourly ? new Set(minutes.map((m) => m.slice(0, 10))).size : 0;
           const lines = o.hourly

@@ -262,15 +262,13 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
       ...[...pendingIndex.values()].map(([batch]) => batch),
     ]);
-    const present = o.present;
-    return summarize(o.store, o.minutes, { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished, present }).catch(
-      (err: unknown) => {
-        // refused credentials end the command with their one error, as everywhere
-        if (errorCode(err) === 'SINK_AUTH') throw err;
-        o.log?.error({ err: messageOf(err) }, 'the store could not be read back: every minute is reported unfinished');
-        return unreadSummary(o.minutes, interrupted, err);
-      },
-    );
+    const run = { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished, present: o.present };
+    return summarize(o.store, o.minutes, run).catch((err: unknown) => {
+      // refused credentials end the command with their one error, as everywhere
+      if (errorCode(err) === 'SINK_AUTH') throw err;
+      o.log?.error({ err: messageOf(err) }, 'the store could not be read back: every minute is reported unfinished');
+      return unreadSummary(o.minutes, interrupted, err);
+    });
   };
   const summary = await outcome();
   // every minute the run touched gets a row with its true status (best effort: the store may be the fault)

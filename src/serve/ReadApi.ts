@@ -62,12 +62,11 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const base = (req: FastifyRequest): string => `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
 
   app.addHook('onRequest', async (req, reply) => {
+    // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
     if (keys.length === 0) {
-      // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
-      if (!loopbackHostHeader(req.headers.host)) {
-        return fail(reply, 'ForbiddenError', 'without serve.apiKeys only requests to localhost are answered');
-      }
-      return;
+      return loopbackHostHeader(req.headers.host)
+        ? undefined
+        : fail(reply, 'ForbiddenError', 'without serve.apiKeys only requests to localhost are answered');
     }
     // by the route matched, not the raw URL (`/%61pi/...` and absolute-form targets route to the API too):
     // only the hunting page itself is open, and its requests carry the key

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { SandtrailError, messageOf } from '../errors/index.js';
+import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { record } from '../metrics/index.js';
 import { deadLetterId, type DeadLetterInput, type DeadLetterStore, type Watch, type WatchHit } from '../store/index.js';
 import { appendHitLine } from './appendHitLine.js';
-import { postWebhook, WEBHOOK_DEFAULTS, type WebhookOptions } from './postWebhook.js';
+import { WEBHOOK_DEFAULTS, type WebhookOptions } from './postWebhook.js';
 import { redactWebhook } from './redactWebhook.js';
 import { WebhookBreaker } from './WebhookBreaker.js';
 
@@ -68,17 +68,10 @@ export class WatchNotifier {
     const { file, webhook } = watch.notify;
     await Promise.all([
       file ? this.deliver(hit, 'file', 'WATCH_FILE_FAILED', () => appendHitLine(file, json)) : undefined,
-      webhook ? this.deliver(hit, 'webhook', 'WEBHOOK_FAILED', () => this.post(webhook, json), redactWebhook(webhook)) : undefined,
+      webhook
+        ? this.deliver(hit, 'webhook', 'WEBHOOK_FAILED', () => this.breaker.send(webhook, json, this.webhook), redactWebhook(webhook))
+        : undefined,
     ]);
-  }
-
-  /** One notification to a webhook, through its breaker. */
-  private async post(url: string, json: string): Promise<void> {
-    const admitted = this.breaker.admit(url);
-    if (typeof admitted === 'object') throw new SandtrailError('WEBHOOK_FAILED', admitted.skip);
-    const options = admitted === 'probe' ? { ...this.webhook, attempts: 1 } : this.webhook;
-    await postWebhook(url, json, options, { onTryFailed: () => this.breaker.failed(url), mayRetry: () => !this.breaker.isOpen(url) });
-    this.breaker.succeeded(url);
   }
 
   private async deliver(hit: WatchHit, channel: Channel, code: string, send: () => Promise<unknown>, target?: string): Promise<void> {

@@ -1,4 +1,5 @@
-import { WEBHOOK_DEFAULTS } from './postWebhook.js';
+import { SandtrailError } from '../errors/index.js';
+import { postWebhook, WEBHOOK_DEFAULTS, type WebhookOptions } from './postWebhook.js';
 
 /**
  * Skips a webhook for a while once it keeps failing, so one receiver that hangs or is gone does
@@ -16,6 +17,18 @@ export class WebhookBreaker {
     private readonly pauseMs = 60_000,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * POSTs `json` to `url` through the breaker: WEBHOOK_FAILED at once while it is open, one try
+   * when it probes, the usual tries otherwise (stopped early if it opens meanwhile).
+   */
+  async send(url: string, json: string, webhook: WebhookOptions = {}): Promise<void> {
+    const admitted = this.admit(url);
+    if (typeof admitted === 'object') throw new SandtrailError('WEBHOOK_FAILED', admitted.skip);
+    const options = admitted === 'probe' ? { ...webhook, attempts: 1 } : webhook;
+    await postWebhook(url, json, options, { onTryFailed: () => this.failed(url), mayRetry: () => !this.isOpen(url) });
+    this.succeeded(url);
+  }
 
   /**
    * How to send to `url` now: `skip` with the reason, `probe` (one try: the breaker is testing the

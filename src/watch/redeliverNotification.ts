@@ -1,7 +1,7 @@
 import { messageOf } from '../errors/index.js';
 import type { DeadLetter, WatchHit, WatchStore } from '../store/index.js';
 import { appendHitLine } from './appendHitLine.js';
-import { postWebhook, type WebhookOptions } from './postWebhook.js';
+import type { WebhookOptions } from './postWebhook.js';
 import { WebhookBreaker } from './WebhookBreaker.js';
 
 /**
@@ -28,15 +28,8 @@ export async function redeliverNotification(
   const target = watch.notify[channel];
   if (!target) return `the watch "${watch.name}" no longer notifies by ${channel}`;
   try {
-    if (channel === 'file') {
-      await appendHitLine(target, entry.raw);
-      return null;
-    }
-    const admitted = breaker.admit(target);
-    if (typeof admitted === 'object') return admitted.skip;
-    const options = admitted === 'probe' ? { ...webhook, attempts: 1 } : webhook;
-    await postWebhook(target, entry.raw, options, { onTryFailed: () => breaker.failed(target), mayRetry: () => !breaker.isOpen(target) });
-    breaker.succeeded(target);
+    if (channel === 'file') await appendHitLine(target, entry.raw);
+    else await breaker.send(target, entry.raw, webhook);
     return null;
   } catch (err) {
     return messageOf(err);

@@ -43,6 +43,13 @@ export function backfillExitCode(run: BackfillRun): number {
   return run.signalled || run.summary.batches.pending > 0 ? 130 : 0;
 }
 
+/** The minutes of a backfill, and those of a directory source found with a batch file. */
+export interface ResolvedMinutes {
+  minutes: MinuteId[];
+  /** Minutes whose file the directory holds (not for the api source nor hourly packages). */
+  present?: ReadonlySet<MinuteId>;
+}
+
 /**
  * Resolves the minutes of a backfill: the given range, or every minute between the first and last
  * found. A directory with no batch file (in the range) is an error naming it and the file names
@@ -54,7 +61,7 @@ export async function resolveMinutes(
   to: string | undefined,
   ctx: CliContext,
   hourly = false,
-): Promise<MinuteId[]> {
+): Promise<ResolvedMinutes> {
   for (const [flag, v] of [
     ['--from', from],
     ['--to', to],
@@ -63,7 +70,7 @@ export async function resolveMinutes(
   }
   if (from && to && from > to) throw new SandtrailError('USAGE', `--from ${from} is after --to ${to}`);
   if (sourceSpec === 'api') {
-    if (from && to) return [...minuteRange(from, to)];
+    if (from && to) return { minutes: [...minuteRange(from, to)] };
     throw new SandtrailError('USAGE', 'the api source needs both --from and --to');
   }
   const source = createSource(sourceSpec, { decoder: ctx.config.feed.decoder });
@@ -72,10 +79,12 @@ export async function resolveMinutes(
   if (all.length === 0) {
     const names = await readdir(dir).catch(() => [] as string[]);
     // hourly packages are not listed by minute: with --hourly the range says which hours to read
-    if (hourly && from && to && names.some((n) => HOURLY_PACKAGE_NAME.test(n))) return [...minuteRange(from, to)];
+    if (hourly && from && to && names.some((n) => HOURLY_PACKAGE_NAME.test(n))) return { minutes: [...minuteRange(from, to)] };
     throw noBatches(dir, names);
   }
-  if (from && to) return [...minuteRange(from, to)];
+  // a fleet worker that finds none of these files reads another directory
+  const present = hourly ? undefined : new Set(all);
+  if (from && to) return { minutes: [...minuteRange(from, to)], present };
   const found = all.filter((m) => (!from || m >= from) && (!to || m <= to));
   const first = from ?? found[0];
   const last = to ?? found[found.length - 1];
@@ -87,7 +96,7 @@ export async function resolveMinutes(
     );
   }
   // gaps inside the found span are real missing minutes and get reported as such
-  return [...minuteRange(first, last)];
+  return { minutes: [...minuteRange(first, last)], present };
 }
 
 /** The error of a feed directory holding no batch file: what it holds, and what it should. */
@@ -112,10 +121,8 @@ function noBatches(dir: string, names: readonly string[]): SandtrailError {
  */
 export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): Promise<BackfillRun> {
   const { config, log } = ctx;
-  const minutes = await resolveMinutes(args.source, args.from, args.to, ctx, args.hourly);
+  const { minutes, present } = await resolveMinutes(args.source, args.from, args.to, ctx, args.hourly);
   const sourceSpec = args.source === 'api' ? 'api' : createSource(args.source).spec;
-  // the minutes seen here with a file: a fleet worker that finds none of them reads another directory
-  const present = sourceSpec === 'api' || args.hourly ? undefined : new Set(await createSource(sourceSpec).listMinutes());
   if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
   const { store, redis } = await openStoreAndRedis(ctx);

@@ -201,7 +201,14 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
             : `cursor: - (the live cursor and the queue figures are kept in Redis: ${noRedis})`,
           `lag: ${report.lag_seconds === null ? '-' : `${report.lag_seconds} s${report.lag_seconds >= 120 ? ` (${longDuration(report.lag_seconds)})` : ''}`}`,
           `feed queue: ${report.queues ? line(report.queues.feed) : '-'}`,
-          `index queue: ${report.queues ? line(report.queues.index, counts.slice(0, -1)) : '-'}`,
+          `index queue: ${
+            report.queues
+              ? line(
+                  report.queues.index,
+                  counts.filter((k) => k !== 'completed'),
+                )
+              : '-'
+          }`,
           `dead letters: ${report.dead_letters}`,
           `retention: ${days === 'off' ? 'off (everything is kept)' : `${days} days`}; oldest behaviour last modified ${report.retention.oldest_behaviour ?? '-'}`,
           `gaps (missing minutes): ${report.gaps.length ? missingRuns(report.gaps).map(spanOf).join(', ') : 'none'}`,
