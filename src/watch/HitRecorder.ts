@@ -19,10 +19,15 @@ export class HitRecorder {
     private readonly concurrency = 8,
   ) {}
 
-  /** Records the matches; resolves with the hits that were new. Throws when the store fails. */
-  async record(matches: readonly WatchMatch[], now: () => number = Date.now): Promise<WatchHit[]> {
+  /**
+   * Records the matches; resolves with the hits that were new. Throws when the store fails. Once
+   * `stopped()` answers true, no further match is recorded; those under way finish, notification
+   * included, so a stop never leaves a hit recorded but not notified.
+   */
+  async record(matches: readonly WatchMatch[], now: () => number = Date.now, stopped: () => boolean = () => false): Promise<WatchHit[]> {
     const fresh: WatchHit[] = [];
     await eachLimited(matches, this.concurrency, async (m) => {
+      if (stopped()) return;
       const hit: WatchHit = {
         watch: m.watch.name,
         behaviourId: m.doc.id,

@@ -13,6 +13,8 @@ export interface RetroResult {
   hits: number;
   /** Notifications of those hits that could not be delivered (dead-lettered, stage watch). */
   undelivered: number;
+  /** Stopped by `signal` before every matching behaviour was looked at (a second run resumes). */
+  interrupted: boolean;
 }
 
 /** Documents read at once: bounds memory whatever a condition matches. */
@@ -22,14 +24,16 @@ const PAGE = 200;
  * `watch add --retro`: what the store already holds, as hits. Each condition's stored behaviours
  * (Sink.query) are read back for their sha256, sandbox and version, then recorded and notified
  * exactly like live hits, so a behaviour a live worker reports at the same time is notified
- * once, and a second `--retro` adds nothing.
+ * once, and a second `--retro` adds nothing. Once `signal` aborts, the hits under way finish
+ * (recorded and notified) and no other starts, so a second run picks up exactly the rest.
  */
 export async function recordRetroHits(
   store: Pick<Store, 'sink' | 'watches' | 'dlq'>,
   watch: Watch,
   log: Logger,
-  o: { webhook?: WebhookOptions; concurrency?: number } = {},
+  o: { webhook?: WebhookOptions; concurrency?: number; signal?: AbortSignal } = {},
 ): Promise<RetroResult> {
+  const stopped = (): boolean => o.signal?.aborted === true;
   const byId = new Map<string, Set<WatchCondition>>();
   for (const c of watch.conditions) {
     for (const id of await store.sink.query(c.kind, c.value)) {
@@ -42,7 +46,7 @@ export async function recordRetroHits(
   const recorder = new HitRecorder(store.watches, notifier, o.concurrency);
   const ids = [...byId.keys()].sort();
   let hits = 0;
-  for (let k = 0; k < ids.length; k += PAGE) {
+  for (let k = 0; k < ids.length && !stopped(); k += PAGE) {
     const matches: WatchMatch[] = [];
     await eachLimited(ids.slice(k, k + PAGE), 8, async (id) => {
       const doc = await store.sink.get(id);
@@ -58,7 +62,7 @@ export async function recordRetroHits(
     });
     // in id order, like the query: a retro run's hits are listed deterministically
     matches.sort((a, b) => (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0));
-    hits += (await recorder.record(matches)).length;
+    hits += (await recorder.record(matches, Date.now, stopped)).length;
   }
-  return { behaviours: byId.size, hits, undelivered: notifier.undelivered };
+  return { behaviours: byId.size, hits, undelivered: notifier.undelivered, interrupted: stopped() };
 }

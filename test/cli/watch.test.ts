@@ -61,7 +61,7 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   );
   assert.equal(add.code, 0, add.stderr);
   const added = JSON.parse(add.stdout) as { watch: Record<string, unknown>; retro: unknown };
-  assert.deepEqual(added.retro, { behaviours: 3, hits: 3, undelivered: 0 });
+  assert.deepEqual(added.retro, { behaviours: 3, hits: 3, undelivered: 0, interrupted: false });
   assert.deepEqual(added.watch.conditions, [
     { kind: 'behash', value: 'b1' },
     { kind: 'ja3', value: JA3 },

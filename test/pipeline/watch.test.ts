@@ -251,12 +251,17 @@ describe('watchlists through the real pipeline', () => {
       );
       assert.deepEqual(await store.watches.hits('retro'), []);
       const expected = await expectedMatches(store, w);
-      assert.deepEqual(await recordRetroHits(store, w, log), { behaviours: expected.size, hits: expected.size, undelivered: 0 });
+      assert.deepEqual(await recordRetroHits(store, w, log), {
+        behaviours: expected.size,
+        hits: expected.size,
+        undelivered: 0,
+        interrupted: false,
+      });
       const hits = await assertExactHits(store, w);
       assert.deepEqual(readLines(file).sort(byId), hits);
       assert.deepEqual(hook.received.map((r) => r.body as WatchHit).sort(byId), hits);
 
-      assert.deepEqual(await recordRetroHits(store, w, log), { behaviours: expected.size, hits: 0, undelivered: 0 });
+      assert.deepEqual(await recordRetroHits(store, w, log), { behaviours: expected.size, hits: 0, undelivered: 0, interrupted: false });
       await backfillInto(storeFile, { queuePrefix: uniquePrefix() });
       assert.deepEqual((await store.watches.hits('retro', { limit: 100_000 })).sort(byId), hits);
       assert.equal(readLines(file).length, hits.length);

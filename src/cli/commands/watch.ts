@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
-import { openStore, type Store, type StoreAccess, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
+import {
+  normalizeWatch,
+  openStore,
+  type Store,
+  type StoreAccess,
+  type Watch,
+  type WatchCondition,
+  type WatchHit,
+} from '../../store/index.js';
 import { recordRetroHits, redactWebhook } from '../../watch/index.js';
 import { writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
@@ -67,8 +75,8 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
     );
   }
   return withStore(ctx, async (store) => {
-    const watch = await store.watches.add({ name, conditions, notify, createdAt: Date.now() });
-    const retro = o.retro ? await recordRetroHits(store, watch, ctx.log) : undefined;
+    const watch = await addOrResume(store, { name, conditions, notify, createdAt: Date.now() }, o.retro === true);
+    const retro = o.retro ? await retroUntilSignal(store, watch, ctx) : undefined;
     if (o.json) {
       await writeOut(`${JSON.stringify({ watch: shown(watch), ...(retro ? { retro } : {}) })}\n`);
     } else {
@@ -80,11 +88,50 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
             ? ' and notified'
             : '';
         lines.push(`retro: ${retro.behaviours} stored behaviours match, ${retro.hits} new hits recorded${delivery}`);
+        if (retro.interrupted) lines.push(`retro interrupted: run the same watch add --retro again to record the rest`);
       }
       await writeOut(`${lines.join('\n')}\n`);
     }
-    return 0;
+    return retro?.interrupted ? 130 : 0;
   });
+}
+
+/**
+ * Adds the watch; with `--retro`, a watch of that name with the same conditions and channels is
+ * taken as it is, so an interrupted retro run is resumed by the same command.
+ */
+async function addOrResume(store: Store, asked: Watch, retro: boolean): Promise<Watch> {
+  try {
+    return await store.watches.add(asked);
+  } catch (err) {
+    const existing = retro && (err as { code?: string }).code === 'WATCH_EXISTS' ? await store.watches.get(asked.name) : null;
+    if (!existing) throw err;
+    const same = normalizeWatch({ ...asked, createdAt: existing.createdAt });
+    if (JSON.stringify([same.conditions, same.notify]) !== JSON.stringify([existing.conditions, existing.notify])) throw err;
+    process.stderr.write(`sandtrail: watch ${asked.name} exists as given: its retro run resumes\n`);
+    return existing;
+  }
+}
+
+/**
+ * Records the retro hits; the first SIGINT/SIGTERM lets the hits under way finish (their
+ * notifications included) and starts no other, the second exits at once.
+ */
+async function retroUntilSignal(store: Store, watch: Watch, ctx: CliContext): ReturnType<typeof recordRetroHits> {
+  const stop = new AbortController();
+  const onSignal = (): void => {
+    if (stop.signal.aborted) process.exit(130);
+    process.stderr.write('sandtrail: stopping: the notifications under way finish (a second signal stops at once)\n');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await recordRetroHits(store, watch, ctx.log, { signal: stop.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 /** `sandtrail watch list`. */
