@@ -212,8 +212,11 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
       const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
       if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
-      const since = epochParam(req.query.since);
-      if (since === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch milliseconds');
+      const sinceRaw = epochParam(req.query.since);
+      if (sinceRaw === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds (or milliseconds)');
+      // epoch seconds, as `top` takes; 12 digits or more (after 1973 in milliseconds, after 5138 in
+      // seconds) are milliseconds, the unit hits are kept in and the first form this route took
+      const since = sinceRaw !== undefined && sinceRaw < 1e11 ? sinceRaw * 1000 : sinceRaw;
       // one more than asked says whether a next page exists
       const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, offset });
       const more = hits.length > limit;

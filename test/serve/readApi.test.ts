@@ -99,6 +99,39 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
     topApi.data.map((d) => d.attributes.value),
     (await s.store.hunt.top('behash', { limit: 3 })).map((t) => t.value),
   );
+
+  // a watch's hits, newest first, paged by cursor; since in epoch seconds as top takes it, or in milliseconds
+  await s.store.watches.add({ name: 'w', conditions: [{ kind: 'behash', value: top[0]?.value as string }], notify: {}, createdAt: 1 });
+  const hitAt = [1_700_000_000_000, 1_700_000_100_000, 1_700_000_200_000];
+  for (const [k, at] of hitAt.entries()) {
+    const d = (await s.store.sink.get(ids[k % ids.length] as string))!;
+    const hit = { watch: 'w', behaviourId: d.id, lastModified: d.last_modification_date + k, sha256: d.sha256, sandbox: d.sandbox_name };
+    assert.ok(await s.store.watches.recordHit({ ...hit, matched: [], at }));
+  }
+  type Hits = { data: { type: string; attributes: { at: number } }[]; links: { next?: string } };
+  const hitsAt = async (query: string): Promise<number[]> => {
+    const r = await fetch(`${v3}/sandtrail/watches/w/hits${query}`);
+    assert.equal(r.status, 200, query);
+    const page = (await r.json()) as Hits;
+    assert.ok(page.data.every((d) => d.type === 'sandtrail_watch_hit'));
+    return page.data.map((d) => d.attributes.at);
+  };
+  assert.deepEqual(await hitsAt(''), [...hitAt].reverse());
+  assert.deepEqual(await hitsAt('?since=1700000100'), [hitAt[2], hitAt[1]], 'seconds');
+  assert.deepEqual(await hitsAt('?since=1700000100000'), [hitAt[2], hitAt[1]], 'milliseconds');
+  const first = (await (await fetch(`${v3}/sandtrail/watches/w/hits?limit=2`)).json()) as Hits;
+  assert.deepEqual(
+    first.data.map((d) => d.attributes.at),
+    [hitAt[2], hitAt[1]],
+  );
+  const rest = (await (await fetch(first.links.next as string)).json()) as Hits;
+  assert.deepEqual(
+    rest.data.map((d) => d.attributes.at),
+    [hitAt[0]],
+  );
+  assert.equal(rest.links.next, undefined);
+  await err('/sandtrail/watches/w/hits?since=1e9', 400, 'InvalidArgumentError');
+  await err('/sandtrail/watches/nope/hits', 404, 'NotFoundError');
 });
 
 test('private file reports through /private/files/{sha256}; x-apikey checked against the configured keys; beyond loopback only with keys', async () => {
