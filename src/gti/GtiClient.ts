@@ -76,9 +76,9 @@ export class GtiClient {
       if (!location) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: ${res.status} without a Location`);
       const target = new URL(location, `${this.base}${path}`).toString();
       try {
-        res = await fetch(target, { signal: signal ?? AbortSignal.timeout(this.o.timeoutMs * 20) });
+        res = await fetch(target, { signal: bounded(signal, this.o.timeoutMs * 20) });
       } catch (err) {
-        throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${(err as Error).message}`);
+        throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${failure(err, this.o.timeoutMs * 20)}`);
       }
       if (!res.ok) throw new SandtrailError(res.status === 404 ? 'GTI_NOT_FOUND' : 'GTI_TRANSIENT', `download of ${path}: ${res.status}`);
     }
@@ -135,10 +135,10 @@ export class GtiClient {
     await this.o.beforeCall?.({ method: 'GET', path: as });
     let res: Response;
     try {
-      res = await fetch(link, { redirect: 'follow', signal: signal ?? AbortSignal.timeout(this.o.timeoutMs * 20) });
+      res = await fetch(link, { redirect: 'follow', signal: bounded(signal, this.o.timeoutMs * 20) });
     } catch (err) {
       await this.o.onNoAnswer?.({ method: 'GET', path: as });
-      throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${(err as Error).message}`);
+      throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs * 20)}`);
     }
     // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
     await this.o.onCall?.({ method: 'GET', path: as, status: res.status });
@@ -173,10 +173,10 @@ export class GtiClient {
     if (this.o.xTool) headers['x-tool'] = this.o.xTool;
     let res: Response;
     try {
-      res = await fetch(`${this.base}${path}`, { method, headers, redirect, signal: signal ?? AbortSignal.timeout(this.o.timeoutMs) });
+      res = await fetch(`${this.base}${path}`, { method, headers, redirect, signal: bounded(signal, this.o.timeoutMs) });
     } catch (err) {
       await this.o.onNoAnswer?.({ method, path });
-      throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${(err as Error).message}`);
+      throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${failure(err, this.o.timeoutMs)}`);
     }
     await this.o.onCall?.({ method, path, status: res.status });
     if (res.ok || (redirect === 'manual' && res.status >= 300 && res.status < 400)) return res;
@@ -194,6 +194,23 @@ export class GtiClient {
       retryAfterS: Number(res.headers.get('retry-after')) || undefined,
     });
   }
+}
+
+/**
+ * The caller's signal (a worker's stop) bounded by the request timeout: a caller passing its own
+ * signal must not lose the timeout, or a server that never answers holds the call for good.
+ */
+function bounded(signal: AbortSignal | undefined, ms: number): AbortSignal {
+  const timeout = AbortSignal.timeout(ms);
+  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}
+
+/** Why a fetch failed, with the cause undici keeps apart ("fetch failed" alone names nothing). */
+function failure(err: unknown, timeoutMs: number): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs} ms (gti.timeoutMs)`;
+  const cause = e.cause?.code ?? e.cause?.message;
+  return cause && !e.message.includes(cause) ? `${e.message} (${cause})` : e.message;
 }
 
 /** A link without its query string (signed download URLs carry their token there). */

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'vitest';
 import { runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
@@ -76,4 +78,26 @@ test('a single behaviour, its relationships and a private report cut mid-body or
   const units = Object.values(server).reduce((n, o) => n + o.units, 0);
   assert.equal(r.apiUnits + p.api_units, units);
   s.account.summary(r.apiUnits).summary(p.api_units);
+});
+
+test('a lookup against a server that takes connections and never answers ends within gti.timeoutMs per try, naming the timeout', async () => {
+  const silent = createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => (silent.closeAllConnections(), silent.close(() => resolve()))));
+  const dir = tempDir();
+  const config = await testConfig(dir, {
+    gti: {
+      apiKey: KEY,
+      baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/v3`,
+      timeoutMs: 300,
+      maxRetries: 1,
+      backoffMs: 20,
+    },
+    lookup: { attempts: 1, backoffMs: 50 },
+  });
+  const started = Date.now();
+  const summary = await runLookupCommand(['a'.repeat(64)], { force: true }, { config, log: createLogger('silent') });
+  assert.ok(Date.now() - started < 15_000, `${Date.now() - started} ms`);
+  assert.deepEqual(summary?.counts, { failed: 1 });
+  assert.match(JSON.stringify(summary?.hashes), /no answer within 300 ms \(gti\.timeoutMs\)/);
 });
