@@ -145,7 +145,20 @@ const workerSchema = z
 const gtiSchema = z
   .object({
     apiKey: z.string().min(1).optional().describe('GTI API key (sent as x-apikey; never logged, never in job data, errors or the store).'),
-    baseUrl: z.string().url().default('https://www.virustotal.com/api/v3').describe('Versioned API base.'),
+    baseUrl: z
+      .string()
+      .url()
+      // fetch refuses such a URL and quotes it whole in its error: refused here, naming no part of it
+      .refine((v) => {
+        try {
+          const u = new URL(v);
+          return (u.protocol === 'https:' || u.protocol === 'http:') && u.username === '' && u.password === '';
+        } catch {
+          return false;
+        }
+      }, 'an http:// or https:// URL without user or password (the API key is the credential)')
+      .default('https://www.virustotal.com/api/v3')
+      .describe('Versioned API base.'),
     xTool: z
       .string()
       .min(1)

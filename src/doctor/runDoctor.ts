@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf } from '../errors/index.js';
-import { isElasticsearchSpec } from '../store/index.js';
+import { isElasticsearchSpec, shownStoreSpec } from '../store/index.js';
 import { checkArtefactsDir } from './checkArtefactsDir.js';
 import { checkDecoder } from './checkDecoder.js';
 import { checkElasticsearch } from './checkElasticsearch.js';
@@ -140,10 +140,5 @@ export async function runDoctor(config: () => Config, o: DoctorOptions): Promise
     ]),
   ]);
   const secrets = secretsOf(cfg);
-  return report([configCheck.pass(`valid; store ${displayStore(store)}`), node, ...groups.flat()].map((r) => redact(r, secrets)));
-}
-
-/** The store spec as shown: an Elasticsearch password masked (redaction would also catch it). */
-function displayStore(spec: string): string {
-  return spec.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+  return report([configCheck.pass(`valid; store ${shownStoreSpec(store)}`), node, ...groups.flat()].map((r) => redact(r, secrets)));
 }

@@ -1,3 +1,5 @@
+import { redactUrlCredentials } from './redactUrlCredentials.js';
+
 /**
  * Every error sandtrail raises on purpose carries a stable `code`. Callers match on `code`
  * (or `name === 'SandtrailError'`), never only on `instanceof`, so errors crossing a worker
@@ -57,7 +59,8 @@ export class SandtrailError extends Error {
   readonly details: Readonly<Record<string, unknown>>;
 
   constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
-    super(message, options);
+    // a URL's password quoted by a library's message must not travel on (logs, job reasons, the store)
+    super(redactUrlCredentials(message), options);
     this.code = code;
     this.details = Object.freeze({ ...details });
   }

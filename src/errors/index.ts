@@ -10,3 +10,4 @@ export {
   wasLogged,
 } from './SandtrailError.js';
 export type { ErrorCode } from './SandtrailError.js';
+export { redactUrlCredentials } from './redactUrlCredentials.js';

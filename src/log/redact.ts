@@ -1,3 +1,7 @@
+import { redactUrlCredentials } from '../errors/index.js';
+
+export { redactUrlCredentials };
+
 /** What a secret is replaced with in every log format. */
 export const CENSOR = '[redacted]';
 
@@ -22,18 +26,6 @@ export const REDACT_PATHS: readonly string[] = [...SECRET_FIELDS, ...SECRET_HEAD
 export function isSecretKey(key: string): boolean {
   const k = key.toLowerCase().replace(/[^a-z]/g, '');
   return SECRET_NAMES.has(k) || SECRET_SUFFIXES.some((s) => k.endsWith(s));
-}
-
-// scheme://user:password@ — the password may itself hold '@' (greedy up to the last one of the authority)
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"'<>]*):[^\s/?#"'<>]*@/gi;
-
-/**
- * Replaces the password of every URL inside `text` with `***`, as `redactUrl` (src/queue) does for
- * a single URL: error messages of Redis, Elasticsearch or fetch quote the URL they failed on.
- * Kept here rather than imported because src/queue depends on src/log.
- */
-export function redactUrlCredentials(text: string): string {
-  return text.includes('@') ? text.replace(URL_PASSWORD, '$1:***@') : text;
 }
 
 // pino itself stops serializing a little deeper than this; a field past it is not written as is

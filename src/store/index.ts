@@ -47,3 +47,4 @@ export { openStore, openElasticsearch, isElasticsearchSpec } from './openStore.j
 export type { StoreAccess, StoreSettings } from './openStore.js';
 export * from './sqlite/index.js';
 export * from './elasticsearch/index.js';
+export { shownStoreSpec } from './shownStoreSpec.js';

@@ -211,13 +211,36 @@ describe('a store that cannot be one ends the command at once, before any privat
     },
   );
 
-  test('an Elasticsearch store spec that is no URL is a usage error that does not echo its credentials', { timeout: 60_000 }, async () => {
-    const s = scope();
-    const r = await cli(['top', 'behash', '--store', 'es:https://bob:se cret@ho st:9200'], { tmp: s.tmp, env: NO_REDIS_URL });
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /bad Elasticsearch store "es:https:\/\/\*\*\*@ho st:9200": expected es:https:\/\/host:9200/);
-    assert.doesNotMatch(r.stderr + r.stdout, /se cret|bob/);
-  });
+  test(
+    'an Elasticsearch store spec or GTI base URL that cannot be used is a usage error that does not echo its credentials',
+    { timeout: 60_000 },
+    async () => {
+      const s = scope();
+      const r = await cli(['top', 'behash', '--store', 'es:https://bob:se cret@ho st:9200'], { tmp: s.tmp, env: NO_REDIS_URL });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /bad Elasticsearch store "es:https:\/\/\*\*\*@ho st:9200": expected es:https:\/\/host:9200/);
+      assert.doesNotMatch(r.stderr + r.stdout, /se cret|bob/);
+      // without a scheme, another scheme, a bad escape: each a usage error, the password never shown
+      for (const spec of [
+        'es:elastic:ESPASS_1@127.0.0.1:9200',
+        'es:ftp://elastic:ESPASS_1@127.0.0.1:9200',
+        'es:http://elastic:ESPASS%ZZ@h:9',
+      ]) {
+        const bad = await cli(['top', 'behash', '--store', spec], { tmp: s.tmp, env: NO_REDIS_URL });
+        assert.equal(bad.code, 2, bad.stderr);
+        assert.match(bad.stderr, /bad Elasticsearch store "es:(\w+:\/\/)?\*\*\*@/);
+        assert.doesNotMatch(bad.stderr + bad.stdout, /ESPASS/);
+      }
+      // GTI's base URL with a user and password: refused before any call, naming no part of it
+      const gti = await cli(['fetch', `${'a'.repeat(64)}_Zenbox`, '--json'], {
+        tmp: s.tmp,
+        env: { ...NO_REDIS_URL, GTI_APIKEY: 'k', GTI_BASE_URL: 'http://proxyuser:BASEPW_55@127.0.0.1:9/api/v3' },
+      });
+      assert.equal(gti.code, 2, gti.stderr);
+      assert.match(gti.stderr, /gti\.baseUrl: an http:\/\/ or https:\/\/ URL without user or password/);
+      assert.doesNotMatch(gti.stderr + gti.stdout, /BASEPW|proxyuser/);
+    },
+  );
 
   test('run from a feed directory that does not exist exits 1 at once, naming it, with no store made', { timeout: 60_000 }, async () => {
     const s = scope();

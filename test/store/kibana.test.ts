@@ -219,6 +219,19 @@ describe('kibana import', () => {
     assert.equal(received[0]?.headers.authorization, `Basic ${Buffer.from('hunter:pw').toString('base64')}`);
   });
 
+  test("a user and password in Kibana's URL are sent as its credentials and never printed, even when Kibana cannot be reached", async () => {
+    received.length = 0;
+    reply = { status: 200, body: { success: true, successCount: objects.length, errors: [] } };
+    const withCreds = url.replace('://', '://kib:KPASS%401@');
+    const r = await runCli(['kibana', 'import', '--url', withCreds, '--json'], { env: { ELASTICSEARCH_API_KEY: 'other' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(received[0]?.headers.authorization, `Basic ${Buffer.from('kib:KPASS@1').toString('base64')}`);
+    const gone = await runCli(['kibana', 'import', '--url', 'http://kib:KPASS_1@127.0.0.1:9', '--json']);
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /cannot reach Kibana at http:\/\/127\.0\.0\.1:9/);
+    for (const out of [r, gone]) assert.ok(!`${out.stdout}${out.stderr}`.includes('KPASS'), `${out.stdout}${out.stderr}`);
+  });
+
   test('refused credentials give a one-line error without the secret; --dry-run sends nothing', async () => {
     received.length = 0;
     reply = { status: 401, body: { statusCode: 401, error: 'Unauthorized', message: 'unable to authenticate' } };

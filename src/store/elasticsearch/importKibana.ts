@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { SandtrailError } from '../../errors/index.js';
+import { shownStoreSpec } from '../shownStoreSpec.js';
 
 export type KibanaAuth = { apiKey: string } | { username: string; password: string } | undefined;
 
@@ -44,14 +45,17 @@ export async function importKibanaNdjson(
   o: KibanaImportOptions = {},
 ): Promise<KibanaImportResult> {
   validateNdjson(ndjson);
-  const base = kibanaUrl.replace(/\/+$/, '');
+  const lifted = liftCredentials(kibanaUrl);
+  const credentials = lifted.auth ?? auth;
+  const base = lifted.url.replace(/\/+$/, '');
   const space = o.space && o.space !== 'default' ? `/s/${encodeURIComponent(o.space)}` : '';
   const url = `${base}${space}/api/saved_objects/_import?overwrite=${o.overwrite === false ? 'false' : 'true'}`;
   const form = new FormData();
   form.append('file', new Blob([ndjson], { type: 'application/ndjson' }), 'sandtrail.ndjson');
   const headers: Record<string, string> = { 'kbn-xsrf': 'sandtrail' };
-  if (auth && 'apiKey' in auth) headers.authorization = `ApiKey ${auth.apiKey}`;
-  else if (auth) headers.authorization = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  if (credentials && 'apiKey' in credentials) headers.authorization = `ApiKey ${credentials.apiKey}`;
+  else if (credentials)
+    headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
   let res: Response;
   try {
     res = await (o.fetch ?? fetch)(url, { method: 'POST', headers, body: form });
@@ -65,6 +69,33 @@ export async function importKibanaNdjson(
   }
   const body = JSON.parse(text) as Partial<KibanaImportResult>;
   return { success: body.success === true, successCount: body.successCount ?? 0, errors: body.errors ?? [] };
+}
+
+/**
+ * A Kibana URL's own user and password (`https://user:pass@kibana:5601`), taken out of it: fetch
+ * refuses a URL holding them, and quotes it whole in its error. Written in the URL, they win over
+ * the configured ones.
+ */
+function liftCredentials(kibanaUrl: string): { url: string; auth: KibanaAuth } {
+  let u: URL;
+  try {
+    u = new URL(kibanaUrl);
+  } catch {
+    throw new SandtrailError('USAGE', `bad Kibana URL "${shownStoreSpec(kibanaUrl)}": expected http(s)://host:5601`);
+  }
+  if (!u.username && !u.password) return { url: kibanaUrl, auth: undefined };
+  let auth: KibanaAuth;
+  try {
+    auth = { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  } catch {
+    throw new SandtrailError(
+      'USAGE',
+      `bad Kibana URL "${shownStoreSpec(kibanaUrl)}": a % in its user or password starts no escape (write %25)`,
+    );
+  }
+  u.username = '';
+  u.password = '';
+  return { url: u.toString(), auth };
 }
 
 /** Imports a saved objects NDJSON file (e.g. `kibana/sandtrail.ndjson`) into Kibana. */

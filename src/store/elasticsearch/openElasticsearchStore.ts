@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as ElasticsearchModule from '@elastic/elasticsearch';
 import type { Client, ClientOptions } from '@elastic/elasticsearch';
+import { shownStoreSpec } from '../shownStoreSpec.js';
 import { SandtrailError } from '../../errors/index.js';
 import type { RetentionDays } from '../Retention.js';
 import { ElasticsearchArtefactLog } from './ElasticsearchArtefactLog.js';
@@ -83,17 +84,25 @@ export function parseElasticsearchSpec(spec: string): ParsedElasticsearchSpec {
     u = new URL(raw);
   } catch {
     // the spec may hold credentials the URL parser could not take apart: they are not echoed
-    const shown = spec.replace(/\/\/[^/]*@/, '//***@');
     throw new SandtrailError(
       'USAGE',
-      `bad Elasticsearch store "${shown}": expected es:https://host:9200 (or elasticsearch:https://host:9200)`,
+      `bad Elasticsearch store "${shownStoreSpec(spec)}": expected es:https://host:9200 (or elasticsearch:https://host:9200)`,
     );
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new SandtrailError('USAGE', `bad Elasticsearch store "${spec}": the URL must be http:// or https://`);
+    throw new SandtrailError('USAGE', `bad Elasticsearch store "${shownStoreSpec(spec)}": the URL must be http:// or https://`);
   }
-  const username = u.username ? decodeURIComponent(u.username) : undefined;
-  const password = u.password ? decodeURIComponent(u.password) : undefined;
+  let username: string | undefined;
+  let password: string | undefined;
+  try {
+    username = u.username ? decodeURIComponent(u.username) : undefined;
+    password = u.password ? decodeURIComponent(u.password) : undefined;
+  } catch {
+    throw new SandtrailError(
+      'USAGE',
+      `bad Elasticsearch store "${shownStoreSpec(spec)}": its user or password holds a % that starts no escape (write % as %25)`,
+    );
+  }
   u.username = '';
   u.password = '';
   const url = u.toString().replace(/\/$/, '');
