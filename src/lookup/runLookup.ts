@@ -140,13 +140,14 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
   let entries = new Map<string, BatchLogEntry>();
   let interrupted = false;
   const finished = (e: BatchLogEntry | undefined): boolean => e !== undefined && (DONE.has(e.status) || e.status === 'failed');
+  // the entry an earlier run left (a failure, a budget stop) is no outcome of this one: a hash
+  // waits for an entry written since; a refresh, for one written by this run
+  const fresh = (hash: string): BatchLogEntry | undefined => {
+    const e = entries.get(lookupBatch(hash));
+    return e && !sameEntry(e, before.get(e.batch)) && (!o.refresh || e.finishedAt >= started) ? e : undefined;
+  };
   for (;;) {
     entries = new Map((await o.store.batches.get(todo.map(lookupBatch))).map((e) => [e.batch, e]));
-    // a refresh waits for an entry written by this run
-    const fresh = (hash: string): BatchLogEntry | undefined => {
-      const e = entries.get(lookupBatch(hash));
-      return e && (!o.refresh || e.finishedAt >= started) ? e : undefined;
-    };
     const open = todo.filter((h) => !finished(fresh(h)));
     o.onProgress?.({
       done: todo.length - open.length + skipped.size,
@@ -170,7 +171,7 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
         // job's state, or an outcome recorded since the snapshot would be taken for a lost job and
         // the hash fetched (and paid for) twice
         const [again] = await o.store.batches.get([lookupBatch(hash)]);
-        const now = again && (!o.refresh || again.finishedAt >= started) ? again : undefined;
+        const now = again && !sameEntry(again, before.get(again.batch)) && (!o.refresh || again.finishedAt >= started) ? again : undefined;
         if (now) entries.set(now.batch, now);
         if (finished(now) || (now?.status === 'pending' && (await chunksInFlight(o, now)))) continue;
         const why = now
@@ -183,7 +184,8 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
     if (o.pause) await o.pause(ms, o.signal);
     else await sleep(ms, undefined, { signal: o.signal }).catch(() => undefined);
   }
-  return summarize(o, skipped, before, entries, interrupted, await o.budget.spent());
+  const outcomes = new Map(todo.flatMap((h) => (fresh(h) ? [[lookupBatch(h), fresh(h) as BatchLogEntry] as const] : [])));
+  return summarize(o, skipped, before, outcomes, interrupted, await o.budget.spent());
 }
 
 async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
@@ -191,9 +193,16 @@ async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
   const previous = await o.queue.getJob(id);
   if (previous) {
     const state = await previous.getState();
-    // waiting, active or delayed: another run (or worker) has it in hand
-    if (state !== 'completed' && state !== 'failed') return;
-    await previous.remove();
+    // being fetched: a worker has it in hand
+    if (state === 'active') return;
+    // finished, or not started yet (waiting, or delayed for a retry after an earlier run stopped):
+    // replaced, so it runs under this run's budget and counts on this run's units
+    try {
+      await previous.remove();
+    } catch {
+      // taken by a worker meanwhile (locked): it is in hand
+      return;
+    }
   }
   const data: LookupJobData = { hash, run: o.run };
   if (o.maxApiUnits !== undefined) data.maxApiUnits = o.maxApiUnits;
@@ -214,6 +223,14 @@ async function chunksInFlight(o: { store: Store; indexQueue?: Queue }, e: BatchL
   const missing = await unstored();
   for (const n of missing) if (await o.indexQueue.getJob(indexJobId(e.batch, n))) return true;
   return missing.length > 0 && (await unstored()).length === 0;
+}
+
+/**
+ * The same outcome as `b`, recorded before this run, by its times and status. A pending entry is
+ * no outcome: its chunks, stored since, settle it (an interrupted run's fetch, waited for).
+ */
+function sameEntry(a: BatchLogEntry, b: BatchLogEntry | undefined): boolean {
+  return b !== undefined && b.status !== 'pending' && a.status === b.status && a.startedAt === b.startedAt && a.finishedAt === b.finishedAt;
 }
 
 function lostEntry(hash: string, reason: string | undefined): BatchLogEntry {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'vitest';
 import { runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
+import { createLookupQueue, lookupJobId } from '../../src/lookup/index.js';
+import { createQueues } from '../../src/queue/index.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
@@ -67,4 +69,36 @@ test('a re-run is estimated, weighed against the daily allowance and charged onl
   account.summary(last?.api_units);
   // --refresh fetches every hash again: all of them are estimated
   assert.match(await stdoutOf(() => runLookupCommand(mixed, { dryRun: true, refresh: true }, ctx)), /estimated API units: 8\b/);
+});
+
+test("a re-run reports its own outcome, not the one an earlier run left; a job an earlier run left waiting runs under the new run's budget", async () => {
+  const file = makeFakeFile('rerun-stale', { behaviours: 3 });
+  const other = makeFakeFile('rerun-left', { behaviours: 1 });
+  const fake = await startFakeGti({ apiKey: KEY, files: [file, other] });
+  cleanup(() => fake.close());
+  const config = await testConfig(tempDir(), { gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 } });
+  const account = accountApi(fake, config);
+  const ctx = { config, log: createLogger('silent') };
+
+  const stopped = await runLookupCommand([file.sha256], { maxApiUnits: '0' }, ctx);
+  assert.deepEqual(stopped?.counts, { budget: 1 });
+  assert.equal(fake.countFor('/api/v3/files/'), 0);
+  const again = await runLookupCommand([file.sha256], {}, ctx);
+  assert.deepEqual(again?.counts, { ok: 1 }, JSON.stringify(again?.hashes));
+  assert.equal(again?.documents.indexed, 3);
+  assert.equal(again?.api_units, 1);
+  account.summary(again?.api_units);
+
+  // an earlier run's job left delayed for its retry, with that run's data (no budget of its own)
+  const queues = createQueues(config.redisUrl as string, config);
+  cleanup(() => queues.close());
+  const queue = createLookupQueue(queues, config);
+  cleanup(() => queue.close());
+  await queue.add('lookup', { hash: other.sha256, run: 'an-earlier-run' }, { jobId: lookupJobId(other.sha256), delay: 60_000 });
+  const before = fake.countFor('/api/v3/files/');
+  const started = Date.now();
+  const budgeted = await runLookupCommand([other.sha256], { maxApiUnits: '0' }, ctx);
+  assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms: the delayed job was waited for`);
+  assert.deepEqual(budgeted?.counts, { budget: 1 });
+  assert.equal(fake.countFor('/api/v3/files/'), before, 'the budget of 0 held');
 });
