@@ -66,15 +66,19 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
       await this.emitter.emit(batch, r.chunks, out, signal);
       r.chunks += 1;
     };
-    const recordOutcome = (status: 'ok' | 'empty' | 'missing' | 'failed', error: string | null): Promise<void> =>
+    const recordOutcome = (
+      status: 'ok' | 'empty' | 'missing' | 'failed',
+      error: string | null,
+      kept: { accepted: number; chunks: number } = r,
+    ): Promise<void> =>
       store.batches.record({
         batch,
         source: 'lookup',
         status,
         lines: r.reports,
-        accepted: r.accepted,
+        accepted: kept.accepted,
         rejected: r.rejected,
-        chunks: r.chunks,
+        chunks: kept.chunks,
         bytesDecoded: bytesRead,
         error,
         startedAt,
@@ -147,9 +151,16 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
       if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
       const final = code === 'GTI_FORBIDDEN' || !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (!final) throw err;
-      // what was read before the failure is worth keeping (a budget stop mid-file)
-      await flush().catch(() => undefined);
-      await recordOutcome('failed', `${code ?? 'ERROR'}: ${messageOf(err)}`);
+      // what was read before the failure was paid for (a budget stop mid-file): stored before the
+      // outcome is recorded, which counts no chunks, so their marks never settle it as ok
+      let accepted = r.accepted;
+      try {
+        await flush();
+        await this.emitter.settle(batch);
+      } catch {
+        accepted = 0;
+      }
+      await recordOutcome('failed', `${code ?? 'ERROR'}: ${messageOf(err)}`, { accepted, chunks: 0 });
       log.warn({ code, err: messageOf(err) }, 'lookup failed');
       throw new UnrecoverableError(`${code ?? 'ERROR'}: ${messageOf(err)}`);
     }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'vitest';
 import { runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { createLookupQueue, lookupJobId } from '../../src/lookup/index.js';
+import { createLookupQueue, lookupBatch, lookupJobId } from '../../src/lookup/index.js';
+import { openStore } from '../../src/store/index.js';
 import { createQueues } from '../../src/queue/index.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
@@ -101,4 +102,33 @@ test("a re-run reports its own outcome, not the one an earlier run left; a job a
   assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms: the delayed job was waited for`);
   assert.deepEqual(budgeted?.counts, { budget: 1 });
   assert.equal(fake.countFor('/api/v3/files/'), before, 'the budget of 0 held');
+});
+
+test('a budget stop in the middle of a file keeps the reports it paid for, stored; the outcome stays failed and a re-run fetches the file whole', async () => {
+  const file = makeFakeFile('rerun-partial', { behaviours: 3 });
+  const fake = await startFakeGti({ apiKey: KEY, files: [file] });
+  cleanup(() => fake.close());
+  const config = await testConfig(tempDir(), {
+    gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 },
+    lookup: { pageSize: 1 },
+  });
+  const account = accountApi(fake, config);
+  const ctx = { config, log: createLogger('silent') };
+  const stopped = await runLookupCommand([file.sha256], { maxApiUnits: '2' }, ctx);
+  assert.deepEqual(stopped?.counts, { budget: 1 });
+  assert.equal(stopped?.api_units, 2);
+  assert.equal(stopped?.documents.indexed, 2);
+  account.summary(stopped?.api_units);
+  const store = openStore(config.store, config);
+  try {
+    assert.equal((await store.sink.query('sha256', file.sha256)).length, 2, 'the two reports paid for are stored');
+    const [entry] = await store.batches.get([lookupBatch(file.sha256)]);
+    assert.equal(entry?.status, 'failed', 'never settled ok by its stored chunks');
+  } finally {
+    await store.close();
+  }
+  const again = await runLookupCommand([file.sha256], {}, ctx);
+  assert.deepEqual(again?.counts, { ok: 1 });
+  assert.equal(again?.documents.indexed, 3);
+  account.summary(again?.api_units);
 });
