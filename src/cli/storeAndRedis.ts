@@ -3,14 +3,16 @@ import { openStore, type Store } from '../store/index.js';
 import type { CliContext } from './context.js';
 
 /**
- * The configured store, then a Redis (a private redis-server without REDIS_URL). The store comes
- * first: a wrong --store ends the command before a private Redis is started, and when no Redis
+ * The configured store, checked, then a Redis (a private redis-server without REDIS_URL). The store
+ * comes first: a wrong or unreachable --store ends the command before a private Redis is started, and when no Redis
  * can be had the store is closed again. The caller stops the Redis and closes the store.
  */
 export async function openStoreAndRedis(ctx: CliContext): Promise<{ store: Store; redis: RedisHandle }> {
   const { config, log } = ctx;
   const store = openStore(config.store, config);
   try {
+    // a cluster that cannot be reached ends the command now, naming it, not after every batch failed
+    await store.check();
     return {
       store,
       redis: await ensureRedis({ url: config.redisUrl, prefix: config.queuePrefix, redisCluster: config.redisCluster, log }),

@@ -27,5 +27,11 @@ export interface Store {
   watches: WatchStore;
   /** Removal of what retention says is expired (behaviours by their own date, bookkeeping by when it was written). */
   retention: Retention;
+  /**
+   * Resolves once the store answers; throws its typed error naming it otherwise (SINK_UNAVAILABLE
+   * for a cluster that cannot be reached, SINK_AUTH for refused credentials). Commands that write
+   * ask it first, so an unreachable store ends them at once instead of failing every batch.
+   */
+  check(): Promise<void>;
   close(): Promise<void>;
 }

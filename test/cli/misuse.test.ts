@@ -242,6 +242,29 @@ describe('a store that cannot be one ends the command at once, before any privat
     },
   );
 
+  test(
+    'a backfill or lookup into an Elasticsearch cluster that cannot be reached ends at once, naming it, before any batch',
+    { timeout: 60_000 },
+    async () => {
+      const s = scope();
+      for (const args of [
+        ['backfill', '--source', 'dir:sample/feed', '--json'],
+        ['lookup', 'a'.repeat(64), '--json'],
+      ]) {
+        const started = Date.now();
+        const r = await cli([...args, '--store', 'es:http://elastic:ESPASS_1@127.0.0.1:9'], {
+          tmp: s.tmp,
+          env: { ...NO_REDIS_URL, GTI_APIKEY: 'k' },
+          deadlineMs: 30_000,
+        });
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /cannot reach Elasticsearch at elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:9: .*ECONNREFUSED/);
+        assert.doesNotMatch(r.stderr + r.stdout, /ESPASS/);
+        assert.ok(Date.now() - started < 20_000, `${args[0]}: ${Date.now() - started} ms`);
+      }
+    },
+  );
+
   test('run from a feed directory that does not exist exits 1 at once, naming it, with no store made', { timeout: 60_000 }, async () => {
     const s = scope();
     const missing = join(s.dir, 'no-such-feed');

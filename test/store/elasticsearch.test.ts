@@ -324,6 +324,24 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
     }
   });
 
+  test('check: the cluster answers; refused credentials are SINK_AUTH, an unavailable cluster SINK_UNAVAILABLE naming it', async () => {
+    const m = openMocked();
+    try {
+      await m.store.check();
+      m.fake.failRequests({ method: 'GET' }, { status: 401 }, 1);
+      await assert.rejects(m.store.check(), (err: Error & { code?: string }) => err.code === 'SINK_AUTH');
+      m.fake.failRequests({ method: 'GET' }, { status: 503 }, 2);
+      await assert.rejects(
+        m.store.check(),
+        (err: Error & { code?: string }) =>
+          err.code === 'SINK_UNAVAILABLE' && /cannot reach Elasticsearch at elasticsearch:http:\/\/localhost:9200/.test(err.message),
+      );
+      await m.store.check();
+    } finally {
+      await m.close();
+    }
+  });
+
   test('refused credentials stop the writer with a message that holds no secret', async () => {
     const m = openMocked({ apiKey: 'c2VjcmV0OmtleQ==' });
     try {

@@ -14,6 +14,7 @@ import { ElasticsearchRetention } from './ElasticsearchRetention.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
 import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 import { isValidPrefix } from './names.js';
+import { readFailure } from './classify.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
 
 /** How to reach and authenticate to the cluster (config `elasticsearch.*`, secrets from the environment). */
@@ -112,6 +113,9 @@ export function parseElasticsearchSpec(spec: string): ParsedElasticsearchSpec {
 
 const require = createRequire(import.meta.url);
 
+/** How long `check` waits for the cluster's answer. */
+const CHECK_TIMEOUT_MS = 10_000;
+
 /**
  * The official client, loaded when a cluster is first used: it brings ~450 files (its transport,
  * undici, OpenTelemetry, Apache Arrow), a quarter of a second of every start-up of a command or
@@ -181,6 +185,7 @@ export interface ElasticsearchStore {
   hunt: ElasticsearchHuntReader;
   retention: ElasticsearchRetention;
   client: Client;
+  check(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -239,6 +244,20 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     hunt: new ElasticsearchHuntReader(client, { prefix }),
     retention: new ElasticsearchRetention(client, { prefix, onPartitionsDeleted: () => sink.forgetPartitions() }),
     client,
+    check: async () => {
+      try {
+        // one quick question, not the client's usual timeout and retries: a command waits seconds, not minutes
+        await client.info({}, { requestTimeout: CHECK_TIMEOUT_MS, maxRetries: 1 });
+      } catch (err) {
+        const e = readFailure(`Elasticsearch at ${parsed.display}`, err);
+        throw new SandtrailError(
+          e.code,
+          e.code === 'SINK_AUTH' ? e.message : `cannot reach ${e.message.replace(/ failed: /, ': ')} (check --store / ELASTICSEARCH_URL)`,
+          e.details,
+          { cause: err },
+        );
+      }
+    },
     close: async () => {
       if (closed) return;
       closed = true;

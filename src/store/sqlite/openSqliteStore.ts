@@ -102,6 +102,8 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
     hunt: guardPart(new SqliteHuntReader(db), path),
     watches: guardPart(new SqliteWatchStore(db), path),
     retention: guardPart(new SqliteRetention(db), path),
+    // opened above: a file that cannot be had has thrown already
+    check: async () => undefined,
     close: async () => {
       if (closed) return;
       closed = true;
