@@ -17,6 +17,14 @@ export interface BudgetFlags {
   dryRun?: boolean;
   maxApiUnits?: string;
   force?: boolean;
+  /** `--dry-run --json` prints the estimate as one JSON object. */
+  json?: boolean;
+}
+
+/** The estimate `--dry-run --json` prints. */
+export function estimateJson(e: { lines: EstimateLine[]; apiUnits: number }): string {
+  const lines = e.lines.map((l) => ({ what: l.what, count: l.count, api_units_each: l.apiUnitsEach, rules: l.rules }));
+  return `${JSON.stringify({ dry_run: true, estimated_api_units: e.apiUnits, lines })}\n`;
 }
 
 export { apiUnitsOf } from '../quota/index.js';
@@ -35,7 +43,7 @@ export function estimateLine(what: string, count: number, method: string, path: 
 export async function guardBudget(flags: BudgetFlags, lines: EstimateLine[], ctx: CliContext): Promise<BudgetGuard | undefined> {
   const e = estimate(lines);
   if (flags.dryRun) {
-    await writeOut(`${formatEstimate(e)}\n(dry run: nothing was called)\n`);
+    await writeOut(flags.json ? estimateJson(e) : `${formatEstimate(e)}\n(dry run: nothing was called)\n`);
     return undefined;
   }
   const maxApiUnits = flags.maxApiUnits === undefined ? undefined : Number(flags.maxApiUnits);

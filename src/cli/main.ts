@@ -173,7 +173,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         const ctx = ctxOf(cmd, { logLevel: 'warn' });
         const [
           { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand },
-          { estimateLine, guardBudget },
+          { estimateLine, estimateJson, guardBudget },
           { artefactChoiceOf },
         ] = await loadBackfill();
         const artefacts = artefactChoiceOf(o);
@@ -189,7 +189,11 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
           if (!guard) return 0;
           guard.spend(lines.reduce((n, l) => n + l.count * l.apiUnitsEach, 0));
         } else if (o.dryRun) {
-          await writeOut('estimated API units: 0 (a directory source calls no API)\n(dry run: nothing was called)\n');
+          await writeOut(
+            o.json
+              ? estimateJson({ lines: [], apiUnits: 0 })
+              : 'estimated API units: 0 (a directory source calls no API)\n(dry run: nothing was called)\n',
+          );
           return 0;
         }
         const run = await runBackfillCommand({ ...o, artefacts }, ctx);

@@ -77,6 +77,15 @@ test('sandtrail fetch: --dry-run calls nothing; an unknown behaviour is a clear 
   const dry = await runCli(['fetch', id, '--relationships', '--dry-run'], { env });
   assert.equal(dry.code, 0, dry.stderr);
   assert.match(dry.stdout, /estimated API units: 3/);
+  const dryJson = await runCli(['fetch', id, '--relationships', '--dry-run', '--json'], { env });
+  assert.equal(dryJson.code, 0, dryJson.stderr);
+  const estimate = JSON.parse(dryJson.stdout) as { dry_run: boolean; estimated_api_units: number; lines: { count: number }[] };
+  assert.equal(estimate.dry_run, true);
+  assert.equal(estimate.estimated_api_units, 3);
+  assert.deepEqual(
+    estimate.lines.map((l) => l.count),
+    [1, 2],
+  );
   assert.equal(fake.requests.length, 0);
   const ok = await runCli(['fetch', id, '--json'], { env });
   assert.equal(ok.code, 0, ok.stderr);
