@@ -50,12 +50,6 @@ export async function guardBudget(flags: BudgetFlags, lines: EstimateLine[], ctx
   if (maxApiUnits !== undefined && (!Number.isInteger(maxApiUnits) || maxApiUnits < 0)) {
     throw new SandtrailError('USAGE', '--max-api-units must be a whole number');
   }
-  if (e.apiUnits > 0 && !ctx.config.redisUrl) {
-    // the ledger lives in the Redis the calls go through: a private one ends with the command
-    ctx.log.warn(
-      'no REDIS_URL: the API calls of this run are counted on a private Redis that ends with the command, not on a kept quota ledger; set REDIS_URL to keep them',
-    );
-  }
   const remainingDaily = e.apiUnits > 0 && !flags.force ? await remainingDailyUnits(ctx) : null;
   const guard = new BudgetGuard({ maxApiUnits, force: flags.force, remainingDaily });
   guard.preflight(e);

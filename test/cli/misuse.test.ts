@@ -242,6 +242,33 @@ describe('a store that cannot be one ends the command at once, before any privat
     },
   );
 
+  test('a lookup without REDIS_URL is told its API calls are counted on no kept ledger', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const r = await cli(['lookup', 'a'.repeat(64), '--store', `sqlite:${join(s.dir, 'l.db')}`], {
+      tmp: s.tmp,
+      env: {
+        ...NO_REDIS_URL,
+        GTI_APIKEY: 'k',
+        GTI_BASE_URL: 'http://127.0.0.1:9/api/v3',
+        SANDTRAIL_LOOKUP_ATTEMPTS: '1',
+        SANDTRAIL_GTI_MAX_RETRIES: '0',
+      },
+      deadlineMs: 45_000,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /no REDIS_URL: the API calls of this run are counted on a private Redis that ends with the command/);
+    await assertNoRedisLeft(s.dir);
+  });
+
+  test('lookup --file of comments and blank lines only names the file: nothing to look up', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const list = join(s.dir, 'empty.txt');
+    writeFileSync(list, '# nothing yet\n\n');
+    const r = await cli(['lookup', '--file', list], { tmp: s.tmp, env: { ...NO_REDIS_URL, GTI_APIKEY: 'k' } });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /no hash in .*empty\.txt \(blank lines and # comments are skipped\): nothing to look up/);
+  });
+
   test(
     'a backfill or lookup into an Elasticsearch cluster that cannot be reached ends at once, naming it, before any batch',
     { timeout: 60_000 },
@@ -261,8 +288,6 @@ describe('a store that cannot be one ends the command at once, before any privat
         assert.match(r.stderr, /cannot reach Elasticsearch at elasticsearch:http:\/\/elastic:\*\*\*@127\.0\.0\.1:9: .*ECONNREFUSED/);
         assert.doesNotMatch(r.stderr + r.stdout, /ESPASS/);
         assert.ok(Date.now() - started < 20_000, `${args[0]}: ${Date.now() - started} ms`);
-        // a run that spends units without REDIS_URL is told its calls go on no kept ledger
-        if (args[0] === 'lookup') assert.match(r.stderr, /no REDIS_URL: the API calls of this run are counted on a private Redis/);
       }
     },
   );

@@ -39,7 +39,7 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
   if (!guard) return 0;
   if (!config.gti.apiKey) throw new SandtrailError('USAGE', 'fetch needs GTI_APIKEY');
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
-  const { store, redis } = await openStoreAndRedis(ctx);
+  const { store, redis } = await openStoreAndRedis(ctx, { spendsApiUnits: true });
   const connection = createRedis(redis.url, config);
   const run = randomUUID();
   const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);

@@ -57,7 +57,15 @@ export async function lookupCommand(args: string[], o: LookupArgs, ctx: CliConte
 /** The lookup itself: its summary, or undefined for --dry-run (the estimate was printed). */
 export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliContext): Promise<LookupSummary | undefined> {
   const hashes = await collectHashes(args, o.file ?? []);
-  if (hashes.length === 0) throw new SandtrailError('USAGE', 'give hashes as arguments or --file LIST (one per line, - for stdin)');
+  if (hashes.length === 0) {
+    const files = o.file ?? [];
+    throw new SandtrailError(
+      'USAGE',
+      files.length > 0 && args.length === 0
+        ? `no hash in ${files.join(', ')} (blank lines and # comments are skipped): nothing to look up`
+        : 'give hashes as arguments or --file LIST (one per line, - for stdin)',
+    );
+  }
   const valid = hashes.filter((h) => 'hash' in h);
   for (const h of hashes) if (!('hash' in h)) process.stderr.write(`sandtrail: refused "${h.given}": ${h.refused} (not requested)\n`);
   const choice = artefactChoiceOf(o);
@@ -98,7 +106,7 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   if (!ctx.config.gti.apiKey) throw new SandtrailError('USAGE', 'lookup needs GTI_APIKEY');
   const { config, log } = ctx;
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
-  const { store, redis } = await openStoreAndRedis(ctx);
+  const { store, redis } = await openStoreAndRedis(ctx, { spendsApiUnits: true });
   const queues = createQueues(redis.url, config, log);
   const queue = createLookupQueue(queues, config);
   const run = randomUUID();

@@ -36,7 +36,7 @@ export async function privateLookupCommand(
   const { config } = ctx;
   if (asked > 0 && !config.gti.apiKey) throw new SandtrailError('USAGE', 'private lookup needs GTI_APIKEY');
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
-  const { store, redis } = await openStoreAndRedis(ctx);
+  const { store, redis } = await openStoreAndRedis(ctx, { spendsApiUnits: true });
   const connection = createRedis(redis.url, config);
   try {
     const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
