@@ -87,6 +87,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
   worker
     .command('lookup')
     .description('run the lookup worker (hash jobs of `sandtrail lookup --no-workers`) and the artefact downloads they queue')
+    .addHelpText('after', '\nEnvironment: GTI_APIKEY (the key its calls use), REDIS_URL (required); the rest as in sandtrail --help.')
     .action(
       action(async (_o, cmd: Command) => {
         const ctx = processCtxOf(cmd, 'lookup');
@@ -100,6 +101,7 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
   worker
     .command('artefacts')
     .description('run the artefact download worker (jobs queued by feed and lookup workers for --artefacts)')
+    .addHelpText('after', '\nEnvironment: GTI_APIKEY (the key its calls use), REDIS_URL (required); the rest as in sandtrail --help.')
     .action(
       action(async (_o, cmd: Command) => {
         const ctx = processCtxOf(cmd, 'artefacts');

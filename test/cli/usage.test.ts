@@ -33,6 +33,14 @@ test('a subcommand --help run from the shell shows the global options', async ()
   assert.match(r.stdout, /Global Options:[\s\S]*--redis-url <url>[\s\S]*--store <spec>/);
 });
 
+test('the workers that call the API name the key they use in --help', async () => {
+  for (const kind of ['lookup', 'artefacts']) {
+    const r = await runCli(['worker', kind, '--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Environment: GTI_APIKEY .*REDIS_URL \(required\)/, kind);
+  }
+});
+
 test('quota replay --help documents its input format', async () => {
   const r = await runCli(['quota', 'replay', '--help']);
   assert.equal(r.code, 0);
