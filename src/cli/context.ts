@@ -63,6 +63,8 @@ export const collect = (v: string, prev: string[] = []): string[] => [...prev, v
 export async function withStore<T>(ctx: CliContext, fn: (s: Store) => Promise<T>, access: StoreAccess = { readOnly: true }): Promise<T> {
   const store = openStore(ctx.config.store, ctx.config, access);
   try {
+    // a cluster that cannot be reached is named in seconds, not after a read's full timeout
+    await store.check();
     return await fn(store);
   } finally {
     await store.close();

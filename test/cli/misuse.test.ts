@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, test } from 'vitest';
@@ -258,6 +258,22 @@ describe('a store that cannot be one ends the command at once, before any privat
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /no REDIS_URL: the API calls of this run are counted on a private Redis that ends with the command/);
     await assertNoRedisLeft(s.dir);
+  });
+
+  test('a read from a cluster that takes connections and never answers names it within seconds', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const started = Date.now();
+      const r = await cli(['query', '--behash', 'abc', '--store', `es:http://127.0.0.1:${port}`], { tmp: s.tmp, env: NO_REDIS_URL });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`cannot reach Elasticsearch at elasticsearch:http://127\\.0\\.0\\.1:${port}: .*timed out`));
+      assert.ok(Date.now() - started < 30_000, `${Date.now() - started} ms`);
+    } finally {
+      silent.close();
+    }
   });
 
   test('lookup --file of comments and blank lines only names the file: nothing to look up', { timeout: 60_000 }, async () => {

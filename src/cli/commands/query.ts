@@ -1,6 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
-import { openStore, type PivotKind, type PrivateFileKey } from '../../store/index.js';
-import { writeOut, type CliContext } from '../context.js';
+import type { PivotKind, PrivateFileKey } from '../../store/index.js';
+import { withStore, writeOut, type CliContext } from '../context.js';
 
 /** Flag name → behaviour pivot kind and/or private-file key, in the order `--help` lists them. */
 export const PIVOT_FLAGS: readonly [flag: string, key: string, kind: PivotKind | null, what: string, privateKey?: PrivateFileKey][] = [
@@ -26,8 +26,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
   }
   const [flag, key, kind, , privateKey] = given[0] as (typeof PIVOT_FLAGS)[number];
   const value = opts[key] as string;
-  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
-  try {
+  return withStore(ctx, async (store) => {
     const ids = kind ? await store.sink.query(kind, value) : [];
     if (privateKey) ids.push(...(await store.privateFiles.query(privateKey, value)).map((id) => `${PRIVATE_PREFIX}${id}`));
     await writeOut(opts.json ? `${JSON.stringify(ids)}\n` : ids.map((id) => `${id}\n`).join(''));
@@ -35,9 +34,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
     if (ids.length === 0 && !opts.json)
       process.stderr.write(`sandtrail: nothing matches ${flag.split(' ')[0]} ${value} in ${store.spec}\n`);
     return 0;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /**
@@ -45,8 +42,7 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
  * private file report (`private:<sha256>`, or a bare SHA-256), marked `"private": true`.
  */
 export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
-  try {
+  return withStore(ctx, async (store) => {
     const bare = id.startsWith(PRIVATE_PREFIX) ? id.slice(PRIVATE_PREFIX.length) : id;
     let out: Record<string, unknown> | null = null;
     if (/^[0-9a-fA-F]{64}$/.test(bare)) {
@@ -75,22 +71,17 @@ export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliC
     }
     await writeOut(`${opts.json ? JSON.stringify(out) : JSON.stringify(out, null, 2)}\n`);
     return 0;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `sandtrail artefacts list ID`: what was downloaded for one behaviour report. */
 export async function artefactsListCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
-  const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
-  try {
+  return withStore(ctx, async (store) => {
     const list = await store.artefacts.list(id);
     if (opts.json) await writeOut(`${JSON.stringify(list)}\n`);
     else if (list.length === 0) await writeOut(`no artefacts recorded for ${id}\n`);
     else
       await writeOut(list.map((a) => `${a.kind.padEnd(8)} ${String(a.size).padStart(12)}  ${a.sha256}  ${a.source}  ${a.path}\n`).join(''));
     return 0;
-  } finally {
-    await store.close();
-  }
+  });
 }
