@@ -123,11 +123,17 @@ async function* readFile(path: string, signal?: AbortSignal): AsyncGenerator<Buf
   for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024, signal })) yield chunk as Buffer;
 }
 
-/** Copies src into dst; resolves with the source's own error (if any) instead of throwing it. */
+/**
+ * Copies src into dst; resolves with the source's own error (if any) instead of throwing it.
+ * Stops when dst fails or closes (a decoder that met bad data): its reader reports why, and a
+ * wait for a `drain` that never comes would hold the batch for good.
+ */
 async function pipeInto(src: AsyncIterable<Buffer> | NodeJS.ReadableStream, dst: NodeJS.WritableStream): Promise<Error | undefined> {
+  const gone = (): boolean => (dst as unknown as { destroyed?: boolean }).destroyed === true;
   try {
     for await (const chunk of src as AsyncIterable<Buffer>) {
-      if (!dst.write(chunk)) await new Promise<void>((r) => dst.once('drain', r));
+      if (gone()) return undefined;
+      if (!dst.write(chunk) && !(await drained(dst))) return undefined;
     }
     dst.end();
     return undefined;
@@ -135,6 +141,23 @@ async function pipeInto(src: AsyncIterable<Buffer> | NodeJS.ReadableStream, dst:
     (dst as unknown as { destroy(e?: Error): void }).destroy(err as Error);
     return err as Error;
   }
+}
+
+/** Resolves true once dst drains, false when it errors or closes first. */
+function drained(dst: NodeJS.WritableStream): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const settle = (ok: boolean) => (): void => {
+      dst.off('drain', onDrain);
+      dst.off('error', onEnd);
+      dst.off('close', onEnd);
+      resolve(ok);
+    };
+    const onDrain = settle(true);
+    const onEnd = settle(false);
+    dst.once('drain', onDrain);
+    dst.once('error', onEnd);
+    dst.once('close', onEnd);
+  });
 }
 
 /** A file that will not decode, ever: permanent, so it is tried once and its batch marked failed. */

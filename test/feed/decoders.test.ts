@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
@@ -60,6 +61,14 @@ test('gzip files decode, and a corrupt one fails with BATCH_CORRUPT', async () =
   const big = join(dir, 'big.gz');
   writeFileSync(big, gzipSync(text));
   assert.equal(await decodeAll(big, 'auto', 'gz'), text);
+  // no gzip at all, larger than the decoder's input buffer: it fails at once, never waits on its input
+  const noise = join(dir, 'noise.gz');
+  writeFileSync(noise, randomBytes(100_000));
+  await assert.rejects(decodeAll(noise, 'auto', 'gz'), (e: { code?: string; message?: string }) => {
+    assert.equal(e.code, 'BATCH_CORRUPT');
+    assert.match(e.message ?? '', /gzip decode failed/);
+    return true;
+  });
 });
 
 test('a decoder that is not installed is a clear DECODER_UNAVAILABLE error naming the fix', () => {
