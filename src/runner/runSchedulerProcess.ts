@@ -18,6 +18,8 @@ export async function runSchedulerProcess(
   o: { sourceSpec: string; start?: FeedCursor; artefacts?: ArtefactChoice },
 ): Promise<boolean> {
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
+  // parsed before anything is opened: a bad --source ends the process at once, holding nothing
+  const sourceSpec = o.sourceSpec === 'api' ? 'api' : createSource(o.sourceSpec).spec;
   await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
@@ -25,7 +27,7 @@ export async function runSchedulerProcess(
     queues,
     store,
     prefix: config.queuePrefix,
-    sourceSpec: o.sourceSpec === 'api' ? 'api' : createSource(o.sourceSpec).spec,
+    sourceSpec,
     log,
     lagMs: config.live.lagMinutes * 60_000,
     tickMs: config.live.tickMs,

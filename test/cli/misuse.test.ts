@@ -198,6 +198,20 @@ describe('a store that cannot be one ends the command at once, before any privat
     assert.match(r.stderr, /unknown store "foo:bar"/);
   });
 
+  test('worker scheduler with a source that is none exits 2 at once, opening no store', { timeout: 60_000 }, async () => {
+    const s = scope();
+    for (const source of ['bogus', 'dir:']) {
+      const r = await cli(['worker', 'scheduler', '--source', source, '--store', `sqlite:${join(s.dir, 'sched.db')}`], {
+        tmp: s.tmp,
+        env: { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() },
+        deadlineMs: 20_000,
+      });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /"code":"USAGE"/);
+    }
+    assert.ok(!existsSync(join(s.dir, 'sched.db')));
+  });
+
   test(
     'serve --host that is no address (empty, 999.1.1.1) is a usage error, not "reachable beyond this machine"',
     { timeout: 60_000 },
