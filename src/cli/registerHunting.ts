@@ -88,7 +88,7 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .description('statistics of one pivot value (behaviours, files, sandboxes, verdicts, first/last seen) and its newest behaviours');
   for (const [flag, , kind, what] of PIVOT_FLAGS) if (kind) addPivotOption(pivot, flag, what);
   pivot
-    .option('--limit <n>', 'newest behaviours shown', '20')
+    .option('--limit <n>', 'newest behaviours shown (offset + limit at most 10000)', '20')
     .option('--offset <n>', 'skip that many of the newest (paging)', '0')
     .option('--json', 'one JSON object: the figures and the page of behaviours')
     .action(
@@ -100,7 +100,7 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .description('the most frequent values of one pivot kind, with the same figures per value')
     .argument('<kind>', 'behash, sigma-rule (or sigma_rule_id), ja3, ja3s or dropped-sha256 (or dropped_sha256)')
     .option('--since <when>', `only behaviours analysed since: ${SINCE_FORMS}`)
-    .option('--limit <n>', 'values shown', '10')
+    .option('--limit <n>', 'values shown (at most 100)', '10')
     .option('--json', 'JSON array')
     .action(
       action(async (kind: string, o: { since?: string; limit?: string; json?: boolean }, cmd: Command) =>

@@ -198,6 +198,20 @@ describe('a store that cannot be one ends the command at once, before any privat
     assert.match(r.stderr, /unknown store "foo:bar"/);
   });
 
+  test(
+    'pivot past the result window and top past its cap are usage errors, not another page or fewer values',
+    { timeout: 60_000 },
+    async () => {
+      const s = scope();
+      const pivot = await cli(['pivot', '--behash', 'abc', '--offset', '9990', '--limit', '20'], { tmp: s.tmp, env: NO_REDIS_URL });
+      assert.equal(pivot.code, 2, pivot.stderr);
+      assert.match(pivot.stderr, /--offset \+ --limit must stay within 10000/);
+      const top = await cli(['top', 'behash', '--limit', '101'], { tmp: s.tmp, env: NO_REDIS_URL });
+      assert.equal(top.code, 2, top.stderr);
+      assert.match(top.stderr, /--limit/);
+    },
+  );
+
   test('worker scheduler with a source that is none exits 2 at once, opening no store', { timeout: 60_000 }, async () => {
     const s = scope();
     for (const source of ['bogus', 'dir:']) {

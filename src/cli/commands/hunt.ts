@@ -1,5 +1,6 @@
 import { SandtrailError } from '../../errors/index.js';
 import {
+  HUNT_LIMITS,
   pivotKindOf,
   type BehaviourLine,
   type FileRollup,
@@ -44,6 +45,13 @@ export async function pivotCommand(opts: Record<string, unknown>, ctx: CliContex
   const [, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
   const limit = countFlag('--limit', opts.limit as string | undefined, 20, { min: 0, max: 1000 });
   const offset = countFlag('--offset', opts.offset as string | undefined, 0, { min: 0, max: 1_000_000_000 });
+  // past the window a store cannot read the page: refused, not answered with another page
+  if (offset + limit > HUNT_LIMITS.window) {
+    throw new SandtrailError(
+      'USAGE',
+      `--offset + --limit must stay within ${HUNT_LIMITS.window} (the window both stores can page through); use query for every id`,
+    );
+  }
   const stats: PivotStats = await withStore(ctx, (s) => s.hunt.pivotStats(kind as PivotKind, opts[key] as string, { limit, offset }));
   if (opts.json) await writeOut(`${JSON.stringify(stats)}\n`);
   else {
@@ -72,7 +80,7 @@ export async function topCommand(
     throw new SandtrailError('USAGE', `KIND must be one of behash, sigma-rule, ja3, ja3s, dropped-sha256; got "${kindName}"`);
   const since = sinceSeconds(opts.since);
   // a top of nothing answers nothing: at least one value
-  const limit = countFlag('--limit', opts.limit, 10, { min: 1, max: 1000 });
+  const limit = countFlag('--limit', opts.limit, 10, { min: 1, max: HUNT_LIMITS.top.max });
   const top = await withStore(ctx, (s) => s.hunt.top(kind, { since, limit }));
   if (opts.json) await writeOut(`${JSON.stringify(top)}\n`);
   else
