@@ -3,9 +3,10 @@ import { openStore, type Store } from '../store/index.js';
 import type { CliContext } from './context.js';
 
 /**
- * The configured store, checked, then a Redis (a private redis-server without REDIS_URL). The store
- * comes first: a wrong or unreachable --store ends the command before a private Redis is started, and when no Redis
- * can be had the store is closed again. The caller stops the Redis and closes the store.
+ * The configured store, checked, then a Redis (a private redis-server without REDIS_URL). The
+ * store comes first: a wrong or unreachable --store ends the command before a private Redis is
+ * started, and when no Redis can be had the store is closed again. The caller stops the Redis and
+ * closes the store.
  */
 export async function openStoreAndRedis(
   ctx: CliContext,

@@ -142,10 +142,9 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
   const finished = (e: BatchLogEntry | undefined): boolean => e !== undefined && (DONE.has(e.status) || e.status === 'failed');
   // the entry an earlier run left (a failure, a budget stop) is no outcome of this one: a hash
   // waits for an entry written since; a refresh, for one written by this run
-  const fresh = (hash: string): BatchLogEntry | undefined => {
-    const e = entries.get(lookupBatch(hash));
-    return e && !sameEntry(e, before.get(e.batch)) && (!o.refresh || e.finishedAt >= started) ? e : undefined;
-  };
+  const current = (e: BatchLogEntry | undefined): BatchLogEntry | undefined =>
+    e && !sameEntry(e, before.get(e.batch)) && (!o.refresh || e.finishedAt >= started) ? e : undefined;
+  const fresh = (hash: string): BatchLogEntry | undefined => current(entries.get(lookupBatch(hash)));
   for (;;) {
     entries = new Map((await o.store.batches.get(todo.map(lookupBatch))).map((e) => [e.batch, e]));
     const open = todo.filter((h) => !finished(fresh(h)));
@@ -171,7 +170,7 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
         // job's state, or an outcome recorded since the snapshot would be taken for a lost job and
         // the hash fetched (and paid for) twice
         const [again] = await o.store.batches.get([lookupBatch(hash)]);
-        const now = again && !sameEntry(again, before.get(again.batch)) && (!o.refresh || again.finishedAt >= started) ? again : undefined;
+        const now = current(again);
         if (now) entries.set(now.batch, now);
         if (finished(now) || (now?.status === 'pending' && (await chunksInFlight(o, now)))) continue;
         const why = now
@@ -184,7 +183,11 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
     if (o.pause) await o.pause(ms, o.signal);
     else await sleep(ms, undefined, { signal: o.signal }).catch(() => undefined);
   }
-  const outcomes = new Map(todo.flatMap((h) => (fresh(h) ? [[lookupBatch(h), fresh(h) as BatchLogEntry] as const] : [])));
+  const outcomes = new Map<string, BatchLogEntry>();
+  for (const h of todo) {
+    const e = fresh(h);
+    if (e) outcomes.set(e.batch, e);
+  }
   return summarize(o, skipped, before, outcomes, interrupted, await o.budget.spent());
 }
 

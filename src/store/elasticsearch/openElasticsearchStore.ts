@@ -14,7 +14,7 @@ import { ElasticsearchRetention } from './ElasticsearchRetention.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
 import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 import { isValidPrefix } from './names.js';
-import { readFailure } from './classify.js';
+import { classifyRequestError, storeFailure } from './classify.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
 
 /** How to reach and authenticate to the cluster (config `elasticsearch.*`, secrets from the environment). */
@@ -249,11 +249,12 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
         // one quick question, not the client's usual timeout and retries: a command waits seconds, not minutes
         await client.info({}, { requestTimeout: CHECK_TIMEOUT_MS, maxRetries: 1 });
       } catch (err) {
-        const e = readFailure(`Elasticsearch at ${parsed.display}`, err);
+        const f = classifyRequestError(err);
+        if (f.kind === 'auth') throw storeFailure(`Elasticsearch at ${parsed.display}`, err);
         throw new SandtrailError(
-          e.code,
-          e.code === 'SINK_AUTH' ? e.message : `cannot reach ${e.message.replace(/ failed: /, ': ')} (check --store / ELASTICSEARCH_URL)`,
-          e.details,
+          'SINK_UNAVAILABLE',
+          `cannot reach Elasticsearch at ${parsed.display}: ${f.reason} (check --store / ELASTICSEARCH_URL)`,
+          { code: f.code },
           { cause: err },
         );
       }
