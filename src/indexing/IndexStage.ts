@@ -55,9 +55,9 @@ export class IndexStage {
     this.retention.start();
   }
 
-  /** Stops retention's steps; safe to call twice. */
-  stop(): Promise<void> {
-    return this.retention.stop();
+  /** Stops retention's steps (unless `force`, after the one step a process that took none owes); safe to call twice. */
+  stop(force = false): Promise<void> {
+    return this.retention.stop(force);
   }
 
   /**

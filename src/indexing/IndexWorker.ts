@@ -42,7 +42,7 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   }
 
   override async stop(force = false): Promise<void> {
-    await Promise.all([super.stop(force), this.stage.stop()]);
+    await Promise.all([super.stop(force), this.stage.stop(force)]);
   }
 
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {

@@ -83,7 +83,7 @@ port.on('message', (m: ThreadMessage) => {
   }
   if (m.type === 'flush') return stage.commitHeld();
   void (async () => {
-    const stopping = [stage.stop(), consumer?.then((c) => c.stop(m.force))];
+    const stopping = [stage.stop(m.force), consumer?.then((c) => c.stop(m.force))];
     for (const s of stopping) await s?.catch((err: unknown) => log.warn({ err: messageOf(err) }, 'index stage stop failed'));
     await store.close();
     flushMetrics();

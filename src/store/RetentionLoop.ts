@@ -17,13 +17,17 @@ const BETWEEN_STEPS_MS = 50;
  * Applies retention continuously in short steps beside the index stage: every `intervalMs` one
  * prune of at most `stepRows` rows, followed by the next step almost at once while expired rows
  * remain. A failed step is logged and tried again at the next interval (a store fault also
- * fails the stage's own writes, which report it). The caller gives a logger bound to its stage. `stop()` waits for a step in flight and is safe
- * to call twice.
+ * fails the stage's own writes, which report it). The caller gives a logger bound to its stage.
+ * `stop()` waits for a step in flight, takes one step first when none has run (a short backfill
+ * ends before its first step is due, and would otherwise never apply retention), and is safe to
+ * call twice.
  */
 export class RetentionLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** Whether a step has run (or been tried) in this process. */
+  private stepped = false;
 
   constructor(
     private readonly retention: Retention,
@@ -42,11 +46,14 @@ export class RetentionLoop {
     this.schedule(BETWEEN_STEPS_MS);
   }
 
-  async stop(): Promise<void> {
+  /** Stops the steps; unless `force`, first takes the one step a process that took none owes. */
+  async stop(force = false): Promise<void> {
+    const owed = this.enabled && !this.stopped && !this.stepped && !force;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
+    if (owed && !this.stepped) await this.step(true);
   }
 
   private schedule(ms: number): void {
@@ -59,14 +66,18 @@ export class RetentionLoop {
     this.timer.unref();
   }
 
-  private async step(): Promise<void> {
+  private async step(last = false): Promise<void> {
+    this.stepped = true;
     let next = this.settings.intervalMs;
     try {
       const report = await this.retention.prune({ ...retentionCutoffs(this.settings, this.now()), maxRows: this.settings.stepRows });
       if (removedAny(report)) this.log.info({ ...report }, 'retention removed expired records');
       if (!report.done) next = BETWEEN_STEPS_MS;
     } catch (err) {
-      this.log.warn({ code: errorCode(err), err: messageOf(err) }, 'retention step failed; tried again later');
+      this.log.warn(
+        { code: errorCode(err), err: messageOf(err) },
+        last ? 'retention step failed at stop; the next process tries again' : 'retention step failed; tried again later',
+      );
     }
     this.schedule(next);
   }

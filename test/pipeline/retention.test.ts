@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, test } from 'vitest';
 import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
+import { openStore } from '../../src/store/index.js';
 import type { FeedManifest } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testConfig } from '../support/env.js';
@@ -59,3 +60,24 @@ test('a backfill of minutes older than retention.days says once, at warn, that t
   assert.equal(warnings.length, 1, r.stderr);
   assert.match(warnings[0] as string, /more than retention\.days \(1\) days ago were not stored.*raise retention\.days or set it off/);
 });
+
+test('a backfill of one minute applies retention to what the store held before it, however short it is', async () => {
+  const dir = tempDir();
+  const db = join(dir, 's.db');
+  const env = { REDIS_URL: '' };
+  const kept = await runCli(['backfill', '--source', 'dir:sample/feed', '--store', `sqlite:${db}`], { env });
+  assert.equal(kept.code, 0, kept.stderr);
+  const one = join(dir, 'one');
+  mkdirSync(one);
+  copyFileSync(join(feed, '202611010000.jsonl.bz2'), join(one, '202611010000.jsonl.bz2'));
+  const r = await runCli(['backfill', '--source', `dir:${one}`, '--store', `sqlite:${db}`], {
+    env: { ...env, SANDTRAIL_RETENTION_DAYS: '1' },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const store = openStore(`sqlite:${db}`);
+  try {
+    assert.equal(await store.sink.count(), 0);
+  } finally {
+    await store.close();
+  }
+}, 60_000);

@@ -66,3 +66,33 @@ test('a failed step is logged and tried again at the next interval; retention of
   await off.stop();
   assert.deepEqual(quiet.lines, []);
 });
+
+test('a loop stopped before its first step takes that step at stop (a short backfill applies retention), but not when forced or already stepped', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const fill = async (name: string) => {
+    const store = openStore(`sqlite:${join(tempDir(), name)}`);
+    await store.sink.upsert(
+      sinkDocs([makeDoc('a'.repeat(64), 'Zenbox', now - 40 * DAY, {}), makeDoc('b'.repeat(64), 'Zenbox', now - DAY, {})]),
+    );
+    return store;
+  };
+  const settings = { days: 30, stepRows: 100, intervalMs: 3_600_000 } as const;
+
+  const store = await fill('stop-step.db');
+  const { lines, log } = capture();
+  const loop = new RetentionLoop(store.retention, settings, log);
+  // stopped before the first step is due (it waits 50 ms)
+  loop.start();
+  await loop.stop();
+  await loop.stop();
+  assert.equal(await store.sink.count(), 1);
+  assert.equal(lines.filter((l) => l.msg === 'retention removed expired records').length, 1);
+  await store.close();
+
+  const forcedStore = await fill('stop-forced.db');
+  const forced = new RetentionLoop(forcedStore.retention, settings, capture().log);
+  forced.start();
+  await forced.stop(true);
+  assert.equal(await forcedStore.sink.count(), 2);
+  await forcedStore.close();
+});
