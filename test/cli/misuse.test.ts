@@ -186,6 +186,33 @@ describe('a store that cannot be one ends the command at once, before any privat
     });
   }
 
+  test(
+    "backfill or watch add into another application's SQLite database: refused, the file left as it was",
+    { timeout: 60_000 },
+    async () => {
+      const s = scope();
+      const feed = join(s.dir, 'feed');
+      await writeFeed({ out: feed, seed: 1, start: '202611010000', minutes: 1, perMinute: 2, malformedRate: 0 });
+      const file = join(s.dir, 'app.db');
+      const app = new BetterSqlite3(file);
+      app.exec('CREATE TABLE batches (x INTEGER); INSERT INTO batches VALUES (1); CREATE TABLE notes (t TEXT)');
+      app.close();
+      const before = readFileSync(file);
+      for (const args of [
+        ['backfill', '--source', `dir:${feed}`, '--store', `sqlite:${file}`],
+        ['watch', 'add', 'w', '--behash', 'b'.repeat(32), '--store', `sqlite:${file}`],
+      ]) {
+        const r = await cli(args, { tmp: s.tmp, env: NO_REDIS_URL, deadlineMs: 30_000 });
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`${file} is a SQLite database but holds no sandtrail store \\(its tables: batches, notes\\)`));
+        assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
+      }
+      assert.ok(readFileSync(file).equals(before), 'the file is unchanged');
+      assert.equal(existsSync(`${file}-wal`), false);
+      await assertNoRedisLeft(s.dir);
+    },
+  );
+
   test('with REDIS_URL set the same mistake exits 2 as well', { timeout: 60_000 }, async () => {
     const s = scope();
     mkdirSync(join(s.dir, 'feed'));

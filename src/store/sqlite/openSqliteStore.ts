@@ -112,6 +112,26 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
   };
 }
 
+/**
+ * Refuses a SQLite database that holds tables but no sandtrail store (every store sandtrail
+ * writes has `behaviours`, created with its first tables in one transaction): writing would
+ * add sandtrail's tables beside another application's, or fail halfway on a table of the same
+ * name. Checked before anything, WAL mode included, changes the file.
+ */
+function refuseForeign(db: BetterSqlite3.Database, path: string): void {
+  const names = db
+    .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'")
+    .pluck()
+    .all() as string[];
+  if (names.length === 0 || names.includes('behaviours')) return;
+  const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? `, … (${names.length} in all)` : '');
+  throw new SandtrailError(
+    'NOT_FOUND',
+    `${path} is a SQLite database but holds no sandtrail store (its tables: ${shown}); sandtrail writes only a new file or a store of its own: check --store (sqlite:${path})`,
+    { file: path },
+  );
+}
+
 /** A read-write connection, created when missing, tuned for the index stage's writes. */
 function openForWrites(path: string, busyTimeoutMs: number): BetterSqlite3.Database {
   let db: BetterSqlite3.Database;
@@ -130,6 +150,12 @@ function openForWrites(path: string, busyTimeoutMs: number): BetterSqlite3.Datab
   // Takes effect only while the file is empty, so it comes before any table; an existing store
   // keeps its size.
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  try {
+    refuseForeign(db, path);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   db.pragma('page_size = 4096');
   // WAL lets lookups run while a worker writes; several local workers share the file.
   useWal(db, busyTimeoutMs);
