@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, test } from 'vitest';
@@ -160,6 +160,25 @@ test.skipIf(typeof probe === 'string')(
       [...rows.values()].some((r) => r.status === 'failed' && /disk full/.test(r.error ?? '')),
       'the batch log says disk full',
     );
+
+    // a read on the full disk: SQLite cannot create the -shm file it reads a WAL store through
+    rmSync(`${file}-shm`, { force: true });
+    const filler = join(fs.path, 'filler');
+    try {
+      writeFileSync(filler, Buffer.alloc(8 << 20));
+    } catch {
+      // ENOSPC once the disk is full: what was written fills it
+    }
+    let readFault: unknown;
+    try {
+      const reader = openStore(`sqlite:${file}`, {}, { readOnly: true });
+      await reader.hunt.top('behash', { limit: 1 }).finally(() => reader.close());
+    } catch (err) {
+      readFault = err;
+    }
+    assert.equal((readFault as { code?: string } | undefined)?.code, 'STORE_FULL', String(readFault));
+    assert.match(String((readFault as Error).message), /disk full.*run the same command again/);
+    rmSync(filler);
 
     fs.resize(64);
     const again = await backfill(dir, config);

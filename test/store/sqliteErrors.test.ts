@@ -18,6 +18,8 @@ test('one table tells transient SQLite failures, store faults and document failu
     ['SQLITE_BUSY', 'STORE_LOCKED', /locked by another process/],
     ['SQLITE_BUSY_TIMEOUT', 'STORE_LOCKED', /locked by another process/],
     ['SQLITE_FULL', 'STORE_FULL', /disk full/],
+    // a read on a full disk: the -shm file beside a WAL store cannot grow
+    ['SQLITE_IOERR_SHMSIZE', 'STORE_FULL', /disk full \(SQLite could not extend the -shm file/],
     ['SQLITE_IOERR_FSYNC', 'STORE_IO', /I\/O error/],
     ['SQLITE_IOERR_WRITE', 'STORE_IO', /I\/O error/],
     ['SQLITE_CORRUPT', 'STORE_DAMAGED', /damaged/],

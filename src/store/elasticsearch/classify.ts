@@ -44,7 +44,7 @@ export function esStoreFault(e: EsErrorCause | undefined): EsStoreFault | undefi
       return {
         fault: 'STORE_FULL',
         words: 'disk full (flood-stage disk watermark exceeded: the index is read-only)',
-        fix: 'free disk space on the data nodes (or add nodes); Elasticsearch lifts the block once disk use falls below the high watermark, then run the same backfill again',
+        fix: 'free disk space on the data nodes (or add nodes); Elasticsearch lifts the block once disk use falls below the high watermark, then run the same command again',
       };
     return {
       fault: 'STORE_READONLY',
@@ -53,7 +53,7 @@ export function esStoreFault(e: EsErrorCause | undefined): EsStoreFault | undefi
     };
   }
   if (type === 'index_closed_exception')
-    return { fault: 'STORE_READONLY', words: 'index closed', fix: 'open it (POST INDEX/_open), then run the same backfill again' };
+    return { fault: 'STORE_READONLY', words: 'index closed', fix: 'open it (POST INDEX/_open), then run the same command again' };
   return undefined;
 }
 

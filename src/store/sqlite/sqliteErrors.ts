@@ -35,6 +35,8 @@ const MEANING: Readonly<Record<string, { kind: 'transient' } | { kind: 'store'; 
   SQLITE_PROTOCOL: { kind: 'transient' },
   SQLITE_SCHEMA: { kind: 'transient' },
   SQLITE_FULL: { kind: 'store', code: 'STORE_FULL', words: 'disk full' },
+  // the -shm file beside a WAL store could not grow (ENOSPC, a quota): a read fails this way on a full disk
+  SQLITE_IOERR_SHMSIZE: { kind: 'store', code: 'STORE_FULL', words: 'disk full (SQLite could not extend the -shm file beside the store)' },
   SQLITE_IOERR: { kind: 'store', code: 'STORE_IO', words: 'I/O error reading or writing the file' },
   SQLITE_NOMEM: { kind: 'store', code: 'STORE_IO', words: 'out of memory' },
   SQLITE_CORRUPT: { kind: 'store', code: 'STORE_DAMAGED', words: 'the file is damaged' },
@@ -48,12 +50,12 @@ const MEANING: Readonly<Record<string, { kind: 'transient' } | { kind: 'store'; 
 
 /** What the fix is, per store-fault code, for the one line an operator reads. */
 const FIX: Partial<Record<ErrorCode, string>> = {
-  STORE_FULL: 'free space on its filesystem (or move the store), then run the same backfill again',
-  STORE_IO: 'check the disk and the kernel log, then run the same backfill again',
+  STORE_FULL: 'free space on its filesystem (or move the store), then run the same command again',
+  STORE_IO: 'check the disk and the kernel log, then run the same command again',
   STORE_DAMAGED:
     'restore it from a backup, or recover it (sqlite3 FILE ".recover" | sqlite3 NEW.db) and point --store at the recovered file',
   STORE_READONLY: 'give the process write access to the file and its directory (the -wal and -shm files live beside it)',
-  STORE_LOCKED: 'find the process holding it (fuser FILE) and let it finish or stop it, then run the same backfill again',
+  STORE_LOCKED: 'find the process holding it (fuser FILE) and let it finish or stop it, then run the same command again',
 };
 
 /** Whether a SQLite failure may go away when the same call is made again (lock held, interrupted). */
