@@ -38,8 +38,17 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   return { config, log: createLogger(config.logLevel, {}, { format: config.logFormat }) };
 }
 
+/** Whether a command of this process has written to stdout (an error then adds nothing there). */
+let wrote = false;
+
+/** True once writeOut was called. */
+export function wroteOut(): boolean {
+  return wrote;
+}
+
 /** Writes to stdout honouring backpressure, so piping into `head` or a slow consumer stays bounded. */
 export async function writeOut(text: string): Promise<void> {
+  wrote = true;
   if (!process.stdout.write(text)) await new Promise<void>((r) => process.stdout.once('drain', r));
 }
 

@@ -7,7 +7,7 @@ import { errorCode, markLogged, messageOf, wasLogged } from '../errors/index.js'
 import { createLogger, type Logger } from '../log/index.js';
 import type { BudgetFlags } from './budget.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
-import { createContext, writeOut, type CliContext, type GlobalOptions } from './context.js';
+import { createContext, writeOut, wroteOut, type CliContext, type GlobalOptions } from './context.js';
 import type { ArtefactFlags } from './artefactFlags.js';
 import { addPivotOption } from './pivotOptions.js';
 import { registerAdminCommands } from './registerAdmin.js';
@@ -89,7 +89,7 @@ async function asLogged(log: Logger, fn: () => Promise<number>): Promise<number>
 }
 
 /** Builds the command tree; `run` receives each command's action and returns its exit code. */
-export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => void): Command {
+export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => void, onJson: () => void = () => undefined): Command {
   const program = new Command('sandtrail')
     .description('Ingest the GTI sandbox file-behaviour feed into a store threat hunters pivot on.')
     .version('0.1.0')
@@ -138,8 +138,12 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   };
   const action =
     <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>
-    async (...args: A): Promise<void> =>
+    async (...args: A): Promise<void> => {
+      // commander passes the command last: its --json decides how a failure is reported on stdout
+      const cmd = args.at(-1);
+      if (cmd instanceof Command && cmd.opts<{ json?: boolean }>().json === true) onJson();
       setExit(await fn(...args));
+    };
 
   program
     .command('normalize')
@@ -333,7 +337,12 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
 /** CLI entry: maps usage errors to exit 2 and any other error to a one-line message and exit 1. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let code = 0;
-  const program = buildProgram(env, (c) => (code = c));
+  let json = false;
+  const program = buildProgram(
+    env,
+    (c) => (code = c),
+    () => (json = true),
+  );
   try {
     await program.parseAsync(argv);
     return code;
@@ -342,6 +351,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
     }
     if (!wasLogged(err)) process.stderr.write(`sandtrail: ${messageOf(err)}\n`);
-    return exitCodeOf(err);
+    const exit = exitCodeOf(err);
+    // a script reading --json gets the failure as JSON too, unless the command printed its own answer
+    if (json && !wroteOut())
+      await writeOut(`${JSON.stringify({ error: { code: errorCode(err) ?? null, message: messageOf(err), exit } })}\n`);
+    return exit;
   }
 }

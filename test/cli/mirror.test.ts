@@ -71,4 +71,19 @@ test('refused GTI credentials end a command with one line, the stage’s, naming
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0] as string, /"code":"GTI_AUTH".*401 WrongCredentialsError.*fix GTI_APIKEY/);
   assert.doesNotMatch(r.stderr, /wrong-key-0042/);
+
+  // with --json, a script reads the same failure on stdout, as JSON
+  for (const args of [
+    ['backfill', '--source', 'api', '--from', start, '--to', start, '--json'],
+    ['lookup', 'a'.repeat(64), '--json'],
+    ['mirror', '--from', start, '--to', start, '--out', join(dir, 'out'), '--json'],
+  ]) {
+    const j = await runCli([...args, '--store', `sqlite:${join(dir, 's.db')}`], { env });
+    assert.equal(j.code, 1, j.stderr);
+    const out = JSON.parse(j.stdout) as { error: { code: string; message: string; exit: number } };
+    assert.equal(out.error.code, 'GTI_AUTH', `${args[0]}: ${j.stdout}`);
+    assert.match(out.error.message, /401 WrongCredentialsError.*GTI_APIKEY/);
+    assert.equal(out.error.exit, 1);
+    assert.doesNotMatch(j.stdout + j.stderr, /wrong-key-0042/);
+  }
 });
