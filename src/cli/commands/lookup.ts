@@ -152,6 +152,9 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
     if (out.fatal) throw out.fatal;
     const summary = out.result as LookupSummary;
     if (out.signalled) summary.interrupted = true;
+    // read once the workers are stopped: a job under way when a signal came finishes in the drain
+    // and pays for its calls after the run's own count
+    summary.api_units = await budget.spent();
     return summary;
   } finally {
     bar.done();

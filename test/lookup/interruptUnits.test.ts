@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'vitest';
+import { accountApi, ledgerTotals, serverTotals } from '../support/apiAccounting.js';
+import { baseEnv, builtCli, type CliResult } from '../support/cli.js';
+import { cleanup, tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
+import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
+
+const KEY = 'interrupt-units-key-51d0';
+
+test('a lookup stopped by SIGINT counts in its summary the units its drain spent after the signal, as the ledger does', async () => {
+  const file = makeFakeFile('interrupt-units', { behaviours: 12 });
+  let signalled: () => void = () => undefined;
+  const firstAnswer = new Promise<void>((resolve) => (signalled = resolve));
+  const fake = await startFakeGti({ apiKey: KEY, files: [file], onRequest: () => signalled() });
+  cleanup(() => fake.close());
+  // the first two answers are 429 with Retry-After: 1 s, so the job is still under way when the
+  // signal comes; the drain lets it fetch every page after the run has stopped waiting
+  fake.setFaults({ burst: { status: 429, count: 2, retryAfterS: 1, paths: 'all' } });
+  const redisUrl = await testRedisUrl();
+  const queuePrefix = uniquePrefix();
+  const account = accountApi(fake, { redisUrl, queuePrefix });
+  const dir = tempDir();
+  const child = spawn(process.execPath, [builtCli(), 'lookup', file.sha256, '--json', '--store', `sqlite:${join(dir, 's.db')}`], {
+    env: {
+      ...baseEnv(),
+      GTI_APIKEY: KEY,
+      GTI_BASE_URL: fake.baseUrl,
+      REDIS_URL: redisUrl,
+      SANDTRAIL_QUEUE_PREFIX: queuePrefix,
+      SANDTRAIL_LOOKUP_PAGE_SIZE: '2',
+      SANDTRAIL_LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const exited = new Promise<CliResult>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  await firstAnswer;
+  child.kill('SIGINT');
+  const r = await exited;
+  assert.equal(r.code, 130, r.stderr);
+  const summary = JSON.parse(r.stdout) as { api_units: number; interrupted: boolean };
+  assert.equal(summary.interrupted, true);
+  // the drain fetched all six pages after the signal
+  assert.equal(fake.countFor('/api/v3/files/', 200), 6, 'every page was fetched');
+  const ledger = await ledgerTotals([{ redisUrl, queuePrefix }]);
+  const units = Object.values(ledger).reduce((n, o) => n + o.units, 0);
+  assert.deepEqual(ledger, serverTotals([fake]));
+  assert.equal(summary.api_units, units);
+  account.summary(summary.api_units);
+}, 60_000);
