@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { openStore, type WatchHit } from '../../src/store/index.js';
-import { baseEnv, runCli, type CliResult } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { cleanup, tempDir } from '../support/env.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 
@@ -38,15 +37,7 @@ test('SIGINT during watch add --retro: the hits under way are notified, no other
   const args = ['--store', `sqlite:${storeFile}`, 'watch', 'add', 'slow', '--behash', 'b1'];
   const webhook = ['--webhook', `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, '--retro'];
 
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args, ...webhook], {
-    env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const exited = new Promise<CliResult>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  const { child, exited } = startCli([...args, ...webhook], { SANDTRAIL_LOG_LEVEL: 'warn' });
   await firstSeen;
   child.kill('SIGINT');
   const stopped = await exited;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { accountApi, ledgerTotals, serverTotals } from '../support/apiAccounting.js';
-import { baseEnv, builtCli, type CliResult } from '../support/cli.js';
+import { builtCli, startCli } from '../support/cli.js';
 import { cleanup, tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
@@ -22,9 +21,9 @@ test('a lookup stopped by SIGINT counts in its summary the units its drain spent
   const queuePrefix = uniquePrefix();
   const account = accountApi(fake, { redisUrl, queuePrefix });
   const dir = tempDir();
-  const child = spawn(process.execPath, [builtCli(), 'lookup', file.sha256, '--json', '--store', `sqlite:${join(dir, 's.db')}`], {
-    env: {
-      ...baseEnv(),
+  const { child, exited } = startCli(
+    ['lookup', file.sha256, '--json', '--store', `sqlite:${join(dir, 's.db')}`],
+    {
       GTI_APIKEY: KEY,
       GTI_BASE_URL: fake.baseUrl,
       REDIS_URL: redisUrl,
@@ -32,13 +31,8 @@ test('a lookup stopped by SIGINT counts in its summary the units its drain spent
       SANDTRAIL_LOOKUP_PAGE_SIZE: '2',
       SANDTRAIL_LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const exited = new Promise<CliResult>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+    builtCli(),
+  );
   await firstAnswer;
   child.kill('SIGINT');
   const r = await exited;

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -38,6 +38,24 @@ export function runCli(
     child.once('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** A CLI process started in the background: the child, and its result once it exits. */
+export interface StartedCli {
+  child: ChildProcess;
+  exited: Promise<CliResult>;
+}
+
+/** Starts the CLI (`script`: the tsx entry by default, or builtCli()'s) without waiting for it, stdin closed. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, script = 'src/cli/run.ts'): StartedCli {
+  const node = script.endsWith('.ts') ? ['--import', 'tsx', script] : [script];
+  const child = spawn(process.execPath, [...node, ...args], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const exited = new Promise<CliResult>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, exited };
 }
 
 /** Newest modification time of the files under `dir` (0 when it is missing). */
