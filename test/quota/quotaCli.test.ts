@@ -28,6 +28,15 @@ test('quota replay prints the exact consumption shape and flags malformed lines 
     groups: { g: { api_requests: 5 } },
   });
   assert.match(r.stderr, /"line":3/);
+
+  // a directory or a missing file: a usage error naming it, not a raw EISDIR
+  const dir = tempDir();
+  const onDir = await runCli(['quota', 'replay', dir]);
+  assert.equal(onDir.code, 2, onDir.stderr);
+  assert.equal(onDir.stderr, `sandtrail: ${dir} is a directory: quota replay reads a file of operations, one JSON line each\n`);
+  const missing = await runCli(['quota', 'replay', join(dir, 'none.jsonl')]);
+  assert.equal(missing.code, 2, missing.stderr);
+  assert.match(missing.stderr, /cannot read .*none\.jsonl: no such file/);
 });
 
 test('quota check reads overall_quotas at 0 units (rule 2), shows it beside the ledger, and never prints the key', async () => {

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SandtrailError } from '../../errors/index.js';
 import { checkRedis, createRedis } from '../../queue/index.js';
@@ -8,9 +8,11 @@ import { writeOut, type CliContext } from '../context.js';
 
 /** `sandtrail quota replay FILE`: the policy applied to a file of operations. Exit 3 if any line was malformed. */
 export async function quotaReplayCommand(file: string, opts: { json?: boolean }): Promise<number> {
-  await access(file).catch(() => {
-    throw new SandtrailError('USAGE', `cannot read ${file}`);
+  const info = await stat(file).catch((err: NodeJS.ErrnoException) => {
+    throw new SandtrailError('USAGE', `cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
   });
+  if (info.isDirectory())
+    throw new SandtrailError('USAGE', `${file} is a directory: quota replay reads a file of operations, one JSON line each`);
   const lines: string[] = [];
   for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) lines.push(line);
   const { consumption, errors } = replayOperations(lines, new Date());
