@@ -6,7 +6,8 @@ import { Queue } from 'bullmq';
 import type { RedisClient as Redis } from '../../src/queue/index.js';
 import { test } from 'vitest';
 import { ARTEFACT_QUEUE, blobPath, fetchArtefact, streamToBlob, type ArtefactKind } from '../../src/artefacts/index.js';
-import { runBackfillCommand, runLookupCommand } from '../../src/cli/index.js';
+import { lookupExitCode, runBackfillCommand, runLookupCommand } from '../../src/cli/index.js';
+import type { LookupSummary } from '../../src/lookup/index.js';
 import type { ConfigInput } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createRedis } from '../../src/queue/index.js';
@@ -239,6 +240,8 @@ test('--artefact-max-bytes: a bigger artefact is refused (ARTEFACT_TOO_LARGE) an
   assert.deepEqual(summary?.counts, { ok: 1 });
   s.account.summary(summary?.api_units);
   assert.deepEqual(summary?.artefacts, { completed: 1, failed: 2, open: 0 });
+  // the reports are stored, but artefacts asked for were not had: the command fails, as fetch does
+  assert.equal(lookupExitCode(summary as LookupSummary), 1);
   const recs = await s.records(idOf(f, 0));
   assert.deepEqual(
     recs.map((r) => r.kind),

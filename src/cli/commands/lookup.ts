@@ -32,7 +32,8 @@ export interface LookupArgs extends BudgetFlags, ArtefactFlags {
 /** Exit status: 0 every hash answered (404 and "no behaviours" are answers), 1 some failed, 130 interrupted. */
 export function lookupExitCode(s: LookupSummary): number {
   if (s.interrupted) return 130;
-  return (s.counts.failed ?? 0) + (s.counts.forbidden ?? 0) + (s.counts.budget ?? 0) > 0 ? 1 : 0;
+  // artefacts asked for and not had (too large, gone, failed) fail the command, as in fetch
+  return (s.counts.failed ?? 0) + (s.counts.forbidden ?? 0) + (s.counts.budget ?? 0) + (s.artefacts?.failed ?? 0) > 0 ? 1 : 0;
 }
 
 /**
