@@ -8,6 +8,7 @@ import {
   formatEstimate,
   ledgerClient,
   QuotaLedger,
+  type Estimate,
   type EstimateLine,
 } from '../quota/index.js';
 import { writeOut, type CliContext } from './context.js';
@@ -22,17 +23,23 @@ export interface BudgetFlags {
 }
 
 /** The estimate `--dry-run --json` prints. */
-export function estimateJson(e: { lines: EstimateLine[]; apiUnits: number }): string {
-  const lines = e.lines.map((l) => ({ what: l.what, count: l.count, api_units_each: l.apiUnitsEach, rules: l.rules }));
-  return `${JSON.stringify({ dry_run: true, estimated_api_units: e.apiUnits, lines })}\n`;
+export function estimateJson(e: Estimate): string {
+  const lines = e.lines.map((l) => ({
+    what: l.what,
+    count: l.count,
+    api_units_each: l.apiUnitsEach,
+    rules: l.rules,
+    open: l.open === true,
+  }));
+  return `${JSON.stringify({ dry_run: true, estimated_api_units: e.apiUnits, at_least: e.atLeast, lines })}\n`;
 }
 
 export { apiUnitsOf } from '../quota/index.js';
 
 /** An estimate line for `count` requests like `method path`, priced and cited by the policy. */
-export function estimateLine(what: string, count: number, method: string, path: string): EstimateLine {
+export function estimateLine(what: string, count: number, method: string, path: string, open = false): EstimateLine {
   const { charge } = chargeOf({ op: 'api', method, path, user: 'estimate', at: new Date() }, emptyPolicyState());
-  return { what, count, apiUnitsEach: charge.units.api_requests ?? 0, rules: charge.rules };
+  return { what, count, apiUnitsEach: charge.units.api_requests ?? 0, rules: charge.rules, ...(open ? { open } : {}) };
 }
 
 /**

@@ -195,7 +195,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         } else if (o.dryRun) {
           await writeOut(
             o.json
-              ? estimateJson({ lines: [], apiUnits: 0 })
+              ? estimateJson({ lines: [], apiUnits: 0, atLeast: false })
               : 'estimated API units: 0 (a directory source calls no API)\n(dry run: nothing was called)\n',
           );
           return 0;

@@ -7,11 +7,15 @@ export interface EstimateLine {
   count: number;
   apiUnitsEach: number;
   rules: number[];
+  /** More calls than `count` may follow, known only from the answers (further pages, a report's artefacts). */
+  open?: boolean;
 }
 
 export interface Estimate {
   lines: EstimateLine[];
   apiUnits: number;
+  /** Some line is open: the run may spend more than `apiUnits` (its --max-api-units still bounds it). */
+  atLeast: boolean;
 }
 
 export interface BudgetOptions {
@@ -25,15 +29,19 @@ export interface BudgetOptions {
 
 /** Builds an estimate from its lines. */
 export function estimate(lines: EstimateLine[]): Estimate {
-  return { lines, apiUnits: lines.reduce((n, l) => n + l.count * l.apiUnitsEach, 0) };
+  return { lines, apiUnits: lines.reduce((n, l) => n + l.count * l.apiUnitsEach, 0), atLeast: lines.some((l) => l.open === true) };
 }
 
 /** Human-readable estimate, one line per rule-priced operation (what `--dry-run` prints). */
 export function formatEstimate(e: Estimate): string {
   const rows = e.lines.map(
-    (l) => `  ${l.what}: ${l.count} × ${l.apiUnitsEach} API unit(s) = ${l.count * l.apiUnitsEach}  (rule ${l.rules.join(', ') || '1'})`,
+    (l) =>
+      `  ${l.what}: ${l.count}${l.open ? '+' : ''} × ${l.apiUnitsEach} API unit(s) = ${l.count * l.apiUnitsEach}${l.open ? '+' : ''}  (rule ${l.rules.join(', ') || '1'})`,
   );
-  return [`estimated API units: ${e.apiUnits}`, ...rows].join('\n');
+  const total = e.atLeast
+    ? `estimated API units: at least ${e.apiUnits} (lines marked + depend on the answers; --max-api-units bounds the run)`
+    : `estimated API units: ${e.apiUnits}`;
+  return [total, ...rows].join('\n');
 }
 
 /**

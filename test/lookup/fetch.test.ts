@@ -76,12 +76,18 @@ test('sandtrail fetch: --dry-run calls nothing; an unknown behaviour is a clear 
   const id = String(f.behaviours[1]?.id);
   const dry = await runCli(['fetch', id, '--relationships', '--dry-run'], { env });
   assert.equal(dry.code, 0, dry.stderr);
-  assert.match(dry.stdout, /estimated API units: 3/);
+  assert.match(dry.stdout, /estimated API units: at least 3 /);
   const dryJson = await runCli(['fetch', id, '--relationships', '--dry-run', '--json'], { env });
   assert.equal(dryJson.code, 0, dryJson.stderr);
-  const estimate = JSON.parse(dryJson.stdout) as { dry_run: boolean; estimated_api_units: number; lines: { count: number }[] };
+  const estimate = JSON.parse(dryJson.stdout) as {
+    dry_run: boolean;
+    estimated_api_units: number;
+    at_least: boolean;
+    lines: { count: number }[];
+  };
   assert.equal(estimate.dry_run, true);
   assert.equal(estimate.estimated_api_units, 3);
+  assert.equal(estimate.at_least, true, 'further relationship pages are known only from the answers');
   assert.deepEqual(
     estimate.lines.map((l) => l.count),
     [1, 2],

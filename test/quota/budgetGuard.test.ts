@@ -12,6 +12,15 @@ test('an estimate sums units by rule and prints each line with its rule', () => 
   const text = formatEstimate(e);
   assert.match(text, /estimated API units: 25/);
   assert.match(text, /GET \/feeds\/file_behaviours\/\{minute\}: 60 × 0 API unit\(s\) = 0 {2}\(rule 3\)/);
+  assert.equal(e.atLeast, false);
+
+  // a line whose calls depend on the answers (further pages, artefacts) makes the total a floor
+  const open = estimate([...e.lines, { what: 'GET /file_behaviours/{id}/pcap', count: 0, apiUnitsEach: 1, rules: [1], open: true }]);
+  assert.equal(open.atLeast, true);
+  assert.equal(open.apiUnits, 25);
+  const openText = formatEstimate(open);
+  assert.match(openText, /^estimated API units: at least 25 \(lines marked \+ depend on the answers/);
+  assert.match(openText, /GET \/file_behaviours\/\{id\}\/pcap: 0\+ × 1 API unit\(s\) = 0\+/);
 });
 
 test('a run whose estimate exceeds the remaining daily allowance refuses to start without --force', () => {

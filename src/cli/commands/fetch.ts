@@ -25,7 +25,15 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
   const choice = artefactChoiceOf(o);
   const lines = [estimateLine('GET /file_behaviours/{id}', 1, 'GET', '/file_behaviours/x')];
   if (o.relationships)
-    lines.push(estimateLine('GET /file_behaviours/{id}/{file|attack_techniques} (at least)', 2, 'GET', '/file_behaviours/x/file'));
+    lines.push(
+      estimateLine(
+        'GET /file_behaviours/{id}/{file|attack_techniques} (one more per further page)',
+        2,
+        'GET',
+        '/file_behaviours/x/file',
+        true,
+      ),
+    );
   if (choice)
     lines.push(
       estimateLine(

@@ -72,17 +72,26 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   const choice = artefactChoiceOf(o);
   const kinds = choice?.kinds ?? [];
   const pages = `/files/{hash}/behaviours?limit=${ctx.config.lookup.pageSize}`;
+  const left = await leftToFetch(hashes, o, ctx);
+  // open lines: a hash's further pages, and its reports' artefacts, are known only from its answers
   const lines = [
     estimateLine(
       `GET ${pages} (one page per hash left to fetch; one more per ${ctx.config.lookup.pageSize} reports)`,
-      await leftToFetch(hashes, o, ctx),
+      left,
       'GET',
       `/files/x/behaviours`,
+      left > 0,
     ),
   ];
   if (kinds.length)
     lines.push(
-      estimateLine(`GET /file_behaviours/{id}/{${kinds.join('|')}} (per report that has one)`, 0, 'GET', '/file_behaviours/x/pcap'),
+      estimateLine(
+        `GET /file_behaviours/{id}/{${kinds.join('|')}} (one per report that has one: known once its reports are read)`,
+        0,
+        'GET',
+        '/file_behaviours/x/pcap',
+        left > 0,
+      ),
     );
   const guard = await guardBudget(o, lines, ctx);
   if (!guard) return undefined;
