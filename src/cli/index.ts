@@ -3,6 +3,6 @@ export { runBackfillCommand, formatSummary, backfillExitCode } from './commands/
 export type { BackfillArgs, BackfillRun } from './commands/backfill.js';
 export { apiUnitsOf } from './budget.js';
 export { createProgressReporter, formatEta } from './progress.js';
-export { runLookupCommand, lookupExitCode } from './commands/lookup.js';
+export { formatLookupSummary, runLookupCommand, lookupExitCode } from './commands/lookup.js';
 export type { LookupArgs } from './commands/lookup.js';
 export { parseSince } from './sinceFlag.js';

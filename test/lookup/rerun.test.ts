@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'vitest';
-import { runLookupCommand } from '../../src/cli/index.js';
+import { formatLookupSummary, runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createLookupQueue, lookupBatch, lookupJobId } from '../../src/lookup/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -51,6 +51,10 @@ test('a re-run is estimated, weighed against the daily allowance and charged onl
   const again = await runLookupCommand(hashes, {}, ctx);
   assert.deepEqual(again?.counts, { skipped: 6 });
   assert.equal(again?.api_units, 0);
+  assert.match(
+    formatLookupSummary(again as NonNullable<typeof again>),
+    /skipped: finished by an earlier run; --refresh fetches them again\n?$/,
+  );
   assert.equal(fake.requests.length, before, 'not even the allowance was read: there was nothing to pay');
   account.summary(again?.api_units);
 

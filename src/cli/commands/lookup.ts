@@ -197,10 +197,11 @@ async function leftToFetch(hashes: readonly HashInput[], o: LookupArgs, ctx: Cli
 }
 
 async function print(s: LookupSummary, json: boolean | undefined): Promise<void> {
-  if (json) {
-    await writeOut(`${JSON.stringify(s)}\n`);
-    return;
-  }
+  await writeOut(json ? `${JSON.stringify(s)}\n` : `${formatLookupSummary(s)}\n`);
+}
+
+/** The summary a lookup prints without --json. */
+export function formatLookupSummary(s: LookupSummary): string {
   const counts = Object.entries(s.counts)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
@@ -214,8 +215,12 @@ async function print(s: LookupSummary, json: boolean | undefined): Promise<void>
     ...s.hashes.map(
       (h) => `  ${h.outcome.padEnd(13)} ${h.hash ?? h.given}  ${h.reports} report(s), ${h.indexed} indexed${h.error ? `  ${h.error}` : ''}`,
     ),
+    // a skipped hash fetches nothing, its artefacts included: say how to have them
+    ...(s.counts.skipped
+      ? [`  skipped: finished by an earlier run; --refresh fetches them again${s.artefacts ? ' (with their artefacts)' : ''}`]
+      : []),
   ];
-  await writeOut(`${lines.join('\n')}\n`);
+  return lines.join('\n');
 }
 
 /** A bar with ETA on a terminal's stderr; silent otherwise. */
