@@ -20,9 +20,19 @@ export function classifyHash(given: string): HashInput {
 
 /**
  * Hashes from the command line and from list files (one per line; blank lines and `#` comments
- * skipped; `-` reads stdin), classified, duplicates (after lower-casing) kept once, in order.
+ * skipped; `-` reads stdin), classified, duplicates (after lower-casing) kept once, in order;
+ * `onDuplicates` is told how many were dropped, when any were.
  */
-export async function collectHashes(args: readonly string[], files: readonly string[]): Promise<HashInput[]> {
+/** The line a command prints when hashes were given more than once. */
+export function duplicatesNote(dropped: number): string {
+  return `sandtrail: ${dropped} hash(es) given more than once (case aside): each is asked once\n`;
+}
+
+export async function collectHashes(
+  args: readonly string[],
+  files: readonly string[],
+  onDuplicates?: (dropped: number) => void,
+): Promise<HashInput[]> {
   const raw: string[] = [...args];
   for (const file of files) {
     let text: string;
@@ -45,6 +55,7 @@ export async function collectHashes(args: readonly string[], files: readonly str
     seen.add(key);
     out.push(h);
   }
+  if (out.length < raw.length) onDuplicates?.(raw.length - out.length);
   return out;
 }
 

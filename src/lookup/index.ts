@@ -1,4 +1,4 @@
-export { classifyHash, collectHashes } from './hashes.js';
+export { classifyHash, collectHashes, duplicatesNote } from './hashes.js';
 export type { HashInput, HashKind } from './hashes.js';
 export { LOOKUP_QUEUE, lookupJobId, lookupBatch } from './names.js';
 export type { LookupJobData, LookupJobResult, LookupOutcome } from './names.js';

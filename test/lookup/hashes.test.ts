@@ -60,7 +60,10 @@ test('collectHashes: arguments first, then list files; comments, blank lines and
   );
   writeFileSync(b, `${SHA256.toUpperCase()}\n# nothing else\nzzzz\n${SHA1.toUpperCase()}\n\n`);
 
-  const got = await collectHashes([MD5, SHA256, 'bad'], [a, b]);
+  const dropped: number[] = [];
+  const got = await collectHashes([MD5, SHA256, 'bad'], [a, b], (n) => dropped.push(n));
+  // said once: MD5 twice and SHA-256 once more in a.txt; SHA-256, zzzz and SHA-1 again in b.txt
+  assert.deepEqual(dropped, [6]);
   assert.deepEqual(
     got.map((h) => ('hash' in h ? [h.kind, h.hash] : ['refused', h.given])),
     [
@@ -75,7 +78,9 @@ test('collectHashes: arguments first, then list files; comments, blank lines and
   assert.equal(got[0]?.given, MD5);
   assert.equal(got[3]?.given, SHA1);
 
-  assert.deepEqual(await collectHashes([], []), []);
+  const none: number[] = [];
+  assert.deepEqual(await collectHashes([], [], (n) => none.push(n)), []);
+  assert.deepEqual(none, [], 'nothing dropped, nothing said');
   assert.deepEqual(
     (await collectHashes([], [b])).map((h) => h.given),
     [SHA256.toUpperCase(), 'zzzz', SHA1.toUpperCase()],

@@ -4,6 +4,7 @@ import { messageOf, SandtrailError } from '../../errors/index.js';
 import {
   classifyHash,
   collectHashes,
+  duplicatesNote,
   createLookupQueue,
   planLookup,
   RunBudget,
@@ -57,7 +58,7 @@ export async function lookupCommand(args: string[], o: LookupArgs, ctx: CliConte
 
 /** The lookup itself: its summary, or undefined for --dry-run (the estimate was printed). */
 export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliContext): Promise<LookupSummary | undefined> {
-  const hashes = await collectHashes(args, o.file ?? []);
+  const hashes = await collectHashes(args, o.file ?? [], (n) => process.stderr.write(duplicatesNote(n)));
   if (hashes.length === 0) {
     const files = o.file ?? [];
     throw new SandtrailError(

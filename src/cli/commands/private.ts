@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { classifyHash, collectHashes, lookupPrivateFiles, privateLookupRefusal, type PrivateLookupSummary } from '../../lookup/index.js';
+import {
+  classifyHash,
+  collectHashes,
+  duplicatesNote,
+  lookupPrivateFiles,
+  privateLookupRefusal,
+  type PrivateLookupSummary,
+} from '../../lookup/index.js';
 import { createRedis } from '../../queue/index.js';
 import { SandtrailError } from '../../errors/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
@@ -24,7 +31,7 @@ export async function privateLookupCommand(
       `not an MD5, SHA-1 or SHA-256 (32, 40 or 64 hex characters): ${wrong.map((a) => JSON.stringify(a)).join(', ')}`,
     );
   }
-  const given = (await collectHashes(args, o.file ?? [])).map((h) => h.given);
+  const given = (await collectHashes(args, o.file ?? [], (n) => process.stderr.write(duplicatesNote(n)))).map((h) => h.given);
   if (given.length === 0) throw new SandtrailError('USAGE', 'give SHA-256 hashes as arguments or --file LIST');
   for (const g of given) {
     const refused = privateLookupRefusal(g);
