@@ -12,4 +12,5 @@ export { superviseWorkers, closeQueues } from './superviseWorkers.js';
 export { JobSettles } from './JobSettles.js';
 export type { StageWorker, SuperviseOptions, SuperviseOutcome, ProcessParts } from './superviseWorkers.js';
 export { startProcessOps } from './processOps.js';
+export { closeProcess } from './closeProcess.js';
 export type { ProcessOps } from './processOps.js';

@@ -5,6 +5,7 @@ import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
 import { checkRedis, createQueues, type FeedCursor, type ArtefactChoice, Scheduler } from '../queue/index.js';
 import { startProcessOps } from './processOps.js';
+import { closeProcess } from './closeProcess.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
 
 /**
@@ -50,9 +51,7 @@ export async function runSchedulerProcess(
     scheduler,
     onDraining: () => ops.draining(),
   });
-  await ops.close();
-  await closeQueues(queues, log);
-  await store.close();
-  log.info('scheduler stopped');
+  await closeProcess({ log, forced: out.forced, ops, queues, store });
+  log.info({ forced: out.forced }, 'scheduler stopped');
   return out.forced;
 }

@@ -5,7 +5,8 @@ import { openStore } from '../store/index.js';
 import { checkRedis, createQueues } from '../queue/index.js';
 import { startProcessOps, type ProcessOps } from './processOps.js';
 import type { ProcessKind } from './processKinds.js';
-import { closeQueues, superviseWorkers } from './superviseWorkers.js';
+import { closeProcess } from './closeProcess.js';
+import { superviseWorkers } from './superviseWorkers.js';
 
 /** The worker processes of a fleet (`sandtrail worker feed|index|lookup|artefacts`). */
 export type WorkerKind = Extract<ProcessKind, `worker ${string}`>;
@@ -32,13 +33,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
     log.info({ kind, sink: store.spec, prefix: config.queuePrefix, http: ops.url ?? null }, 'worker started');
     out = await superviseWorkers({ ...opts, kind, onDraining: () => ops?.draining() });
   } finally {
-    // the shutdown reports itself step by step: an operator reading the log sees where it ended
-    log.info({ forced: out?.forced ?? true }, out?.forced === false ? 'workers drained' : 'workers stopped');
-    await ops?.close();
-    await closeQueues(queues, log);
-    log.info('Redis connections closed');
-    await store.close();
-    log.info({ store: store.spec }, 'store closed');
+    await closeProcess({ log, forced: out?.forced, ops, queues, store });
   }
   log.info({ forced: out.forced, ms: Date.now() - started }, 'worker stopped');
   if (out.fatal) throw out.fatal;

@@ -63,6 +63,9 @@ test('sandtrail run --source api catches up from --start, says so, stores the fe
     assert.ok(status.cursor && status.cursor >= `${addMinutes(start, 5)}-0`, `cursor ${status.cursor}`);
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+    // the shutdown reports itself step by step, as a fleet worker's does
+    for (const step of ['workers drained', 'Redis connections closed', 'store closed', 'live ingestion stopped'])
+      assert.ok(log.includes(`"msg":"${step}"`), `${step}: ${log.slice(-1500)}`);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
 import { checkRedis, createQueues, formatCursor, parseCursor, Scheduler, redactUrl, type Queues } from '../../queue/index.js';
-import { closeQueues, startProcessOps, superviseWorkers, type ProcessOps } from '../../runner/index.js';
+import { closeProcess, closeQueues, startProcessOps, superviseWorkers, type ProcessOps } from '../../runner/index.js';
 import { openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
@@ -47,6 +47,7 @@ export async function runCommand(
   });
   let out;
   let ops: ProcessOps | undefined;
+  const started = Date.now();
   try {
     ops = await startProcessOps({ config, log, store, queues });
     log.info({ source: sourceSpec, sink: store.spec, lagMinutes, http: ops.url ?? null }, 'live ingestion started');
@@ -63,11 +64,9 @@ export async function runCommand(
       onDraining: () => ops?.draining(),
     });
   } finally {
-    await ops?.close();
-    await closeQueues(queues, log);
-    await store.close();
-    await redis.stop();
+    await closeProcess({ log, forced: out?.forced, ops, queues, store, redis });
   }
+  log.info({ forced: out.forced, ms: Date.now() - started }, 'live ingestion stopped');
   if (out.fatal) throw out.fatal;
   return out.forced ? 130 : 0;
 }
