@@ -101,6 +101,9 @@ export class Scheduler {
       );
       next = resume.next;
       await redis.set(this.keys.cursor, resume.cursor);
+      // what the batch log holds counts as scheduled: the next tick goes on from the pointers (no
+      // second warning), and the cursor walk checks those minutes even before a new one is due
+      await redis.set(this.keys.scheduled, addMinutes(resume.next, -1));
     } else {
       next = this.o.start?.minute ?? newest;
       if (this.o.start?.consumed) await redis.hset(this.keys.skip, this.o.start.minute, String(this.o.start.consumed));

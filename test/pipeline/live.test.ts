@@ -180,3 +180,56 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
     await redis.stop();
   }
 });
+
+test('live mode after Redis restarted empty with no new minute due yet: the scheduler says so once, and its cursor walk redoes a lost minute', async () => {
+  const dir = tempDir();
+  const feedDir = join(dir, 'feed');
+  await writeFeed({ out: feedDir, seed: 13, start, minutes: 3, perMinute: 6, malformedRate: 0 });
+  const redis = await RedisServer.start({ aof: false });
+  const config = { ...(await testConfig(dir)), redisUrl: redis.url };
+  const lines: { msg: string }[] = [];
+  const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
+  const store = openStore(config.store, config);
+  const queues = createQueues(redis.url, config);
+  const opts = { redisUrl: redis.url, config, store, queues, log: createLogger('silent') };
+  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
+  workers.forEach((w) => w.start());
+  // minutes 0..2 are publishable, and stay the newest: the clock does not move
+  const now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000;
+  const scheduler = (): Scheduler =>
+    new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: `dir:${feedDir}`,
+      log,
+      lagMs: 60 * 60_000,
+      tickMs: 60_000,
+      start: parseCursor(start),
+      now: () => now,
+    });
+  try {
+    const s1 = scheduler();
+    await waitCursor(queues, config.queuePrefix, s1, addMinutes(start, 2));
+    await s1.stop();
+    // minute 1's chunks were lost with Redis: the batch reads pending again
+    const db = new BetterSqlite3(join(dir, 'store.db'));
+    db.prepare('DELETE FROM batch_chunks WHERE batch = ?').run(addMinutes(start, 1));
+    db.prepare("UPDATE batches SET status = 'pending' WHERE batch = ?").run(addMinutes(start, 1));
+    db.close();
+    await redis.restart({ empty: true });
+
+    const s2 = scheduler();
+    await waitCursor(queues, config.queuePrefix, s2, addMinutes(start, 2));
+    for (let i = 0; i < 5; i++) await s2.tick();
+    await s2.stop();
+    assert.equal(lines.filter((l) => l.msg.startsWith('no scheduler state in Redis')).length, 1, JSON.stringify(lines));
+    const [minute1] = await store.batches.get([addMinutes(start, 1)]);
+    assert.equal(minute1?.status, 'ok');
+  } finally {
+    await Promise.all(workers.map((w) => w.stop(true)));
+    await queues.close();
+    await store.close();
+    await redis.stop();
+  }
+});
