@@ -30,6 +30,54 @@ async function waitCursor(queues: Queues, prefix: string, s: Scheduler, minute: 
 }
 const start = '202611040000';
 
+/**
+ * A feed directory's pipeline on a Redis of its own (no AOF: a restart empties it): feed and index
+ * workers, and schedulers of that directory from `start` on the clock `now()`, logging to `log`.
+ */
+async function lostStateRig(dir: string, feedDir: string, now: () => number, log = createLogger('silent')) {
+  const redis = await RedisServer.start({ aof: false });
+  const config = { ...(await testConfig(dir)), redisUrl: redis.url };
+  const store = openStore(config.store, config);
+  const queues = createQueues(redis.url, config);
+  const opts = { redisUrl: redis.url, config, store, queues, log: createLogger('silent') };
+  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
+  workers.forEach((w) => w.start());
+  const scheduler = (): Scheduler =>
+    new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: `dir:${feedDir}`,
+      log,
+      lagMs: 60 * 60_000,
+      tickMs: 60_000,
+      start: parseCursor(start),
+      now,
+    });
+  /** Minute `m`'s chunks were lost with Redis: its marks go, and its batch reads pending again. */
+  const loseChunks = (m: string, alsoBehaviours = false): void => {
+    const db = new BetterSqlite3(join(dir, 'store.db'));
+    db.prepare('DELETE FROM batch_chunks WHERE batch = ?').run(m);
+    db.prepare("UPDATE batches SET status = 'pending' WHERE batch = ?").run(m);
+    if (alsoBehaviours) {
+      // every day's behaviours and pivot rows, and where the locator says they are
+      const dayTables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '[bp][ei][hv]*_*'")
+        .pluck()
+        .all() as string[];
+      for (const t of dayTables) db.exec(`DELETE FROM "${t}"`);
+    }
+    db.close();
+  };
+  const close = async (): Promise<void> => {
+    await Promise.all(workers.map((w) => w.stop(true)));
+    await queues.close();
+    await store.close();
+    await redis.stop();
+  };
+  return { redis, config, store, queues, scheduler, loseChunks, close };
+}
+
 test('live mode: minutes are enqueued as they become publishable, the cursor waits for NotAvailableYet, a restart resumes from the saved cursor', async () => {
   const dir = tempDir();
   const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 9, start, minutes: 6, perMinute: 12, malformedRate: 0 });
@@ -112,48 +160,20 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
   const dir = tempDir();
   const feedDir = join(dir, 'feed');
   const manifest = await writeFeed({ out: feedDir, seed: 12, start, minutes: 6, perMinute: 10, malformedRate: 0 });
-  const redis = await RedisServer.start({ aof: false });
-  const base = await testConfig(dir);
-  const config = { ...base, redisUrl: redis.url };
-  const log = createLogger('silent');
-  const store = openStore(config.store, config);
-  const queues = createQueues(redis.url, config);
-  const opts = { redisUrl: redis.url, config, store, queues, log };
-  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
-  workers.forEach((w) => w.start());
   let now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000;
-  const scheduler = (): Scheduler =>
-    new Scheduler({
-      queues,
-      store,
-      prefix: config.queuePrefix,
-      sourceSpec: `dir:${feedDir}`,
-      log,
-      lagMs: 60 * 60_000,
-      tickMs: 60_000,
-      start: parseCursor(start),
-      now: () => now,
-    });
+  const rig = await lostStateRig(dir, feedDir, () => now);
+  const { config, queues, store } = rig;
   try {
-    const s1 = scheduler();
+    const s1 = rig.scheduler();
     await waitCursor(queues, config.queuePrefix, s1, addMinutes(start, 2));
     await s1.stop();
-    // minute 1's chunks "were still in Redis": its marks are gone and the batch reads pending again
-    const db = new BetterSqlite3(join(dir, 'store.db'));
-    db.prepare('DELETE FROM batch_chunks WHERE batch = ?').run(addMinutes(start, 1));
-    db.prepare("UPDATE batches SET status = 'pending' WHERE batch = ?").run(addMinutes(start, 1));
-    // every day's behaviours and pivot rows, and where the locator says they are
-    const dayTables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '[bp][ei][hv]*_*'")
-      .pluck()
-      .all() as string[];
-    for (const t of dayTables) db.exec(`DELETE FROM "${t}"`);
-    db.close();
-    await redis.restart({ empty: true });
+    // minute 1's chunks "were still in Redis": its marks are gone, and so are the behaviours
+    rig.loseChunks(addMinutes(start, 1), true);
+    await rig.redis.restart({ empty: true });
     assert.deepEqual(await Scheduler.pointers(queues, config.queuePrefix), { scheduled: null, cursor: null });
 
     now += 3 * 60_000;
-    const s2 = scheduler();
+    const s2 = rig.scheduler();
     await waitCursor(queues, config.queuePrefix, s2, addMinutes(start, 5));
     await s2.stop();
     const entries = await store.batches.get(manifest.files.map((f) => f.minute));
@@ -174,10 +194,7 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
       });
     for (const id of lines) assert.ok(ids.has(id), `minute 1's ${id} is stored again`);
   } finally {
-    await Promise.all(workers.map((w) => w.stop(true)));
-    await queues.close();
-    await store.close();
-    await redis.stop();
+    await rig.close();
   }
 });
 
@@ -185,41 +202,20 @@ test('live mode after Redis restarted empty with no new minute due yet: the sche
   const dir = tempDir();
   const feedDir = join(dir, 'feed');
   await writeFeed({ out: feedDir, seed: 13, start, minutes: 3, perMinute: 6, malformedRate: 0 });
-  const redis = await RedisServer.start({ aof: false });
-  const config = { ...(await testConfig(dir)), redisUrl: redis.url };
   const lines: { msg: string }[] = [];
   const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
-  const store = openStore(config.store, config);
-  const queues = createQueues(redis.url, config);
-  const opts = { redisUrl: redis.url, config, store, queues, log: createLogger('silent') };
-  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
-  workers.forEach((w) => w.start());
   // minutes 0..2 are publishable, and stay the newest: the clock does not move
   const now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000;
-  const scheduler = (): Scheduler =>
-    new Scheduler({
-      queues,
-      store,
-      prefix: config.queuePrefix,
-      sourceSpec: `dir:${feedDir}`,
-      log,
-      lagMs: 60 * 60_000,
-      tickMs: 60_000,
-      start: parseCursor(start),
-      now: () => now,
-    });
+  const rig = await lostStateRig(dir, feedDir, () => now, log);
+  const { config, queues, store } = rig;
   try {
-    const s1 = scheduler();
+    const s1 = rig.scheduler();
     await waitCursor(queues, config.queuePrefix, s1, addMinutes(start, 2));
     await s1.stop();
-    // minute 1's chunks were lost with Redis: the batch reads pending again
-    const db = new BetterSqlite3(join(dir, 'store.db'));
-    db.prepare('DELETE FROM batch_chunks WHERE batch = ?').run(addMinutes(start, 1));
-    db.prepare("UPDATE batches SET status = 'pending' WHERE batch = ?").run(addMinutes(start, 1));
-    db.close();
-    await redis.restart({ empty: true });
+    rig.loseChunks(addMinutes(start, 1));
+    await rig.redis.restart({ empty: true });
 
-    const s2 = scheduler();
+    const s2 = rig.scheduler();
     await waitCursor(queues, config.queuePrefix, s2, addMinutes(start, 2));
     for (let i = 0; i < 5; i++) await s2.tick();
     await s2.stop();
@@ -227,9 +223,6 @@ test('live mode after Redis restarted empty with no new minute due yet: the sche
     const [minute1] = await store.batches.get([addMinutes(start, 1)]);
     assert.equal(minute1?.status, 'ok');
   } finally {
-    await Promise.all(workers.map((w) => w.stop(true)));
-    await queues.close();
-    await store.close();
-    await redis.stop();
+    await rig.close();
   }
 });
