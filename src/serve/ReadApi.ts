@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
-import { pivotKindOf, type Store } from '../store/index.js';
+import { HUNT_LIMITS, pivotKindOf, type Store } from '../store/index.js';
 import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
 
@@ -147,6 +147,17 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const KINDS = 'behash, sigma_rule_id (or sigma-rule), ja3, ja3s, dropped_sha256 (or dropped-sha256)';
   const sandtrail = (req: FastifyRequest, type: string, id: string, attributes: unknown, path: string): Record<string, unknown> =>
     v3Object(type, id, attributes, `${base(req)}/sandtrail/${path}`);
+  /**
+   * A page's links: `self` with the query it was asked with, `next` with the same query and the
+   * next cursor (a filter such as `since` must hold on every page).
+   */
+  const pageLinks = (req: FastifyRequest, path: string, query: Record<string, string | undefined>, next: string | undefined) => {
+    const url = (q: Record<string, string | undefined>): string => {
+      const given = Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined);
+      return `${base(req)}/sandtrail/${path}${given.length ? `?${new URLSearchParams(given).toString()}` : ''}`;
+    };
+    return { self: url(query), ...(next ? { next: url({ ...query, cursor: next }) } : {}) };
+  };
 
   app.get<{ Params: { kind: string; value: string }; Querystring: { limit?: string; cursor?: string } }>(
     '/api/v3/sandtrail/pivots/:kind/:value',
@@ -157,17 +168,26 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
       const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
       if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
-      const stats = await store.hunt.pivotStats(kind, req.params.value, { limit, offset });
-      const more = offset + stats.newest.length < stats.behaviours;
+      // the stores page through the newest 10,000 of a value's behaviours: a cursor past them is
+      // refused, not answered with another page, and the last page ends at the window
+      const window = HUNT_LIMITS.window;
+      if (offset >= window)
+        return fail(reply, 'InvalidArgumentError', `cursor past the first ${window} behaviours of a value, the window pivots page through`);
+      const size = Math.min(limit, window - offset);
+      const stats = await store.hunt.pivotStats(kind, req.params.value, { limit: size, offset });
+      const after = offset + size;
+      const more = after < stats.behaviours && after < window;
       // the value as the store compares it (hashes lower-case), in the id and links alike
       const path = `pivots/${kind}/${encodeURIComponent(stats.value)}`;
+      const next = more ? encodeCursor(after) : undefined;
       return {
         data: sandtrail(req, 'sandtrail_pivot', `${kind}:${stats.value}`, stats, path),
-        meta: more ? { cursor: encodeCursor(offset + limit) } : {},
-        links: {
-          self: `${base(req)}/sandtrail/${path}`,
-          ...(more ? { next: `${base(req)}/sandtrail/${path}?limit=${limit}&cursor=${encodeCursor(offset + limit)}` } : {}),
+        meta: {
+          ...(next ? { cursor: next } : {}),
+          // more behaviours than any page reaches: the total is in attributes.behaviours
+          ...(after >= window && after < stats.behaviours ? { window_end: true } : {}),
         },
+        links: pageLinks(req, path, { limit: req.query.limit, cursor: req.query.cursor }, next),
       };
     },
   );
@@ -221,15 +241,13 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, offset });
       const more = hits.length > limit;
       const path = `watches/${encodeURIComponent(watch.name)}/hits`;
+      const next = more ? encodeCursor(offset + limit) : undefined;
       return {
         data: hits
           .slice(0, limit)
           .map((h) => sandtrail(req, 'sandtrail_watch_hit', `${h.watch}:${h.behaviourId}:${h.lastModified}`, h, path)),
-        meta: more ? { cursor: encodeCursor(offset + limit) } : {},
-        links: {
-          self: `${base(req)}/sandtrail/${path}`,
-          ...(more ? { next: `${base(req)}/sandtrail/${path}?limit=${limit}&cursor=${encodeCursor(offset + limit)}` } : {}),
-        },
+        meta: next ? { cursor: next } : {},
+        links: pageLinks(req, path, { limit: req.query.limit, since: req.query.since, cursor: req.query.cursor }, next),
       };
     },
   );

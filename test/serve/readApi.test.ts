@@ -8,8 +8,9 @@ import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { lookupPrivateFiles } from '../../src/lookup/index.js';
 import { createRedis } from '../../src/queue/index.js';
-import { startReadApi } from '../../src/serve/index.js';
-import { openStore } from '../../src/store/index.js';
+import { encodeCursor, startReadApi } from '../../src/serve/index.js';
+import { HUNT_LIMITS, openStore } from '../../src/store/index.js';
+import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
@@ -130,6 +131,21 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
     [hitAt[0]],
   );
   assert.equal(rest.links.next, undefined);
+  // a filter holds on every page: the next link keeps since
+  const sinceFirst = (await (await fetch(`${v3}/sandtrail/watches/w/hits?since=1700000100&limit=1`)).json()) as Hits & {
+    links: { self: string };
+  };
+  assert.deepEqual(
+    sinceFirst.data.map((d) => d.attributes.at),
+    [hitAt[2]],
+  );
+  assert.equal(new URL(sinceFirst.links.self).searchParams.get('since'), '1700000100');
+  const sinceRest = (await (await fetch(sinceFirst.links.next as string)).json()) as Hits;
+  assert.deepEqual(
+    sinceRest.data.map((d) => d.attributes.at),
+    [hitAt[1]],
+  );
+  assert.equal(sinceRest.links.next, undefined);
   await err('/sandtrail/watches/w/hits?since=1e9', 400, 'InvalidArgumentError');
   await err('/sandtrail/watches/nope/hits', 404, 'NotFoundError');
 });
@@ -253,4 +269,50 @@ test('keys guard every route by its match, not its spelling; keyless answers loo
   const started = Date.now();
   await api2.close();
   assert.ok(Date.now() - started < 15_000, `close took ${Date.now() - started} ms`);
+}, 60_000);
+
+test('a pivot pages through the newest 10,000 behaviours of a value: the last page ends at the window, a cursor past it is refused', async () => {
+  const dir = tempDir();
+  const config = await testConfig(dir, { serve: { port: 0 } });
+  const store = openStore(config.store, config);
+  cleanup(() => store.close());
+  const value = 'feedface'.repeat(4);
+  const total = HUNT_LIMITS.window + 50;
+  for (let from = 0; from < total; from += 2000) {
+    const docs = Array.from({ length: Math.min(2000, total - from) }, (_, i) =>
+      makeDoc((from + i + 1).toString(16).padStart(64, '0'), 'Zenbox', 1_793_480_000 + from + i, { behash: value }),
+    );
+    await store.sink.upsert(sinkDocs(docs));
+  }
+  const api = await startReadApi({ config, store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const at = (offset: number): string => `${api.url}/api/v3/sandtrail/pivots/behash/${value}?limit=40&cursor=${encodeCursor(offset)}`;
+  type Page = {
+    data: { attributes: { behaviours: number; newest: { id: string }[] } };
+    meta: { cursor?: string; window_end?: boolean };
+    links: { self: string; next?: string };
+  };
+  const before = (await (await fetch(at(HUNT_LIMITS.window - 80))).json()) as Page;
+  assert.equal(before.data.attributes.behaviours, total);
+  assert.equal(before.data.attributes.newest.length, 40);
+  assert.equal(
+    new URL(before.links.self).searchParams.get('cursor'),
+    encodeCursor(HUNT_LIMITS.window - 80),
+    'self names the page asked for',
+  );
+  // the page that reaches the window: no next page, and the meta says more exist than pages reach
+  const last = (await (await fetch(before.links.next as string)).json()) as Page;
+  assert.equal(last.data.attributes.newest.length, 40);
+  assert.equal(last.meta.cursor, undefined);
+  assert.equal(last.links.next, undefined);
+  assert.equal(last.meta.window_end, true);
+  // a page that starts inside the window and would end past it ends at the window
+  const short = (await (await fetch(at(HUNT_LIMITS.window - 20))).json()) as Page;
+  assert.deepEqual(
+    short.data.attributes.newest.map((b) => b.id),
+    last.data.attributes.newest.slice(20).map((b) => b.id),
+  );
+  const past = await fetch(at(HUNT_LIMITS.window));
+  assert.equal(past.status, 400);
+  assert.equal(((await past.json()) as { error: { code: string } }).error.code, 'InvalidArgumentError');
 }, 60_000);
