@@ -14,8 +14,10 @@ export interface WebhookOptions {
 
 /** What a caller tracking the receiver's health (WebhookBreaker) is told, and may decide. */
 export interface WebhookTries {
-  /** Each try that failed in a way a retry could fix (timeout, connection, 5xx). */
-  onTryFailed(): void;
+  /** Each try that failed in a way a retry could fix (timeout, connection, 5xx); `slow`: it timed out. */
+  onTryFailed(slow: boolean): void;
+  /** The notification's tries are spent, each failed in such a way. */
+  onGaveUp(): void;
   /** Asked before each retry: false stops the retries (the receiver is known down). */
   mayRetry(): boolean;
 }
@@ -25,10 +27,16 @@ export const WEBHOOK_DEFAULTS: Readonly<Required<WebhookOptions>> = Object.freez
 /** Statuses a receiver may answer differently next time (overloaded, restarting, rate-limiting). */
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
+/** Whether a try ended on its timeout (the receiver hangs), not on an answer or a refusal. */
+function isTimeout(err: unknown): boolean {
+  const name = (err as { name?: string } | null)?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
 /** Why a try failed, without the URL (it may carry a secret): the cause's code or the timeout. */
 function reasonOf(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
+  if (isTimeout(err)) return `timed out after ${timeoutMs} ms`;
   const cause = e?.cause?.code ?? e?.cause?.message;
   return cause ? `unreachable (${cause})` : `failed (${e?.name ?? 'Error'})`;
 }
@@ -46,6 +54,7 @@ export async function postWebhook(url: string, json: string, o: WebhookOptions =
   while (tries < Math.max(1, attempts)) {
     tries += 1;
     let retryable = true;
+    let slow = false;
     try {
       const res = await fetch(url, {
         method: 'POST',
@@ -61,8 +70,10 @@ export async function postWebhook(url: string, json: string, o: WebhookOptions =
       retryable = RETRYABLE_STATUS.has(res.status);
     } catch (err) {
       reason = reasonOf(err, timeoutMs);
+      slow = isTimeout(err);
     }
-    if (retryable) health?.onTryFailed();
+    if (retryable) health?.onTryFailed(slow);
+    if (retryable && tries >= attempts) health?.onGaveUp();
     if (!retryable || tries >= attempts || health?.mayRetry() === false) break;
     // jittered, so many notifications failing together do not retry in lockstep
     await sleep(backoffMs * 2 ** (tries - 1) * (0.5 + Math.random() / 2));

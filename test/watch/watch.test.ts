@@ -173,6 +173,29 @@ describe('webhook delivery', () => {
     // the breaker opens at the 8th failed try (two notifications' worth): none of the 8 retries (32 tries otherwise)
     assert.equal(m, 8);
     assert.ok(Date.now() - t0 < 3000, `${Date.now() - t0} ms`);
+
+    // a receiver down for under a second (connections refused): notifications sent together each
+    // get their tries, and every one is delivered once it is back
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const delivered: string[] = [];
+    const back = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (c: string) => (body += c));
+      req.on('end', () => (delivered.push((JSON.parse(body) as { behaviourId: string }).behaviourId), res.writeHead(204).end()));
+    });
+    cleanup(() => new Promise<void>((resolve) => (back.closeAllConnections(), back.close(() => resolve()))));
+    const w3 = watch('w3', w.conditions, { webhook: `http://127.0.0.1:${port}/h` });
+    const brief = new WatchNotifier(store.dlq, log, { attempts: 4, backoffMs: 400, timeoutMs: 2000 });
+    const sent = Promise.all(Array.from({ length: 12 }, (_, i) => brief.notify(w3, { ...hit(i), watch: 'w3' })));
+    setTimeout(() => back.listen(port, '127.0.0.1'), 700);
+    await sent;
+    assert.equal(brief.undelivered, 0);
+    assert.equal(new Set(delivered).size, 12);
   });
 
   test('a replayed notification goes to the watch as it is now; a webhook still down is skipped after the breaker opens', async () => {
@@ -193,8 +216,9 @@ describe('webhook delivery', () => {
     const breaker = new WebhookBreaker(3, 60_000);
     const reasons: (string | null)[] = [];
     for (let i = 0; i < 10; i++) reasons.push(await redeliverNotification(store, { raw, path: 'webhook' }, { backoffMs: 1 }, breaker));
-    assert.equal(down.hits(), 3, 'tries stop once the breaker opens');
-    assert.match(reasons.at(-1) ?? '', /^skipped: the webhook failed 3 tries in a row/);
+    // a receiver answering 503 fails fast: the first notification gets all its 4 tries, then the breaker opens
+    assert.equal(down.hits(), 4, 'tries stop once the breaker opens');
+    assert.match(reasons.at(-1) ?? '', /^skipped: the webhook failed 4 tries in a row/);
   });
 
   test('redactWebhook keeps scheme and host only', () => {
