@@ -29,7 +29,7 @@ export { describeError } from './readEnvelope.js';
 export type { NormalizeOptions } from './normalizeRecord.js';
 export { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';
 export { computePivots } from './computePivots.js';
-export { parseBehaviourId, stripTimestampSuffix, MAX_ID_BYTES } from './parseBehaviourId.js';
+export { canonicalBehaviourId, parseBehaviourId, stripTimestampSuffix, MAX_ID_BYTES } from './parseBehaviourId.js';
 export type { BehaviourId } from './parseBehaviourId.js';
 export { KNOWN_ATTRIBUTES } from './normalizeAttributes.js';
 export { MAX_PROCESS_TREE_DEPTH } from './normalizeProcessTree.js';

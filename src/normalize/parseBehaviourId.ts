@@ -60,3 +60,12 @@ export function parseBehaviourId(id: string): BehaviourId | string {
     hexChanged,
   };
 }
+
+/**
+ * The id as the stores key it (the hex part lower-cased), for an id a user pasted as the feed
+ * spelled it; anything that is not a behaviour id is returned as it is.
+ */
+export function canonicalBehaviourId(id: string): string {
+  const parsed = parseBehaviourId(id);
+  return typeof parsed === 'string' ? id : parsed.id;
+}

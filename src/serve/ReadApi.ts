@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
+import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, type Store } from '../store/index.js';
 import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
@@ -95,7 +96,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   };
 
   app.get<{ Params: { id: string } }>('/api/v3/file_behaviours/:id', async (req, reply) => {
-    const doc = await store.sink.get(req.params.id);
+    const doc = await store.sink.get(canonicalBehaviourId(req.params.id));
     if (!doc) return fail(reply, 'NotFoundError', `File behaviour "${req.params.id}" not found`);
     return { data: behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string }) };
   });
@@ -211,7 +212,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   app.get<{ Params: { id: string }; Querystring: { limit?: string } }>('/api/v3/sandtrail/related/:id', async (req, reply) => {
     const limit = parseLimit(req.query.limit, 20);
     if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-    const related = await store.hunt.related(req.params.id, { limit });
+    const related = await store.hunt.related(canonicalBehaviourId(req.params.id), { limit });
     if (!related) return fail(reply, 'NotFoundError', `File behaviour "${req.params.id}" not found`);
     return { data: sandtrail(req, 'sandtrail_related', related.id, related, `related/${encodeURIComponent(related.id)}`) };
   });

@@ -47,8 +47,28 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   const got = await runCli(['get', ids[0]!, '--json'], { env });
   assert.equal(got.code, 0);
   assert.equal((JSON.parse(got.stdout) as { id: string }).id, ids[0]);
+  // an id pasted as the feed spells it (upper-case hex) is the same behaviour
+  const [hex, sandbox] = [ids[0]!.slice(0, 64), ids[0]!.slice(65)];
+  const upper = await runCli(['get', `${hex.toUpperCase()}_${sandbox}`, '--json'], { env });
+  assert.equal(upper.code, 0, upper.stderr);
+  assert.equal((JSON.parse(upper.stdout) as { id: string }).id, ids[0]);
+  const rel = await runCli(['related', `${hex.toUpperCase()}_${sandbox}`, '--json'], { env });
+  assert.equal(rel.code, 0, rel.stderr);
+  assert.equal((JSON.parse(rel.stdout) as { id: string }).id, ids[0]);
   const none = await runCli(['get', `${'0'.repeat(64)}_Nowhere`], { env });
   assert.equal(none.code, 1);
+  // not found is an answer a script reads on stdout under --json, as every other failure
+  for (const args of [
+    ['get', `${'0'.repeat(64)}_Nowhere`],
+    ['related', `${'0'.repeat(64)}_Nowhere`],
+    ['file', '0'.repeat(64)],
+    ['dlq', 'show', 'nope'],
+  ]) {
+    const r = await runCli([...args, '--json'], { env });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND', args.join(' '));
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
 
   const list = await runCli(['dlq', 'list', '--json'], { env });
   const listed = JSON.parse(list.stdout) as {

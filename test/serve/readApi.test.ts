@@ -46,6 +46,10 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
   assert.equal(body.data.id, doc.id);
   assert.deepEqual(body.data.attributes, doc.attributes, 'attributes in their canonical names, as stored');
   assert.equal(body.data.links.self, `${v3}/file_behaviours/${encodeURIComponent(doc.id)}`);
+  // the id as the feed may spell it, the hash in upper case: the same behaviour, and its related ones
+  const pasted = `${doc.id.slice(0, 64).toUpperCase()}${doc.id.slice(64)}`;
+  assert.equal((await fetch(`${v3}/file_behaviours/${encodeURIComponent(pasted)}`)).status, 200);
+  assert.equal((await fetch(`${v3}/sandtrail/related/${encodeURIComponent(pasted)}`)).status, 200);
 
   // every report of the file, one per page, following links.next as a client does
   const expected = await s.store.sink.query('sha256', doc.sha256);

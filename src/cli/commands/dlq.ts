@@ -40,10 +40,7 @@ export async function dlqList(
 export async function dlqShow(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
   return withStore(ctx, async (s) => {
     const e = await s.dlq.get(id);
-    if (!e) {
-      process.stderr.write(`sandtrail: no dead letter "${id}"\n`);
-      return 1;
-    }
+    if (!e) throw new SandtrailError('NOT_FOUND', `no dead letter "${id}"`);
     await writeOut(`${opts.json ? JSON.stringify(e) : JSON.stringify(e, null, 2)}\n`);
     return 0;
   });

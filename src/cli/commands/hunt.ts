@@ -1,4 +1,5 @@
 import { SandtrailError } from '../../errors/index.js';
+import { canonicalBehaviourId } from '../../normalize/index.js';
 import {
   HUNT_LIMITS,
   pivotKindOf,
@@ -95,11 +96,8 @@ export async function topCommand(
 /** `sandtrail related ID`: who shares this behaviour's pivot values. */
 export async function relatedCommand(id: string, opts: { limit?: string; json?: boolean }, ctx: CliContext): Promise<number> {
   const limit = countFlag('--limit', opts.limit, 20, { min: 1, max: 1000 });
-  const r: RelatedBehaviours | null = await withStore(ctx, (s) => s.hunt.related(id, { limit }));
-  if (!r) {
-    process.stderr.write(`sandtrail: no behaviour with id "${id}" in the store\n`);
-    return 1;
-  }
+  const r: RelatedBehaviours | null = await withStore(ctx, (s) => s.hunt.related(canonicalBehaviourId(id), { limit }));
+  if (!r) throw new SandtrailError('NOT_FOUND', `no behaviour with id "${id}" in the store`);
   if (opts.json) await writeOut(`${JSON.stringify(r)}\n`);
   else
     await writeOut(
@@ -118,10 +116,7 @@ export async function fileCommand(hash: string, opts: { json?: boolean }, ctx: C
   if (!/^[0-9a-fA-F]+$/.test(hash) || ![32, 40, 64].includes(hash.length))
     throw new SandtrailError('USAGE', `give a file's SHA-256, MD5 or SHA-1, got "${hash}"`);
   const f: FileRollup | null = await withStore(ctx, (s) => s.hunt.fileRollup(hash));
-  if (!f) {
-    process.stderr.write(`sandtrail: no report of file ${hash} in the store\n`);
-    return 1;
-  }
+  if (!f) throw new SandtrailError('NOT_FOUND', `no report of file ${hash} in the store`);
   if (opts.json) {
     await writeOut(`${JSON.stringify(f)}\n`);
     return 0;

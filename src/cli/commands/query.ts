@@ -1,4 +1,5 @@
 import { SandtrailError } from '../../errors/index.js';
+import { canonicalBehaviourId } from '../../normalize/index.js';
 import type { PivotKind, PrivateFileKey } from '../../store/index.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 
@@ -49,7 +50,7 @@ export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliC
       const doc = await store.privateFiles.get(bare);
       if (doc) out = { private: true, ...doc };
     } else {
-      const doc = await store.sink.get(id);
+      const doc = await store.sink.get(canonicalBehaviourId(id));
       if (doc) {
         const artefacts = await store.artefacts.list(doc.id);
         out = artefacts.length
@@ -65,10 +66,7 @@ export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliC
           : { ...doc };
       }
     }
-    if (!out) {
-      process.stderr.write(`sandtrail: nothing with id "${id}" in ${store.spec}\n`);
-      return 1;
-    }
+    if (!out) throw new SandtrailError('NOT_FOUND', `nothing with id "${id}" in ${store.spec}`);
     await writeOut(`${opts.json ? JSON.stringify(out) : JSON.stringify(out, null, 2)}\n`);
     return 0;
   });
