@@ -91,3 +91,25 @@ test('es setup --dry-run prints the plan and needs no cluster; without an Elasti
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /es setup needs an Elasticsearch store/);
 });
+
+test('es setup against refused credentials or privileges: SINK_AUTH naming what was refused, as JSON under --json', async () => {
+  const url = await fake.listen();
+  const env = { ELASTICSEARCH_URL: url, ELASTICSEARCH_API_KEY: 'QVBJS0VZOTk5', SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'auth' };
+  fake.failRequests({}, { status: 401 }, 5);
+  const refused = await runCli(['es', 'setup', '--json'], { env });
+  assert.equal(refused.code, 1, refused.stderr);
+  const err = (JSON.parse(refused.stdout) as { error: { code: string; message: string } }).error;
+  assert.equal(err.code, 'SINK_AUTH');
+  assert.match(err.message, /refused the credentials or privileges .*security_exception/);
+  assert.doesNotMatch(refused.stdout + refused.stderr, /QVBJS0VZOTk5/);
+  fake.clearFaults();
+
+  // credentials good, a privilege missing for one step: the step is named
+  fake.failRequests({ method: 'PUT', path: /_ilm\/policy/ }, { status: 403 });
+  const step = await runCli(['es', 'setup', '--json'], { env });
+  assert.equal(step.code, 1, step.stderr);
+  const stepErr = (JSON.parse(step.stdout) as { error: { code: string; message: string } }).error;
+  assert.equal(stepErr.code, 'SINK_AUTH');
+  assert.match(stepErr.message, /es setup: lifecycle policy auth-behaviours/);
+  fake.clearFaults();
+});

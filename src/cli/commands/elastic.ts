@@ -42,6 +42,8 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
   }
   const store = openElasticsearch(ctx.config.store, ctx.config);
   try {
+    // refused credentials or a cluster gone: one typed line in seconds, before any step
+    await store.check();
     const result = await setupElasticsearch(store.client, options);
     if (o.json) {
       await writeOut(`${JSON.stringify({ alias: result.alias, applied: result.applied, created: result.created })}\n`);

@@ -1,6 +1,6 @@
 import type { Config } from '../../config/index.js';
 import type { Client } from '@elastic/elasticsearch';
-import { errorType } from './classify.js';
+import { errorType, storeFailure } from './classify.js';
 import { SandtrailError } from '../../errors/index.js';
 import type { RetentionDays } from '../Retention.js';
 import {
@@ -214,7 +214,8 @@ export async function setupElasticsearch(client: Client, options: SetupOptions =
           { cause: err },
         );
       } else {
-        throw err;
+        // typed and named (refused privileges, a block, a cluster gone), not the bare error type
+        throw storeFailure(`es setup: ${step.description}`, err);
       }
     }
     result.applied.push(step.description);
