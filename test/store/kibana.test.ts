@@ -248,6 +248,7 @@ describe('kibana import', () => {
 
     const other = await runCli(['kibana', 'import', '--dry-run'], { env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'team-b' } });
     assert.equal(other.stdout, kibanaNdjson('team-b'));
-    assert.match(other.stderr, /generated for index prefix team-b/);
+    assert.match(other.stderr, /^\(dry run: \d+ saved objects generated for index prefix team-b; nothing was sent\)$/m);
+    assert.match(dry.stderr, /^\(dry run: \d+ saved objects from .*sandtrail\.ndjson; nothing was sent\)$/m);
   });
 });

@@ -70,13 +70,13 @@ function kibanaAuth(config: Config): KibanaAuth {
   return undefined;
 }
 
-/** The shipped NDJSON for the default prefix; generated for any other prefix. */
+/** The shipped NDJSON for the default prefix; generated for any other prefix; `from` says which, as a phrase. */
 function savedObjects(config: Config, file: string | undefined): { text: Promise<string>; from: string } {
-  if (file) return { text: readFile(file, 'utf8'), from: file };
+  if (file) return { text: readFile(file, 'utf8'), from: `from ${file}` };
   const prefix = config.elasticsearch.indexPrefix;
   const shipped = join(packageRoot(), 'kibana', 'sandtrail.ndjson');
   if (prefix === 'sandtrail' && existsSync(shipped)) {
-    return { text: readFile(shipped, 'utf8'), from: shipped };
+    return { text: readFile(shipped, 'utf8'), from: `from ${shipped}` };
   }
   return { text: Promise.resolve(kibanaNdjson(prefix)), from: `generated for index prefix ${prefix}` };
 }
@@ -91,11 +91,11 @@ export async function kibanaImportCommand(
   try {
     ndjson = await text;
   } catch (err) {
-    throw new SandtrailError('USAGE', `cannot read ${from}: ${(err as Error).message}`);
+    throw new SandtrailError('USAGE', `cannot read the saved objects ${from}: ${(err as Error).message}`);
   }
   if (o.dryRun) {
     await writeOut(ndjson);
-    process.stderr.write(`(dry run: ${ndjson.trim().split('\n').length} saved objects from ${from}; nothing was sent)\n`);
+    process.stderr.write(`(dry run: ${ndjson.trim().split('\n').length} saved objects ${from}; nothing was sent)\n`);
     return 0;
   }
   const url = o.url ?? ctx.config.kibana.url;
