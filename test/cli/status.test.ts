@@ -50,4 +50,9 @@ for (const [name, sink] of sinks)
     assert.match(text.stdout, new RegExp(`^feed queue: waiting 0, active 0, delayed 0, failed 0, completed ${manifest.minutes}$`, 'm'));
     // index jobs are removed once done: no "completed 0" that would read as nothing indexed
     assert.match(text.stdout, /^index queue: waiting 0, active 0, delayed 0, failed 0$/m);
+    assert.match(text.stdout, /^recent batches:\n {2}\d{12} /m);
+    // none asked for: no heading over nothing
+    const none = await runCli(['status', '--last', '0'], { env });
+    assert.equal(none.code, 0, none.stderr);
+    assert.doesNotMatch(none.stdout, /recent batches/);
   });

@@ -212,7 +212,8 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
           `retention: ${days === 'off' ? 'off (everything is kept)' : `${days} days`}; oldest behaviour last modified ${report.retention.oldest_behaviour ?? '-'}`,
           `gaps (missing minutes): ${report.gaps.length ? missingRuns(report.gaps).map(spanOf).join(', ') : 'none'}`,
           ...report.alerts.map((a) => `ALERT: ${a}`),
-          'recent batches:',
+          // --last 0 asks for none: no heading over nothing
+          ...(report.recent_batches.length ? ['recent batches:'] : []),
           ...report.recent_batches.map(
             // a minute not stored whole read its records, it did not index them
             (b) =>
