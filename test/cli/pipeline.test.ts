@@ -39,6 +39,10 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   const q = await runCli(['query', '--behash', behash.toUpperCase(), '--json'], { env });
   assert.equal(q.code, 0, q.stderr);
   assert.deepEqual(JSON.parse(q.stdout), [...ids].sort());
+  // an empty value (an unset shell variable) is a usage error, not "nothing matches"
+  const empty = await runCli(['query', '--behash', ''], { env });
+  assert.equal(empty.code, 2, empty.stderr);
+  assert.match(empty.stderr, /--behash needs a value, got an empty one/);
   const plain = await runCli(['query', '--behash', behash], { env });
   assert.deepEqual(plain.stdout.trim().split('\n'), [...ids].sort());
   const bySha = await runCli(['query', '--sha256', docs[0]!.sha256.toUpperCase(), '--json'], { env });

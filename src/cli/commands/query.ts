@@ -27,6 +27,8 @@ export async function queryCommand(opts: Record<string, unknown>, ctx: CliContex
   }
   const [flag, key, kind, , privateKey] = given[0] as (typeof PIVOT_FLAGS)[number];
   const value = opts[key] as string;
+  // an empty value (an unset shell variable) matches nothing: a mistake in the command, said as one
+  if (value.trim() === '') throw new SandtrailError('USAGE', `${flag.split(' ')[0]} needs a value, got an empty one`);
   return withStore(ctx, async (store) => {
     const ids = kind ? await store.sink.query(kind, value) : [];
     if (privateKey) ids.push(...(await store.privateFiles.query(privateKey, value)).map((id) => `${PRIVATE_PREFIX}${id}`));
