@@ -72,6 +72,20 @@ test("a write lock another connection holds through the busy timeout is the stor
     );
     other.exec('ROLLBACK');
     assert.equal(await sink.count(), 0);
+
+    // the wait for the lock leaves the event loop free: timers (a health probe, a signal) still run
+    db.pragma('busy_timeout = 1000');
+    other.exec('BEGIN IMMEDIATE');
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 20);
+    const waited = sink.upsert(sinkDocs(docs));
+    setTimeout(() => other.exec('ROLLBACK'), 500);
+    assert.deepEqual(
+      (await waited).map((r) => r.status),
+      ['ok', 'ok'],
+    );
+    clearInterval(ticker);
+    assert.ok(ticks >= 10, `${ticks} timer ticks while the lock was held for 500 ms`);
     assert.deepEqual(
       (await sink.upsert(sinkDocs(docs))).map((r) => r.status),
       ['ok', 'ok'],
@@ -86,16 +100,17 @@ test("a write lock another connection holds through the busy timeout is the stor
 test("an I/O error from SQLite is the store's fault: the call throws STORE_IO, no document is rejected", async () => {
   const db = new BetterSqlite3(join(dir, `ioerr${n++}.db`));
   const sink = new SqliteSink(db);
-  // the transaction of the call fails as SQLite reports a failed fsync (not reproducible on demand)
+  // the call's commit fails as SQLite reports a failed fsync (not reproducible on demand)
   const failing = new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop !== 'transaction') return Reflect.get(target, prop, receiver) as unknown;
-      return () =>
-        Object.assign(() => undefined, {
-          immediate: () => {
-            throw err('SQLITE_IOERR_FSYNC');
-          },
-        });
+    get(target, prop) {
+      if (prop !== 'exec') {
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      }
+      return (sql: string) => {
+        if (sql === 'COMMIT') throw err('SQLITE_IOERR_FSYNC');
+        return target.exec(sql);
+      };
     },
   });
   Object.assign(sink, { db: failing });

@@ -8,6 +8,7 @@ import { byPivotKey, pivotKeysOf, type PendingPivots } from './PivotRow.js';
 import { HUNT_FROM_DOC, setUpStore } from './migrateStore.js';
 import { PIVOT_ROW, dayOf, type Partition, type StoredRow } from './partitionSchema.js';
 import { callFailed, rejectUnlessTransient } from './sqliteErrors.js';
+import { writeWhenFree } from './writeWhenFree.js';
 
 /** A partition's statements of the index stage. */
 interface DayWrites {
@@ -74,17 +75,18 @@ export class SqliteSink implements Sink {
     const now = Math.floor(Date.now() / 1000);
     // the retention cutoff of this call, read once (not per document)
     const cutoff = this.keptAfter?.();
-    const write = this.db.transaction((items: readonly SinkDoc[]) =>
+    const write = (): ItemResult[] =>
       this.parts.pinned(() => {
         const pending: PendingPivots = { rows: [], latest: new Map() };
-        const results = items.map((doc, i) => this.writeOne(doc, now, cutoff, i, pending));
+        const results = docs.map((doc, i) => this.writeOne(doc, now, cutoff, i, pending));
         this.insertPivots(pending, results);
         this.parts.settleViews();
         return results;
-      }),
-    );
+      });
     try {
-      return write.immediate(docs);
+      // another process's write lock is waited for without blocking the event loop: a fleet's
+      // index worker keeps answering /healthz and signals while a tool holds the store
+      return await writeWhenFree(this.db, write);
     } catch (err) {
       this.parts.invalidate();
       return docs.map((d) => callFailed(err, d.meta.id, this.db.name));
