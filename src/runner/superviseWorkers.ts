@@ -130,9 +130,10 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
     if (o.task) outcome.result = await o.task(abort.signal, parts);
     else await stopRequested;
   } finally {
-    // nothing can be acknowledged without Redis: do not wait for a drain that cannot happen
-    if (!outcome.forced && o.queues.connection.status !== 'ready') {
-      log.warn('Redis is unreachable: stopping without draining');
+    // nothing can be acknowledged without Redis: do not wait for a drain that cannot happen (a
+    // Redis that takes connections and answers nothing, a host frozen, looks connected)
+    if (!outcome.forced && !(await answers(o.queues.connection))) {
+      log.warn('Redis is unreachable or does not answer: stopping without draining');
       outcome.forced = true;
     }
     const forced = new Promise<void>((resolve) => (forceNow = resolve));
@@ -164,6 +165,7 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
       drainLimit.catch(() => undefined);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      exitOnLateSignals();
       if (artefacts) await bounded(artefacts.close(), CLOSE_TIMEOUT_MS, log, 'closing the artefact queue');
     }
   }
@@ -204,6 +206,40 @@ function assemble(
 
 /** How long closing the queues may take once the workers stopped (Redis gone: it never would). */
 const CLOSE_TIMEOUT_MS = 5000;
+
+/** How long a stop waits for Redis to answer a PING before it gives up the drain. */
+const PING_TIMEOUT_MS = 2000;
+
+/** Whether Redis answers a PING in time (the connection may look ready while nothing answers). */
+async function answers(connection: Queues['connection']): Promise<boolean> {
+  if (connection.status !== 'ready') return false;
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      connection.ping().then(
+        () => true,
+        () => false,
+      ),
+      sleep(PING_TIMEOUT_MS, false, { signal: timer.signal }),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}
+
+let lateSignalsExit = false;
+
+/**
+ * Once the workers are stopped, a further SIGTERM/SIGINT (sent while the process closes its
+ * connections) exits at once with 130, as documented, instead of the signal's default death (143).
+ */
+function exitOnLateSignals(): void {
+  if (lateSignalsExit) return;
+  lateSignalsExit = true;
+  const exit = (): never => process.exit(130);
+  process.on('SIGTERM', exit);
+  process.on('SIGINT', exit);
+}
 
 /** Closes the queues' connection, waiting at most CLOSE_TIMEOUT_MS. */
 export function closeQueues(queues: Queues, log: Logger): Promise<void> {

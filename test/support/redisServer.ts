@@ -72,6 +72,16 @@ export class RedisServer {
     await exited;
   }
 
+  /** SIGSTOP: the server keeps its connections and answers nothing, as a frozen host or a silent network drop. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after freeze(). */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Starts again on the same port: with its data (AOF replayed), or `empty` as a fresh server. */
   async restart(o: { empty?: boolean } = {}): Promise<void> {
     await this.kill();
