@@ -63,7 +63,8 @@ function privateRedis(o: CheckRedisOptions): CheckResult {
 }
 
 /** What the rights check says when the user has them. */
-const rightsGranted = (prefix: string): string => `the user may run INFO and scripts on keys under "${prefix}:"`;
+const rightsGranted = (prefix: string): string =>
+  `the user may run INFO, scripts, BullMQ's commands and blocking commands on keys under "${prefix}:"`;
 
 /** The rights every command and worker checks at start-up (checkRedisRights), as a check of its own. */
 async function rightsCheck(r: RedisClient, url: string, prefix: string): Promise<CheckResult> {

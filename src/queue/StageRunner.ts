@@ -33,7 +33,7 @@ const STOPPING_ERRORS: Partial<Record<ErrorCode, string>> = {
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Redis's answers to a user without the rights a command needs (ACL), or with a wrong password. */
-const REFUSED_BY_REDIS = /\b(NOPERM|WRONGPASS|NOAUTH)\b/;
+const REFUSED_BY_REDIS = /\b(NOPERM|WRONGPASS|NOAUTH)\b|can't run this command/;
 const REDIS_GRANT = "grant its user the queue prefix's keys and BullMQ's commands (see docs/fleet.md)";
 
 /** How long a job is put aside after a fatal error (the process stops meanwhile). */

@@ -130,6 +130,13 @@ async function connectNode(url: string, timeoutMs: number): Promise<Redis> {
         `Redis at ${redactUrl(url)} refuses the credentials of REDIS_URL (${message}): check its user and password (special characters percent-encoded)`,
       );
     }
+    if (REFUSED_COMMAND.test(message)) {
+      // it answered, and its ACL refuses even PING: a grant to fix, not a server to start
+      throw new SandtrailError(
+        'REDIS_FORBIDDEN',
+        `Redis at ${redactUrl(url)} refuses the commands of REDIS_URL's user (${message}): grant it the queue prefix's keys and BullMQ's commands (docs/fleet.md)`,
+      );
+    }
     const fix = redisTlsFix(url, message);
     throw new SandtrailError('REDIS_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${message}${fix ? `; ${fix}` : ''}`);
   }
@@ -155,22 +162,41 @@ export function infoFields(text: string): Map<string, string> {
   return out;
 }
 
+/** Redis's answer to a command the user's ACL refuses: NOPERM, or its wording inside a script. */
+export const REFUSED_COMMAND = /\bNOPERM\b|can't run this command/;
+
+/** One write of each family BullMQ's scripts use on a key of the prefix, each removed at once. */
+const BULLMQ_FAMILIES = `
+local k = KEYS[1]
+redis.call('set', k, '1', 'PX', 1000) redis.call('get', k) redis.call('del', k)
+redis.call('hset', k, 'f', '1') redis.call('hget', k, 'f') redis.call('del', k)
+redis.call('lpush', k, '1') redis.call('lrange', k, 0, 0) redis.call('del', k)
+redis.call('sadd', k, '1') redis.call('smembers', k) redis.call('del', k)
+redis.call('zadd', k, 1, '1') redis.call('zrange', k, 0, 0) redis.call('del', k)
+redis.call('xadd', k, 'MAXLEN', '1', '*', 'f', '1') redis.call('xlen', k) redis.call('del', k)
+return 1`;
+
 /**
  * What the pipeline asks of its Redis user (an ACL user), each asked once: REDIS_FORBIDDEN, naming
  * the grant that fixes it, when one is refused.
  */
 export async function checkRedisRights(r: RedisClient, url: string, prefix: string): Promise<void> {
+  const key = `${prefix}:access-check`;
   const probes: [string, () => Promise<unknown>][] = [
     ['run INFO', () => r.info('server')],
     // a script touching a key under the prefix: scripting and the key pattern in one question
-    ['run scripts on keys under its prefix', () => r.eval("return redis.call('exists', KEYS[1])", 1, `${prefix}:access-check`)],
+    ['run scripts on keys under its prefix', () => r.eval("return redis.call('exists', KEYS[1])", 1, key)],
+    // the command families BullMQ's scripts write with, each undone at once
+    ["run BullMQ's commands (strings, hashes, lists, sets, sorted sets, streams) in scripts", () => r.eval(BULLMQ_FAMILIES, 1, key)],
+    // workers wait for jobs with a blocking command, sent outside scripts
+    ['run blocking commands (BZPOPMIN)', () => r.bzpopmin(key, 0.01)],
   ];
   for (const [what, probe] of probes) {
     try {
       await probe();
     } catch (err) {
       const message = (err as Error).message;
-      if (!/NOPERM/.test(message)) throw err;
+      if (!REFUSED_COMMAND.test(message)) throw err;
       const user = decodeURIComponent(new URL(redisUrls(url)[0] ?? url).username) || 'default';
       throw new SandtrailError(
         'REDIS_FORBIDDEN',

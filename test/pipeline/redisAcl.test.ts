@@ -24,6 +24,10 @@ beforeAll(async () => {
       ...user('noinfo', `~${PREFIX}:*`, '&*', '+@all', '-@dangerous'),
       ...user('otherkeys', '~other:*', '&*', '+@all', '-@dangerous', '+info'),
       ...user('revoked', ...GRANT),
+      // rights BullMQ needs, taken away one family at a time
+      ...user('nostream', ...GRANT, '-@stream'),
+      ...user('noset', ...GRANT, '-set'),
+      ...user('noblock', ...GRANT, '-@blocking'),
     ],
   });
   dir = tempDir();
@@ -50,6 +54,9 @@ test('as an ACL user limited to the queue prefix (and BullMQ commands), a backfi
 for (const [name, what] of [
   ['noinfo', 'may not run INFO'],
   ['otherkeys', `may not run scripts on keys under its prefix`],
+  ['nostream', "may not run BullMQ's commands"],
+  ['noset', "may not run BullMQ's commands"],
+  ['noblock', 'may not run blocking commands'],
 ] as const)
   test(`an ACL user that ${what} ("${name}"): backfill and a worker end at start-up with one line naming the grant`, async () => {
     const started = Date.now();
