@@ -68,7 +68,14 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   }
 
   protected async process(job: Job<FeedJobData, FeedJobResult>, token?: string, signal?: AbortSignal): Promise<FeedJobResult> {
-    const { batch, source: spec } = job.data;
+    const { batch, source: spec } = job.data ?? {};
+    if (typeof batch !== 'string' || typeof spec !== 'string') {
+      // the job's hash was evicted from Redis under it: nothing says which minute to read, and no
+      // retry can; the backfill waiting for it enqueues its minute again (QUEUE_STATE_LOST)
+      throw new UnrecoverableError(
+        `QUEUE_STATE_LOST: feed job ${String(job.id)} has no data left in Redis (evicted: run Redis with maxmemory-policy noeviction)`,
+      );
+    }
     const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
     const startedAt = Date.now();
