@@ -60,7 +60,8 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
   const handle = await o.source.open(o.batch);
   const counts = { lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0 };
   if (!handle) {
-    o.log?.info({ batch: o.batch }, 'batch missing');
+    // the caller's logger is bound to the batch already
+    o.log?.info('batch missing');
     return { ...base, ...counts, status: 'missing', finishedAt: Date.now() };
   }
   if (handle.storedBytes === 0) {
