@@ -25,7 +25,7 @@ export const PRESENT_BUT_MISSING =
 
 /** Says how a lost queue is recovered, for the summary and the log. */
 export const QUEUE_LOST_HINT =
-  'its jobs ended without a trace in this backfill\'s store: other workers on the same Redis and queue prefix took them and wrote another store (fleet workers or ones left from an earlier run, started with another SANDTRAIL_STORE or, for SQLite, the same relative path from another directory: give every process the same store, an absolute path, or this run a queue prefix of its own), or they vanished from Redis (restarted without persistence, flushed, or evicted: run Redis with appendonly yes and maxmemory-policy noeviction); run the same backfill again';
+  "its jobs ended without a trace in this backfill's store: other workers on the same Redis and queue prefix took them and wrote another store (fleet workers or ones left from an earlier run, started with another SANDTRAIL_STORE or, for SQLite, the same relative path from another directory: give every process the same store, an absolute path, or this run a queue prefix of its own), or they vanished from Redis (restarted without persistence, flushed, or evicted: run Redis with appendonly yes and maxmemory-policy noeviction); run the same backfill again";
 
 /**
  * Writes the failures the run knows of into the batch log: a minute with no row gets a failed
