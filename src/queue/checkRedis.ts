@@ -127,7 +127,7 @@ async function connectNode(url: string, timeoutMs: number): Promise<Redis> {
       // it answered: the server is there, the credentials are what to fix
       throw new SandtrailError(
         'REDIS_FORBIDDEN',
-        `Redis at ${redactUrl(url)} refuses the credentials of REDIS_URL (${message}): check its user and password (special characters percent-encoded)`,
+        `Redis at ${redactUrl(url)} refuses the credentials it was given (${message}): check the user and password of REDIS_URL, --redis-url or the config file's redisUrl (special characters percent-encoded)`,
       );
     }
     if (REFUSED_COMMAND.test(message)) {

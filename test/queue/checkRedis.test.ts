@@ -33,7 +33,10 @@ test('refused credentials are REDIS_FORBIDDEN telling to check them, for one Red
     ] as const) {
       await assert.rejects(checkRedis(url, { timeoutMs: 3000, ...o }), (e: Error & { code?: string }) => {
         assert.equal(e.code, 'REDIS_FORBIDDEN', e.message);
-        assert.match(e.message, /refuses the credentials of REDIS_URL \(WRONGPASS.*check its user and password/);
+        assert.match(
+          e.message,
+          /refuses the credentials it was given \(WRONGPASS.*check the user and password of REDIS_URL, --redis-url or the config file's redisUrl/,
+        );
         assert.doesNotMatch(e.message, /start that cluster node|wrong-pw/);
         return true;
       });
