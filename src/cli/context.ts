@@ -1,3 +1,4 @@
+import { format } from 'node:util';
 import { loadConfig, type Config, type ConfigInput } from '../config/index.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
@@ -36,6 +37,21 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   if (g.logFormat) flags.logFormat = g.logFormat as ConfigInput['logFormat'];
   const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG, defaults });
   return { config, log: createLogger(config.logLevel, {}, { format: config.logFormat }) };
+}
+
+/**
+ * A library's console warning (BullMQ's "IMPORTANT! Eviction policy is ...", once per connection)
+ * joins the process's log, once, instead of breaking its JSON lines with raw text.
+ */
+export function libraryWarningsTo(log: Logger, bindings: Record<string, unknown> = {}): void {
+  const said = new Set<string>();
+  // eslint-disable-next-line no-console -- replaces the method: nothing is written to the console
+  console.warn = (...args: unknown[]): void => {
+    const text = format(...args);
+    if (said.has(text)) return;
+    said.add(text);
+    log.warn({ ...bindings, source: 'library' }, text);
+  };
 }
 
 /** Whether a command of this process has written to stdout (an error then adds nothing there). */

@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { format } from 'node:util';
 import { dirname } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { envSettings, type ConfigInput } from '../config/index.js';
@@ -7,7 +6,7 @@ import { errorCode, markLogged, messageOf, wasLogged } from '../errors/index.js'
 import { createLogger, type Logger } from '../log/index.js';
 import type { BudgetFlags } from './budget.js';
 import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
-import { createContext, writeOut, wroteOut, type CliContext, type GlobalOptions } from './context.js';
+import { createContext, libraryWarningsTo, writeOut, wroteOut, type CliContext, type GlobalOptions } from './context.js';
 import type { ArtefactFlags } from './artefactFlags.js';
 import { addPivotOption } from './pivotOptions.js';
 import { registerAdminCommands } from './registerAdmin.js';
@@ -118,16 +117,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
   const processCtxOf = (cmd: Command, worker: string): CliContext => {
     try {
       const ctx = ctxOf(cmd);
-      // a library's console warning (BullMQ's "IMPORTANT! Eviction policy is ...", once per
-      // connection) joins the process's JSON log, once, instead of breaking it with raw text
-      const said = new Set<string>();
-      // eslint-disable-next-line no-console -- replaces the method: nothing is written to the console
-      console.warn = (...args: unknown[]): void => {
-        const text = format(...args);
-        if (said.has(text)) return;
-        said.add(text);
-        ctx.log.warn({ worker, source: 'library' }, text);
-      };
+      libraryWarningsTo(ctx.log, { worker });
       return ctx;
     } catch (err) {
       // no configured logger yet: the default one, so the process's log stays JSON lines

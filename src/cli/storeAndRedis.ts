@@ -1,6 +1,6 @@
 import { ensureRedis, type RedisHandle } from '../redis/index.js';
 import { openStore, type Store } from '../store/index.js';
-import type { CliContext } from './context.js';
+import { libraryWarningsTo, type CliContext } from './context.js';
 
 /**
  * The configured store, checked, then a Redis (a private redis-server without REDIS_URL). The
@@ -13,6 +13,8 @@ export async function openStoreAndRedis(
   o: { spendsApiUnits?: boolean } = {},
 ): Promise<{ store: Store; redis: RedisHandle }> {
   const { config, log } = ctx;
+  // the queue clients this command opens may warn on the console: their lines join its log
+  libraryWarningsTo(log);
   const store = openStore(config.store, config);
   try {
     // a cluster that cannot be reached ends the command now, naming it, not after every batch failed
