@@ -6,7 +6,7 @@ import { processHour } from './processHour.js';
 import type { FeedSource } from './FeedSource.js';
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { failedEntry, type DeadLetterInput } from '../store/index.js';
+import { failedEntry, storeIdentity, type DeadLetterInput } from '../store/index.js';
 import { type SinkDoc } from '../wire/index.js';
 import { record } from '../metrics/index.js';
 import {
@@ -74,6 +74,14 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       // retry can; the backfill waiting for it enqueues its minute again (QUEUE_STATE_LOST)
       throw new UnrecoverableError(
         `QUEUE_STATE_LOST: feed job ${String(job.id)} has no data left in Redis (evicted: run Redis with maxmemory-policy noeviction)`,
+      );
+    }
+    const mine = storeIdentity(this.o.store);
+    if (job.data.store && mine && job.data.store !== mine) {
+      // a worker of another directory, or left from an earlier run, must not take a run's minutes
+      // into its own store: refused before anything is written there (its batch log included)
+      throw new UnrecoverableError(
+        `CONFIG_INVALID: this minute was enqueued for the store ${job.data.store}, and this feed worker writes ${mine}: give every process on this Redis and queue prefix the same store (an absolute path), or the run a queue prefix of its own`,
       );
     }
     const { config, store } = this.o;

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { type Store, type BatchLogEntry } from '../store/index.js';
+import { storeIdentity, type Store, type BatchLogEntry } from '../store/index.js';
 import type { Queues } from './createQueues.js';
 import type { FeedCursor } from './cursor.js';
 import { feedJobId, indexJobId, type ArtefactChoice } from './names.js';
@@ -79,8 +79,9 @@ export class Scheduler {
   }
 
   /** What every feed job of this scheduler carries beside its minute. */
-  private extra(): { artefacts?: ArtefactChoice } {
-    return this.o.artefacts?.kinds.length ? { artefacts: this.o.artefacts } : {};
+  private extra(): { artefacts?: ArtefactChoice; store?: string } {
+    const store = storeIdentity(this.o.store);
+    return { ...(this.o.artefacts?.kinds.length ? { artefacts: this.o.artefacts } : {}), ...(store ? { store } : {}) };
   }
 
   private async pass(): Promise<void> {

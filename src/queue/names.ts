@@ -27,6 +27,8 @@ export interface FeedJobData {
   skipLines?: number;
   /** Artefacts to download through the feed lines' links. */
   artefacts?: ArtefactChoice;
+  /** The store the job's producer reads its outcome from (storeIdentity): a worker writing another refuses the job. */
+  store?: string;
 }
 
 /** Index job data: one chunk of normalized documents, whose bytes wait in a Redis key of their own. */

@@ -16,8 +16,14 @@ export interface PlannedJob {
 }
 
 /** One job per minute, or per whole hour when hourly packages are asked for. */
-export function planJobs(minutes: readonly MinuteId[], source: string, hourly: boolean, artefacts?: ArtefactChoice): PlannedJob[] {
-  const extra = artefacts?.kinds.length ? { artefacts } : {};
+export function planJobs(
+  minutes: readonly MinuteId[],
+  source: string,
+  hourly: boolean,
+  artefacts?: ArtefactChoice,
+  store?: string,
+): PlannedJob[] {
+  const extra = { ...(artefacts?.kinds.length ? { artefacts } : {}), ...(store ? { store } : {}) };
   const byHour = new Map<string, MinuteId[]>();
   if (hourly) for (const m of minutes) byHour.set(m.slice(0, 10), [...(byHour.get(m.slice(0, 10)) ?? []), m]);
   const out: PlannedJob[] = [];

@@ -3,7 +3,7 @@ import { recordFailures, summarize, unreadSummary, type BackfillSummary } from '
 import { idleWatch } from './idleWatch.js';
 import { errorCode, messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import type { Store } from '../store/index.js';
+import { storeIdentity, type Store } from '../store/index.js';
 import { type Queues, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from '../queue/index.js';
 import type { MinuteId } from '../minute/index.js';
 import { enqueue, planJobs, STATE_BATCH, take, type PlannedJob } from './backfillJobs.js';
@@ -72,7 +72,8 @@ export interface BackfillOutcome {
 /** runBackfill, with the outcome read again after a drain (the backfill command's summary). */
 export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutcome> {
   const started = Date.now();
-  const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false, o.artefacts);
+  // the store this run reads back: a fleet worker writing another refuses its jobs, saying so
+  const jobs = planJobs(o.minutes, o.sourceSpec, o.hourly ?? false, o.artefacts, storeIdentity(o.store));
   const byId = new Map(jobs.map((j) => [j.id, j]));
   await enqueue(o.queues, jobs);
   const pendingFeed = new Set(byId.keys());

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { openElasticsearchStore, type ElasticsearchStore } from './elasticsearch/index.js';
@@ -80,4 +81,19 @@ export function openStore(spec: string, settings: StoreSettings = {}, access: St
     });
   }
   throw new SandtrailError('USAGE', `unknown store "${spec}": expected sqlite:FILE or es:URL`);
+}
+
+/**
+ * What names a store for the processes of one fleet, where two processes can compare it: a SQLite
+ * file's real path (relative paths and symlinks resolved); undefined for Elasticsearch, whose
+ * URLs differ from host to host for the same cluster.
+ */
+export function storeIdentity(store: Pick<Store, 'spec'>): string | undefined {
+  if (!store.spec.startsWith('sqlite:')) return undefined;
+  const path = store.spec.slice('sqlite:'.length);
+  try {
+    return `sqlite:${realpathSync(path)}`;
+  } catch {
+    return store.spec;
+  }
 }
