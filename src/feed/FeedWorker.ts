@@ -48,7 +48,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       'feed',
       o.transport?.kind === 'memory' ? memoryFeedConcurrency(o.config.feed.concurrency) : o.config.feed.concurrency,
     );
-    this.transport = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }));
+    this.transport = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }), storeIdentity(o.store));
   }
 
   private sourceFor(spec: string): FeedSource {

@@ -9,7 +9,7 @@ import {
   type IndexJobResult,
 } from '../queue/index.js';
 import { record } from '../metrics/index.js';
-import { deadLetterId, type DeadLetterInput } from '../store/index.js';
+import { deadLetterId, storeIdentity, type DeadLetterInput } from '../store/index.js';
 import { decodeChunk, type SinkDoc } from '../wire/index.js';
 import { IndexStage } from './IndexStage.js';
 
@@ -48,6 +48,14 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
     const { batch, n } = job.data;
     const { store, config } = this.o;
+    const mine = storeIdentity(store);
+    if (job.data.store && mine && job.data.store !== mine) {
+      // read for another store (a worker of another directory, or left from an earlier run):
+      // refused before anything is written here, the batch log included
+      throw new UnrecoverableError(
+        `CONFIG_INVALID: this chunk was read for the store ${job.data.store}, and this index worker writes ${mine}: give every process on this Redis and queue prefix the same store (an absolute path), or the run a queue prefix of its own`,
+      );
+    }
     const redis = this.o.queues.connection;
     const payload = await redis.getBuffer(job.data.payloadKey);
     if (!payload) {

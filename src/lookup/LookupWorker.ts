@@ -11,7 +11,7 @@ import {
   QueueWorker,
   type StageWorkerOptions,
 } from '../queue/index.js';
-import { type DeadLetterInput } from '../store/index.js';
+import { storeIdentity, type DeadLetterInput } from '../store/index.js';
 import { metaOf, type SinkDoc } from '../wire/index.js';
 import { meteredClient } from './meteredClient.js';
 import { LOOKUP_QUEUE, lookupBatch, type LookupJobData, type LookupJobResult } from './names.js';
@@ -33,7 +33,7 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
 
   constructor(protected override readonly o: StageWorkerOptions & { onDoc?: OnLookupDoc }) {
     super(o, LOOKUP_QUEUE, 'lookup', o.config.lookup.concurrency);
-    this.emitter = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }));
+    this.emitter = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }), storeIdentity(o.store));
   }
 
   protected async process(

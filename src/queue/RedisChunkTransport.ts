@@ -16,10 +16,12 @@ import { CHUNK_TTL_SECONDS, chunkKey, indexJobId } from './names.js';
 export class RedisChunkTransport implements ChunkTransport {
   readonly kind = 'redis';
 
+  /** @param store the identity of the store its producer writes (storeIdentity), carried by each index job. */
   constructor(
     private readonly queues: Queues,
     private readonly config: Config,
     private readonly log: Logger,
+    private readonly store?: string,
   ) {}
 
   /** Queues chunk `n` of `batch`. */
@@ -34,7 +36,16 @@ export class RedisChunkTransport implements ChunkTransport {
     // fault, would make this add a no-op (and wait): replace it with this run's chunk.
     const previous = await this.queues.index.getJob(jobId);
     if (previous && ((await previous.isFailed()) || (await previous.isDelayed()))) await previous.remove();
-    await this.queues.index.add('chunk', { batch, n, count: docs.length, payloadKey, bytes: payload.length, rawBytes }, { jobId });
+    const data = {
+      batch,
+      n,
+      count: docs.length,
+      payloadKey,
+      bytes: payload.length,
+      rawBytes,
+      ...(this.store ? { store: this.store } : {}),
+    };
+    await this.queues.index.add('chunk', data, { jobId });
   }
 
   /** Index jobs are committed by the index workers as they come: nothing waits on a producer. */

@@ -43,6 +43,8 @@ export interface IndexJobData {
   bytes: number;
   /** Size the chunk decodes to; the index worker refuses a payload that decodes to more. Absent in jobs of older versions. */
   rawBytes?: number;
+  /** The store its producer writes (storeIdentity): an index worker writing another refuses the chunk. */
+  store?: string;
 }
 
 export interface FeedJobResult {
