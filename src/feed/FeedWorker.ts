@@ -6,7 +6,7 @@ import { processHour } from './processHour.js';
 import type { FeedSource } from './FeedSource.js';
 import type { Logger } from '../log/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
-import { failedEntry, storeIdentity, type DeadLetterInput } from '../store/index.js';
+import { failedEntry, otherStoreRefusal, storeIdentity, type DeadLetterInput } from '../store/index.js';
 import { type SinkDoc } from '../wire/index.js';
 import { record } from '../metrics/index.js';
 import {
@@ -38,6 +38,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   private readonly transport: ChunkTransport;
   /** The last minute of each run of missing minutes this worker has raised its alert for. */
   private readonly alertedRuns = new Set<string>();
+  /** The store this worker writes, as jobs name it (storeIdentity): read once. */
+  private readonly storeId: string | undefined;
 
   constructor(o: StageWorkerOptions) {
     // a job handing chunks over in memory waits for its commit at its end: others run meanwhile,
@@ -48,7 +50,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       'feed',
       o.transport?.kind === 'memory' ? memoryFeedConcurrency(o.config.feed.concurrency) : o.config.feed.concurrency,
     );
-    this.transport = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }), storeIdentity(o.store));
+    this.storeId = storeIdentity(o.store);
+    this.transport = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'feed' }), this.storeId);
   }
 
   private sourceFor(spec: string): FeedSource {
@@ -76,14 +79,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
         `QUEUE_STATE_LOST: feed job ${String(job.id)} has no data left in Redis (evicted: run Redis with maxmemory-policy noeviction)`,
       );
     }
-    const mine = storeIdentity(this.o.store);
-    if (job.data.store && mine && job.data.store !== mine) {
-      // a worker of another directory, or left from an earlier run, must not take a run's minutes
-      // into its own store: refused before anything is written there (its batch log included)
-      throw new UnrecoverableError(
-        `CONFIG_INVALID: this minute was enqueued for the store ${job.data.store}, and this feed worker writes ${mine}: give every process on this Redis and queue prefix the same store (an absolute path), or the run a queue prefix of its own`,
-      );
-    }
+    const refused = otherStoreRefusal(job.data.store, this.storeId, 'this minute was enqueued', 'this feed worker');
+    if (refused) throw new UnrecoverableError(refused);
     const { config, store } = this.o;
     const log = this.o.log.child({ stage: 'feed', batch, job: job.id });
     const startedAt = Date.now();

@@ -9,7 +9,7 @@ import {
   type IndexJobResult,
 } from '../queue/index.js';
 import { record } from '../metrics/index.js';
-import { deadLetterId, storeIdentity, type DeadLetterInput } from '../store/index.js';
+import { deadLetterId, otherStoreRefusal, storeIdentity, type DeadLetterInput } from '../store/index.js';
 import { decodeChunk, type SinkDoc } from '../wire/index.js';
 import { IndexStage } from './IndexStage.js';
 
@@ -21,9 +21,12 @@ import { IndexStage } from './IndexStage.js';
 export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   /** What stores the chunks: this worker's own, or the index thread's, shared with its in-memory producers. */
   readonly stage: IndexStage;
+  /** The store this worker writes, as jobs name it (storeIdentity): read once. */
+  private readonly storeId: string | undefined;
 
   constructor(o: StageWorkerOptions, stage?: IndexStage) {
     super(o, INDEX_QUEUE, 'index', o.config.index.concurrency);
+    this.storeId = storeIdentity(o.store);
     this.stage = stage ?? new IndexStage({ config: o.config, store: o.store, log: o.log, onStored: o.onStored, now: o.now });
     const { feed, index } = o.queues;
     // on its way: a feed batch read or waiting, an index job this worker could still take
@@ -48,14 +51,8 @@ export class IndexWorker extends QueueWorker<IndexJobData, IndexJobResult> {
   protected async process(job: Job<IndexJobData, IndexJobResult>): Promise<IndexJobResult> {
     const { batch, n } = job.data;
     const { store, config } = this.o;
-    const mine = storeIdentity(store);
-    if (job.data.store && mine && job.data.store !== mine) {
-      // read for another store (a worker of another directory, or left from an earlier run):
-      // refused before anything is written here, the batch log included
-      throw new UnrecoverableError(
-        `CONFIG_INVALID: this chunk was read for the store ${job.data.store}, and this index worker writes ${mine}: give every process on this Redis and queue prefix the same store (an absolute path), or the run a queue prefix of its own`,
-      );
-    }
+    const refused = otherStoreRefusal(job.data.store, this.storeId, 'this chunk was read', 'this index worker');
+    if (refused) throw new UnrecoverableError(refused);
     const redis = this.o.queues.connection;
     const payload = await redis.getBuffer(job.data.payloadKey);
     if (!payload) {

@@ -50,6 +50,8 @@ export const pointerKeys = (prefix: string): { scheduled: string; cursor: string
 export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** The store its jobs name (storeIdentity; '' for one not compared), read at the first job. */
+  private storeId: string | undefined;
   private readonly keys: ReturnType<typeof pointerKeys>;
   private readonly now: () => number;
 
@@ -80,7 +82,7 @@ export class Scheduler {
 
   /** What every feed job of this scheduler carries beside its minute. */
   private extra(): { artefacts?: ArtefactChoice; store?: string } {
-    const store = storeIdentity(this.o.store);
+    const store = (this.storeId ??= storeIdentity(this.o.store) ?? '');
     return { ...(this.o.artefacts?.kinds.length ? { artefacts: this.o.artefacts } : {}), ...(store ? { store } : {}) };
   }
 

@@ -97,3 +97,14 @@ export function storeIdentity(store: Pick<Store, 'spec'>): string | undefined {
     return store.spec;
   }
 }
+
+/**
+ * Why a fleet worker refuses a job made for another store (a worker of another directory, or left
+ * from an earlier run): `asked` the job's store, `mine` the worker's (storeIdentity); undefined
+ * when either is unknown or they are the same. Said before anything is written, the batch log
+ * included.
+ */
+export function otherStoreRefusal(asked: string | undefined, mine: string | undefined, job: string, worker: string): string | undefined {
+  if (!asked || !mine || asked === mine) return undefined;
+  return `CONFIG_INVALID: ${job} for the store ${asked}, and ${worker} writes ${mine}: give every process on this Redis and queue prefix the same store (an absolute path), or the run a queue prefix of its own`;
+}

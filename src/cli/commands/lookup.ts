@@ -154,7 +154,6 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
         // (fleet workers' downloads too, with --no-workers)
         if (choice) {
           summary.artefacts = await parts.artefacts().settle(signal);
-          summary.api_units = await budget.spent();
         }
         return summary;
       },
