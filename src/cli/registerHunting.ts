@@ -140,6 +140,10 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     )
     .option('--port <n>', 'port (default serve.port, 8080; env SANDTRAIL_SERVE_PORT)')
     .option('--host <addr>', 'address (default serve.host, 127.0.0.1; env SANDTRAIL_SERVE_HOST; beyond loopback needs serve.apiKeys)')
+    .addHelpText(
+      'after',
+      "\nKeys asked in x-apikey: serve.apiKeys (env SANDTRAIL_SERVE_API_KEYS, comma-separated).\nLinks in answers start with serve.publicUrl when set (env SANDTRAIL_SERVE_PUBLIC_URL), else the request's Host.",
+    )
     .action(
       action(async (o: { port?: string; host?: string }, cmd: Command) => {
         const { serveCommand, serveContext } = await loadServe();

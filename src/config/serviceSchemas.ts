@@ -67,6 +67,16 @@ export const serveSchema = z
       .describe(
         'Comma-separated keys accepted in the x-apikey header of sandtrail serve (never logged); unset: no key asked, loopback only.',
       ),
+    publicUrl: z
+      .string()
+      .url()
+      .refine((u) => /^https?:$/.test(new URL(u).protocol) && !new URL(u).search && !new URL(u).hash, {
+        message: 'an http(s) URL without query or fragment',
+      })
+      .optional()
+      .describe(
+        "The URL clients reach sandtrail serve by (behind a proxy or TLS terminator): its answers' links start with it; unset: the request's own Host.",
+      ),
   })
   .strict();
 

@@ -23,6 +23,7 @@ export interface ReadApi {
 const HEX = /^[0-9a-fA-F]+$/;
 const MAX_PARAM_LENGTH = 2048;
 const REQUEST_TIMEOUT_MS = 30_000;
+const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** How long a stop waits for requests under way before it cuts their connections. */
 const CLOSE_GRACE_MS = 5_000;
 const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
@@ -60,7 +61,15 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     // a client that never finishes its request is cut off, so neither it nor a stop waits on it
     requestTimeout: REQUEST_TIMEOUT_MS,
   });
-  const base = (req: FastifyRequest): string => `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
+  // links name the address clients were given when there is one, not what a request's Host says
+  const publicBase = serve.publicUrl ? `${serve.publicUrl.replace(/\/+$/, '')}/api/v3` : undefined;
+  const base = (req: FastifyRequest): string =>
+    publicBase ?? `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
+  // every path the API answers, so another method on it is told so (405), not "not found"
+  const paths: string[] = [];
+  app.addHook('onRoute', (route) => {
+    if ([route.method].flat().includes('GET')) paths.push(route.url);
+  });
 
   app.addHook('onRequest', async (req, reply) => {
     // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
@@ -252,6 +261,15 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       };
     },
   );
+
+  for (const url of paths) {
+    app.route({
+      method: OTHER_METHODS,
+      url,
+      handler: async (req, reply) =>
+        fail(reply.header('allow', 'GET, HEAD'), 'MethodNotAllowedError', `${req.method} is not allowed here: this API only reads (GET)`),
+    });
+  }
 
   await app.listen({ port: serve.port, host: serve.host });
   const address = app.server.address();

@@ -193,13 +193,19 @@ test('private file reports through /private/files/{sha256}; x-apikey checked aga
 });
 
 /** A raw HTTP/1.1 exchange, so the Host header and the request target are what the test says. */
-function rawGet(url: string, target: string, host: string): Promise<{ status: number; body: string }> {
+function rawGet(
+  url: string,
+  target: string,
+  host: string,
+  more: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string; allow?: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: hostname, port, method: 'GET', path: target, headers: { host } }, (res) => {
+    const method = more.method ?? 'GET';
+    const req = request({ host: hostname, port, method, path: target, headers: { host, ...more.headers } }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (s: string) => (body += s));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, allow: res.headers.allow }));
     });
     req.on('error', reject).end();
   });
@@ -320,3 +326,32 @@ test('a pivot pages through the newest 10,000 behaviours of a value: the last pa
   assert.equal(past.status, 400);
   assert.equal(((await past.json()) as { error: { code: string } }).error.code, 'InvalidArgumentError');
 }, 60_000);
+
+test('another method on a path the API answers is 405 naming GET; links start with serve.publicUrl, whatever Host a request names', async () => {
+  const s = await setup({ apiKeys: 'key-four-0004', publicUrl: 'https://hunt.example.org/sandtrail/' });
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const key = { 'x-apikey': 'key-four-0004' };
+  const [top] = await s.store.sink.top('behash', 1);
+  assert.ok(top);
+  const path = `/api/v3/sandtrail/pivots/behash/${encodeURIComponent(top.value)}`;
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+    const r = await rawGet(api.url, path, 'attacker.example', { method, headers: key });
+    assert.equal(r.status, 405, method);
+    assert.equal(r.allow, 'GET, HEAD');
+    assert.equal((JSON.parse(r.body) as { error: { code: string } }).error.code, 'MethodNotAllowedError');
+  }
+  assert.equal((await rawGet(api.url, '/', 'x', { method: 'POST', headers: key })).status, 405);
+  // unknown paths stay 404, and the key is asked for before the method is judged
+  assert.equal((await rawGet(api.url, '/api/v3/nothing/here', 'x', { method: 'POST', headers: key })).status, 404);
+  assert.equal((await rawGet(api.url, path, 'x', { method: 'DELETE' })).status, 401);
+
+  const r = await rawGet(api.url, `${path}?limit=1`, 'attacker.example', { headers: key });
+  assert.equal(r.status, 200);
+  assert.ok(!r.body.includes('attacker.example'), 'no link names the Host a request gave');
+  const page = JSON.parse(r.body) as { data: { links: { self: string } }; links: { self: string; next?: string } };
+  const base = 'https://hunt.example.org/sandtrail/api/v3/sandtrail/';
+  assert.equal(page.data.links.self, `${base}pivots/behash/${encodeURIComponent(top.value)}`);
+  assert.equal(page.links.self, `${base}pivots/behash/${encodeURIComponent(top.value)}?limit=1`);
+  if (top.count > 1) assert.ok(page.links.next?.startsWith(base));
+});
