@@ -11,7 +11,7 @@ import {
   QueueWorker,
   type StageWorkerOptions,
 } from '../queue/index.js';
-import { storeIdentity, type DeadLetterInput } from '../store/index.js';
+import { otherStoreRefusal, storeIdentity, type DeadLetterInput } from '../store/index.js';
 import { metaOf, type SinkDoc } from '../wire/index.js';
 import { meteredClient } from './meteredClient.js';
 import { LOOKUP_QUEUE, lookupBatch, type LookupJobData, type LookupJobResult } from './names.js';
@@ -30,10 +30,13 @@ export type OnLookupDoc = (doc: BehaviourDoc, job: LookupJobData) => Promise<voi
  */
 export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
   private readonly emitter: ChunkTransport;
+  /** The store this worker writes, as jobs name it (storeIdentity): read once. */
+  private readonly storeId: string | undefined;
 
   constructor(protected override readonly o: StageWorkerOptions & { onDoc?: OnLookupDoc }) {
     super(o, LOOKUP_QUEUE, 'lookup', o.config.lookup.concurrency);
-    this.emitter = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }), storeIdentity(o.store));
+    this.storeId = storeIdentity(o.store);
+    this.emitter = o.transport ?? new RedisChunkTransport(o.queues, o.config, o.log.child({ stage: 'lookup' }), this.storeId);
   }
 
   protected async process(
@@ -42,6 +45,9 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
     signal?: AbortSignal,
   ): Promise<LookupJobResult> {
     const { hash } = job.data;
+    // before anything is asked of the API or written: the run reads its outcome from its own store
+    const refused = otherStoreRefusal(job.data.store, this.storeId, 'this hash was enqueued', 'this lookup worker');
+    if (refused) throw new UnrecoverableError(refused);
     const { config, store } = this.o;
     const batch = lookupBatch(hash);
     const log = this.o.log.child({ stage: 'lookup', batch, job: job.id });

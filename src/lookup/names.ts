@@ -19,6 +19,8 @@ export interface LookupJobData {
   maxApiUnits?: number;
   /** Artefacts to download through the artefact endpoints for the behaviours found. */
   artefacts?: ArtefactChoice;
+  /** The store the run reads its outcomes from (storeIdentity): a worker writing another refuses the job. */
+  store?: string;
 }
 
 /**

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../log/index.js';
 import { indexJobId, type ArtefactChoice } from '../queue/index.js';
-import { failedEntry, type BatchLogEntry, type Store } from '../store/index.js';
+import { failedEntry, storeIdentity, type BatchLogEntry, type Store } from '../store/index.js';
 import type { HashInput } from './hashes.js';
 import { lookupBatch, lookupJobId, type LookupJobData, type LookupJobResult, type LookupOutcome } from './names.js';
 import type { RunBudget } from './RunBudget.js';
@@ -173,6 +173,11 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
         const now = current(again);
         if (now) entries.set(now.batch, now);
         if (finished(now) || (now?.status === 'pending' && (await chunksInFlight(o, now)))) continue;
+        // refused by a worker writing another store: enqueued again it would meet the same fleet
+        if (state === 'failed' && job?.failedReason?.startsWith('CONFIG_INVALID')) {
+          await o.store.batches.record(failedEntry(lookupBatch(hash), 'lookup', job.failedReason, Date.now(), Date.now()));
+          continue;
+        }
         const why = now
           ? 'its reports were fetched but their chunks are gone from the queue'
           : `the lookup job ended without an outcome (${state})`;
@@ -210,6 +215,8 @@ async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
   const data: LookupJobData = { hash, run: o.run };
   if (o.maxApiUnits !== undefined) data.maxApiUnits = o.maxApiUnits;
   if (o.artefacts?.kinds.length) data.artefacts = o.artefacts;
+  const store = storeIdentity(o.store);
+  if (store) data.store = store;
   await o.queue.add('lookup', data, { jobId: id });
 }
 
