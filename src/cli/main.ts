@@ -9,6 +9,7 @@ import { getCommand, PIVOT_FLAGS, queryCommand } from './commands/query.js';
 import { createContext, libraryWarningsTo, writeOut, wroteOut, type CliContext, type GlobalOptions } from './context.js';
 import type { ArtefactFlags } from './artefactFlags.js';
 import { addPivotOption } from './pivotOptions.js';
+import { refuseRepeatedOptions } from './refuseRepeatedOptions.js';
 import { registerAdminCommands } from './registerAdmin.js';
 import { registerHunting } from './registerHunting.js';
 import { registerContractCommands, withArtefactOptions } from './registerContract.js';
@@ -320,7 +321,10 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .argument('[options...]', 'see: sandtrail gen-feed --help')
     .action(action(async (args: string[]) => (await import('./commands/genFeed.js')).genFeedCommand(args)));
 
-  for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) c.exitOverride();
+  for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
+    c.exitOverride();
+    refuseRepeatedOptions(c);
+  }
   return program;
 }
 

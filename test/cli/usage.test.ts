@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import type { EventEmitter } from 'node:events';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { test } from 'vitest';
@@ -139,4 +140,44 @@ test('dlq purge says how many it would delete and deletes only with --yes', asyn
   const empty = await cli();
   assert.equal(empty.code, 0, 'nothing left to delete: nothing to confirm');
   assert.equal(empty.stdout, 'purged 0 dead letter(s)\n');
+});
+
+test('a single-value option given twice with two values is a usage error, on every command; repeatable ones collect every value', async () => {
+  const dir = tempDir();
+  const store = join(dir, 'none.db');
+  const twice = await runCli(['query', '--behash', 'aaa', '--behash', 'bbb', '--store', `sqlite:${store}`]);
+  assert.equal(twice.code, 2, twice.stderr);
+  assert.match(twice.stderr, /option '--behash <value>' given twice \('aaa', then 'bbb'\): it takes one value/);
+  assert.equal(existsSync(store), false, 'nothing opened');
+  // the stored spelling feeds the same flag
+  const twin = await runCli(['query', '--sigma-rule', 'x', '--sigma_rule_id', 'y', '--store', `sqlite:${store}`]);
+  assert.equal(twin.code, 2);
+  assert.match(twin.stderr, /'--sigma-rule <id>' given twice/);
+  const global = await runCli(['--store', `sqlite:${store}`, 'status', '--store', `sqlite:${join(dir, 'b.db')}`]);
+  assert.equal(global.code, 2);
+  assert.match(global.stderr, /'--store <spec>' given twice/);
+  // the same value twice says nothing new: accepted
+  const same = await runCli(['query', '--behash', 'aaa', '--behash', 'aaa', '--store', `sqlite:${store}`]);
+  assert.match(same.stderr, /no store at/);
+  // a repeatable option keeps every value
+  const a = join(dir, 'a.txt');
+  const b = join(dir, 'b.txt');
+  writeFileSync(a, '# none\n');
+  writeFileSync(b, '\n');
+  const files = await runCli(['lookup', '--file', a, '--file', b, '--dry-run']);
+  assert.ok(files.stderr.includes(`no hash in ${a}, ${b}`), files.stderr);
+
+  // every command of the tree, groups' commands included, watches its single-value options
+  const program = buildProgram({}, () => undefined);
+  let watched = 0;
+  for (const [name, cmd] of [['sandtrail', program] as [string, Command], ...commandsOf(program)]) {
+    for (const opt of cmd.options) {
+      if (!(opt.required || opt.optional) || opt.variadic || opt.hidden) continue;
+      const listeners = (cmd as unknown as EventEmitter).listenerCount(`option:${opt.name()}`);
+      const repeatable = opt.description.includes('repeatable');
+      assert.equal(listeners, repeatable ? 1 : 2, `${name} ${opt.flags}`);
+      if (!repeatable) watched += 1;
+    }
+  }
+  assert.ok(watched > 50, `${watched} options`);
 });
