@@ -29,6 +29,18 @@ test('quota replay prints the exact consumption shape and flags malformed lines 
   });
   assert.match(r.stderr, /"line":3/);
 
+  // a line far longer than any operation is refused by its number without being held whole; the
+  // lines after it, the last one without a newline, still count
+  const long = join(tempDir(), 'long.jsonl');
+  writeFileSync(
+    long,
+    `${'{"op":"ui_search","kind":"ioc","user":"c"}'}\n${'x'.repeat(3 * 1024 * 1024)}\n\n{"op":"ui_search","kind":"ioc","user":"c"}`,
+  );
+  const l = await runCli(['quota', 'replay', long, '--json']);
+  assert.equal(l.code, 3, l.stderr);
+  assert.deepEqual(JSON.parse(l.stdout), { users: { c: { searches: 2 } }, groups: {} });
+  assert.equal(l.stderr, `${JSON.stringify({ line: 2, message: 'longer than 1048576 bytes: not an operation' })}\n`);
+
   // a directory or a missing file: a usage error naming it, not a raw EISDIR
   const dir = tempDir();
   const onDir = await runCli(['quota', 'replay', dir]);

@@ -1,9 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { SandtrailError } from '../../errors/index.js';
 import { checkRedis, createRedis } from '../../queue/index.js';
-import { ledgerClient, QuotaLedger, replayOperations, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
+import { ledgerClient, OperationReplay, QuotaLedger, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
 /** `sandtrail quota replay FILE`: the policy applied to a file of operations. Exit 3 if any line was malformed. */
@@ -13,10 +12,18 @@ export async function quotaReplayCommand(file: string, opts: { json?: boolean })
   });
   if (info.isDirectory())
     throw new SandtrailError('USAGE', `${file} is a directory: quota replay reads a file of operations, one JSON line each`);
-  const lines: string[] = [];
-  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) lines.push(line);
-  const { consumption, errors } = replayOperations(lines, new Date());
-  for (const e of errors) process.stderr.write(`${JSON.stringify({ line: e.line, message: e.message })}\n`);
+  // read as it streams: the replay keeps the policy state and totals, never the file's lines
+  const replay = new OperationReplay(new Date());
+  let refused = 0;
+  const report = (e: { line: number; message: string } | undefined): void => {
+    if (!e) return;
+    refused += 1;
+    process.stderr.write(`${JSON.stringify(e)}\n`);
+  };
+  for await (const line of boundedLines(createReadStream(file), MAX_OPERATION_BYTES)) {
+    report(line === null ? replay.refuse(`longer than ${MAX_OPERATION_BYTES} bytes: not an operation`) : replay.add(line));
+  }
+  const consumption = replay.consumption();
   if (opts.json) {
     await writeOut(`${JSON.stringify(consumption)}\n`);
   } else {
@@ -33,7 +40,41 @@ export async function quotaReplayCommand(file: string, opts: { json?: boolean })
       }
     }
   }
-  return errors.length > 0 ? 3 : 0;
+  return refused > 0 ? 3 : 0;
+}
+
+
+/** An operation is a few hundred bytes: a line past this is refused without being held whole. */
+const MAX_OPERATION_BYTES = 1024 * 1024;
+
+/** The lines of a byte stream as text; null for one longer than `maxBytes`, of which only the length is read. */
+async function* boundedLines(input: AsyncIterable<Buffer>, maxBytes: number): AsyncGenerator<string | null> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let tooLong = false;
+  const take = (tail: Buffer): string | null => {
+    const text = tooLong ? null : Buffer.concat([...parts, tail]).toString('utf8');
+    parts = [];
+    size = 0;
+    tooLong = false;
+    return text;
+  };
+  for await (const chunk of input) {
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      const piece = chunk.subarray(start, nl);
+      start = nl + 1;
+      if (size + piece.length > maxBytes) tooLong = true;
+      yield take(piece);
+    }
+    const rest = chunk.subarray(start);
+    size += rest.length;
+    if (size > maxBytes) {
+      tooLong = true;
+      parts = [];
+    } else if (!tooLong && rest.length > 0) parts.push(Buffer.from(rest));
+  }
+  if (size > 0 || parts.length > 0 || tooLong) yield take(Buffer.alloc(0));
 }
 
 /** How long the ledger commands wait for Redis to answer before saying it cannot reach it. */

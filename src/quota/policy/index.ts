@@ -29,4 +29,4 @@ export { chargeOf, type ChargeResult } from './chargeOf.js';
 export { accountsOf, type Account } from './accountsOf.js';
 export { periodBuckets, type Period, type PeriodBucket } from './periodBuckets.js';
 export { normalizeApiPath } from './normalizeApiPath.js';
-export { replayOperations, type Consumption, type ReplayResult } from './replayOperations.js';
+export { OperationReplay, replayOperations, type Consumption, type ReplayResult } from './replayOperations.js';

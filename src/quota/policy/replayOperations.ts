@@ -25,36 +25,59 @@ export interface ReplayResult {
  * number and the rest are still counted. `now` is the time of operations without `at`.
  */
 export function replayOperations(lines: Iterable<string>, now: Date): ReplayResult {
-  const state = new MapState();
-  const totals = { user: new Map<string, Map<QuotaKind, number>>(), group: new Map<string, Map<QuotaKind, number>>() };
+  const replay = new OperationReplay(now);
   const errors: ReplayResult['errors'] = [];
-  let line = 0;
   for (const raw of lines) {
-    line++;
+    const refused = replay.add(raw);
+    if (refused) errors.push(refused);
+  }
+  return { consumption: replay.consumption(), errors };
+}
+
+/**
+ * replayOperations one line at a time, so a file of any length is replayed as it is read: what it
+ * keeps is the policy state and the totals, never the lines.
+ */
+export class OperationReplay {
+  private readonly state = new MapState();
+  private readonly totals = { user: new Map<string, Map<QuotaKind, number>>(), group: new Map<string, Map<QuotaKind, number>>() };
+  private line = 0;
+
+  constructor(private readonly now: Date) {}
+
+  /** Applies the next line; a line that is no valid operation is answered with why (it charges nothing). */
+  add(raw: string): { line: number; message: string } | undefined {
+    const line = ++this.line;
     const text = raw.trim();
-    if (text === '') continue;
+    if (text === '') return undefined;
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (err) {
-      errors.push({ line, message: `not JSON: ${(err as Error).message}` });
-      continue;
+      return { line, message: `not JSON: ${(err as Error).message}` };
     }
-    const parsed = parseOperation(value, now);
-    if (!parsed.ok) {
-      errors.push({ line, message: parsed.message });
-      continue;
-    }
-    const { charge, stateChanges } = priceOperation(parsed.op, state);
-    state.apply(stateChanges);
+    const parsed = parseOperation(value, this.now);
+    if (!parsed.ok) return { line, message: parsed.message };
+    const { charge, stateChanges } = priceOperation(parsed.op, this.state);
+    this.state.apply(stateChanges);
     for (const account of accountsOf(parsed.op)) {
-      const scope = totals[account.scope];
+      const scope = this.totals[account.scope];
       const kinds = scope.get(account.id) ?? new Map<QuotaKind, number>();
       for (const [kind, units] of Object.entries(charge.units) as [QuotaKind, number][]) kinds.set(kind, (kinds.get(kind) ?? 0) + units);
       scope.set(account.id, kinds);
     }
+    return undefined;
   }
-  return { consumption: { users: toRecord(totals.user), groups: toRecord(totals.group) }, errors };
+
+  /** A line too long to be an operation: counted, charged nothing. */
+  refuse(message: string): { line: number; message: string } {
+    return { line: ++this.line, message };
+  }
+
+  /** What every line so far consumed. */
+  consumption(): Consumption {
+    return { users: toRecord(this.totals.user), groups: toRecord(this.totals.group) };
+  }
 }
 
 /** Plain objects built with fromEntries (own data properties, whatever the names), zero kinds and empty accounts dropped. */
