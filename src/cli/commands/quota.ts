@@ -43,7 +43,6 @@ export async function quotaReplayCommand(file: string, opts: { json?: boolean })
   return refused > 0 ? 3 : 0;
 }
 
-
 /** An operation is a few hundred bytes: a line past this is refused without being held whole. */
 const MAX_OPERATION_BYTES = 1024 * 1024;
 
