@@ -545,7 +545,8 @@ describe('a store the hunter may only read', () => {
 
   /**
    * A store filled by a backfill, readable by everyone; its directory is left as `dirMode`. The
-   * -shm and -wal files a read leaves beside a store in WAL mode are removed unless `keepShm`.
+   * reads leave no -wal or -shm beside it; with `keepShm`, a reader that leaves them (the sqlite3
+   * shell, an older version) has read it.
    */
   async function sharedStore(
     dirMode: number,
@@ -564,7 +565,12 @@ describe('a store the hunter may only read', () => {
     const q = await cli(['query', '--behash', value, '--json', '--store', `sqlite:${file}`], { tmp: s.tmp });
     const ids = JSON.parse(q.stdout) as string[];
     assert.ok(ids.length > 0);
-    if (!keepShm) for (const suffix of ['-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    assert.deepEqual(readdirSync(shared), ['hunt.db'], 'the reads tidied the -wal and -shm SQLite made for them');
+    if (keepShm) {
+      const reader = new BetterSqlite3(file, { readonly: true });
+      reader.prepare('SELECT count(*) FROM sqlite_master').get();
+      reader.close();
+    }
     assert.deepEqual(readdirSync(shared).sort(), keepShm ? ['hunt.db', 'hunt.db-shm', 'hunt.db-wal'] : ['hunt.db']);
     chmodSync(file, 0o444);
     chmodSync(shared, dirMode);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
@@ -337,4 +338,38 @@ test('a store written before retention gains its time indexes at open, then prun
   } finally {
     await store.close();
   }
+});
+
+test('a read leaves no -wal or -shm beside a store nobody else has open, and never removes those a writer uses', async () => {
+  const file = join(dir, `side${n++}.db`);
+  const sides = (): string[] => ['-wal', '-shm'].filter((x) => existsSync(`${file}${x}`));
+  const writer = openStore(`sqlite:${file}`);
+  await writer.sink.upsert([sinkDocOf(makeDoc('1'.repeat(64), 'Zenbox', 1_764_000_000, {}))]);
+  await writer.close();
+  assert.deepEqual(sides(), [], 'the writer removed its own at close');
+
+  const read = async (): Promise<number> => {
+    const reader = openStore(`sqlite:${file}`, {}, { readOnly: true });
+    try {
+      return (await reader.sink.query('sha256', '1'.repeat(64))).length + (await reader.sink.query('sha256', '2'.repeat(64))).length;
+    } finally {
+      await reader.close();
+    }
+  };
+  assert.equal(await read(), 1);
+  assert.deepEqual(sides(), [], 'SQLite made them for the read; the read removed them');
+
+  // a writer has the store open: its files stay, and what it writes next is read
+  const open = openStore(`sqlite:${file}`);
+  try {
+    await open.sink.upsert([sinkDocOf(makeDoc('2'.repeat(64), 'Zenbox', 1_764_000_000, {}))]);
+    assert.equal(await read(), 2);
+    assert.deepEqual(sides(), ['-wal', '-shm']);
+    await open.sink.upsert([sinkDocOf(makeDoc('2'.repeat(64), 'VirusTotal Jujubox', 1_764_000_000, {}))]);
+    assert.equal((await open.sink.query('sha256', '2'.repeat(64))).length, 2);
+  } finally {
+    await open.close();
+  }
+  assert.deepEqual(sides(), []);
+  assert.equal(await read(), 3);
 });

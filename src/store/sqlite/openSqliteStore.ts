@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
 import { retentionCutoffs, type RetentionDays } from '../Retention.js';
@@ -83,6 +84,8 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
   const path = resolve(file);
   checkStoreFile(path, o);
   const busyTimeoutMs = o.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+  // a read of a store no process has open makes SQLite create its -wal and -shm: removed again at close
+  const tidyAtClose = o.readOnly === true && !existsSync(`${path}-wal`) && !existsSync(`${path}-shm`);
   const db = o.readOnly
     ? openForReads(path, () => void openGuarded(file, { ...o, readOnly: false }).close(), busyTimeoutMs)
     : openForWrites(path, busyTimeoutMs);
@@ -108,8 +111,31 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
       if (closed) return;
       closed = true;
       db.close();
+      if (tidyAtClose) removeSideFiles(path);
     },
   };
+}
+
+/**
+ * Removes the empty -wal and the -shm a read-only connection left, as SQLite does when the last
+ * connection that may write closes: through such a connection, so SQLite decides, under its own
+ * locks, whether another process still uses them (then they stay). Best effort: a read has
+ * already answered.
+ */
+function removeSideFiles(path: string): void {
+  try {
+    if (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size !== 0) return;
+    accessSync(path, constants.W_OK);
+    accessSync(dirname(path), constants.W_OK);
+    const db = new BetterSqlite3(path, { fileMustExist: true, timeout: 100 });
+    try {
+      db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get();
+    } finally {
+      db.close();
+    }
+  } catch {
+    // left as they are: the next writer of the store uses or removes them
+  }
 }
 
 /**
