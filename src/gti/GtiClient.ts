@@ -24,6 +24,9 @@ export interface GtiClientOptions {
   beforeCall?: (call: { method: string; path: string }) => void | Promise<void>;
 }
 
+/** Redirects followed for one API request before it is refused. */
+const MAX_REDIRECTS = 5;
+
 /** Upstream error codes (from `{"error": {"code"}}`) → our stable codes. */
 const BY_UPSTREAM: Readonly<Record<string, ErrorCode>> = {
   WrongCredentialsError: 'GTI_AUTH',
@@ -167,19 +170,60 @@ export class GtiClient {
     return url.pathname.slice(base.pathname.length) + url.search;
   }
 
+  /**
+   * Follows an API answer's redirects (at most MAX_REDIRECTS): the key and x-tool go only to the
+   * API's own origin, where each hop is another call for the ledger; any other host gets neither.
+   */
+  private async followRedirects(
+    first: Response,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    let res = first;
+    let url = new URL(`${this.base}${path}`);
+    const origin = new URL(this.base).origin;
+    for (let hops = 0; isRedirect(res.status); hops++) {
+      const location = res.headers.get('location');
+      if (!location) return res;
+      if (hops >= MAX_REDIRECTS) throw new SandtrailError('GTI_BAD_RESPONSE', `${method} ${path}: more than ${MAX_REDIRECTS} redirects`);
+      await res.body?.cancel().catch(() => undefined);
+      url = new URL(location, url);
+      const own = url.origin === origin ? this.pathOf(url.toString()) : null;
+      const hop = { method: res.status === 303 ? 'GET' : method, path: own ?? `${url.origin} (redirect of ${path})` };
+      if (own !== null) await this.o.beforeCall?.(hop);
+      try {
+        res = await fetch(url, {
+          method: hop.method,
+          headers: own !== null ? headers : { accept: headers.accept as string },
+          redirect: 'manual',
+          signal: bounded(signal, this.o.timeoutMs),
+        });
+      } catch (err) {
+        if (own !== null) await this.o.onNoAnswer?.(hop);
+        throw new SandtrailError('GTI_NETWORK', `${method} ${path} (redirected to ${url.origin}): ${failure(err, this.o.timeoutMs)}`);
+      }
+      if (own !== null) await this.o.onCall?.({ ...hop, status: res.status });
+    }
+    return res;
+  }
+
   private async request(method: string, path: string, redirect: 'follow' | 'manual' = 'follow', signal?: AbortSignal): Promise<Response> {
     await this.o.beforeCall?.({ method, path });
     const headers: Record<string, string> = { 'x-apikey': this.o.apiKey, accept: 'application/json' };
     if (this.o.xTool) headers['x-tool'] = this.o.xTool;
     let res: Response;
     try {
-      res = await fetch(`${this.base}${path}`, { method, headers, redirect, signal: bounded(signal, this.o.timeoutMs) });
+      // redirects by hand: fetch would send the key on to whatever host a Location names
+      res = await fetch(`${this.base}${path}`, { method, headers, redirect: 'manual', signal: bounded(signal, this.o.timeoutMs) });
     } catch (err) {
       await this.o.onNoAnswer?.({ method, path });
       throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${failure(err, this.o.timeoutMs)}`);
     }
     await this.o.onCall?.({ method, path, status: res.status });
-    if (res.ok || (redirect === 'manual' && res.status >= 300 && res.status < 400)) return res;
+    if (redirect === 'follow') res = await this.followRedirects(res, method, path, headers, signal);
+    if (res.ok || (redirect === 'manual' && isRedirect(res.status))) return res;
     let upstream: { code?: string; message?: string } = {};
     try {
       upstream = ((await res.json()) as { error?: typeof upstream }).error ?? {};
@@ -194,6 +238,11 @@ export class GtiClient {
       retryAfterS: Number(res.headers.get('retry-after')) || undefined,
     });
   }
+}
+
+/** Redirect statuses fetch would follow. */
+function isRedirect(status: number): boolean {
+  return [301, 302, 303, 307, 308].includes(status);
 }
 
 /**

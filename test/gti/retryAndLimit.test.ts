@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'vitest';
 import { SandtrailError, type ErrorCode } from '../../src/errors/index.js';
 import { callWithRetry, GtiClient, RedisRateLimiter } from '../../src/gti/index.js';
@@ -248,4 +251,58 @@ test('GtiClient.openLink sends x-apikey under the API base only: never to a fore
   );
   assert.equal(fake.requests.at(-1)?.hadKey, false);
   assert.ok(fake.requests.every((r) => r.hadKey === r.path.startsWith('/api/v3/')));
+});
+
+test('GtiClient.getJson and openJson follow redirects by hand: the key and x-tool only to the API origin (each hop a call), a loop refused', async () => {
+  const seen: { host: string; path: string; key?: string; tool?: string }[] = [];
+  const answer = (res: ServerResponse, status: number, body: unknown, location?: string): void => {
+    res.writeHead(status, { 'content-type': 'application/json', ...(location ? { location } : {}) });
+    res.end(JSON.stringify(body));
+  };
+  const listen = async (name: string, route: (path: string, res: ServerResponse) => void): Promise<string> => {
+    const server = createServer((req, res) => {
+      seen.push({ host: name, path: req.url ?? '', key: req.headers['x-apikey'] as string, tool: req.headers['x-tool'] as string });
+      route(req.url ?? '', res);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  const elsewhere = await listen('elsewhere', (_path, res) => answer(res, 200, { data: [{ id: 'from-elsewhere' }] }));
+  const api = await listen('api', (path, res) => {
+    if (path === '/api/v3/away') return answer(res, 302, {}, `${elsewhere}/api/v3/files/x`);
+    if (path === '/api/v3/moved') return answer(res, 307, {}, '/api/v3/here');
+    if (path === '/api/v3/here') return answer(res, 200, { data: { id: 'here' } });
+    if (path === '/api/v3/loop') return answer(res, 302, {}, '/api/v3/loop');
+    return answer(res, 404, { error: { code: 'NotFoundError' } });
+  });
+  const calls: string[] = [];
+  const client = new GtiClient({
+    baseUrl: `${api}/api/v3`,
+    apiKey: KEY,
+    xTool: 'sandtrail-test',
+    timeoutMs: 5000,
+    onCall: async (c) => void calls.push(`${c.method} ${c.path} ${c.status}`),
+  });
+
+  assert.deepEqual(await client.getJson('/moved'), { data: { id: 'here' } });
+  assert.deepEqual(calls.splice(0), ['GET /moved 307', 'GET /here 200']);
+  assert.deepEqual(await client.getJson('/away'), { data: [{ id: 'from-elsewhere' }] });
+  const parts: Buffer[] = [];
+  for await (const c of await client.openJson('/away')) parts.push(c);
+  assert.equal(Buffer.concat(parts).toString(), JSON.stringify({ data: [{ id: 'from-elsewhere' }] }));
+  assert.deepEqual(calls.splice(0), ['GET /away 302', 'GET /away 302'], 'another host is no API call');
+  await assert.rejects(client.getJson('/loop'), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'GTI_BAD_RESPONSE');
+    assert.match(err.message, /more than 5 redirects/);
+    return true;
+  });
+  assert.equal(calls.length, 6);
+
+  for (const r of seen) {
+    assert.equal(r.key, r.host === 'api' ? KEY : undefined, `${r.host} ${r.path}`);
+    assert.equal(r.tool, r.host === 'api' ? 'sandtrail-test' : undefined, `${r.host} ${r.path}`);
+  }
+  assert.equal(seen.filter((r) => r.host === 'elsewhere').length, 2);
 });
