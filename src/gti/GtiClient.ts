@@ -86,10 +86,10 @@ export class GtiClient {
       if (!res.ok) throw new SandtrailError(res.status === 404 ? 'GTI_NOT_FOUND' : 'GTI_TRANSIENT', `download of ${path}: ${res.status}`);
     }
     if (!res.body) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: empty body`);
-    const length = Number(res.headers.get('content-length'));
+    const length = contentLength(res);
     return {
-      body: bodyChunks(res.body, path, Number.isFinite(length) && length > 0 ? length : null),
-      bytes: Number.isFinite(length) ? length : null,
+      body: bodyChunks(res.body, path, length),
+      bytes: length,
     };
   }
 
@@ -101,9 +101,9 @@ export class GtiClient {
   async getJson(path: string, signal?: AbortSignal): Promise<unknown> {
     const res = await this.request('GET', path, 'follow', signal);
     if (!res.body) throw new SandtrailError('GTI_BAD_RESPONSE', `GET ${path}: empty body`);
-    const length = Number(res.headers.get('content-length'));
+    const length = contentLength(res);
     const parts: Buffer[] = [];
-    for await (const chunk of bodyChunks(res.body, path, Number.isFinite(length) && length > 0 ? length : null)) parts.push(chunk);
+    for await (const chunk of bodyChunks(res.body, path, length)) parts.push(chunk);
     try {
       return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
     } catch (err) {
@@ -118,8 +118,8 @@ export class GtiClient {
   async openJson(path: string, signal?: AbortSignal): Promise<AsyncIterable<Buffer>> {
     const res = await this.request('GET', path, 'follow', signal);
     if (!res.body) throw new SandtrailError('GTI_BAD_RESPONSE', `GET ${path}: empty body`);
-    const length = Number(res.headers.get('content-length'));
-    return bodyChunks(res.body, path, Number.isFinite(length) && length > 0 ? length : null);
+    const length = contentLength(res);
+    return bodyChunks(res.body, path, length);
   }
 
   /**
@@ -148,10 +148,10 @@ export class GtiClient {
     if (res.status === 404) return null;
     if (!res.ok || !res.body)
       throw new SandtrailError(res.status === 403 ? 'GTI_FORBIDDEN' : 'GTI_TRANSIENT', `download of ${redactLink(link)}: ${res.status}`);
-    const length = Number(res.headers.get('content-length'));
+    const length = contentLength(res);
     return {
-      body: bodyChunks(res.body, redactLink(link), Number.isFinite(length) && length > 0 ? length : null),
-      bytes: Number.isFinite(length) ? length : null,
+      body: bodyChunks(res.body, redactLink(link), length),
+      bytes: length,
     };
   }
 
@@ -238,6 +238,16 @@ export class GtiClient {
       retryAfterS: Number(res.headers.get('retry-after')) || undefined,
     });
   }
+}
+
+/**
+ * The size an answer announces; null when it announces none (a chunked body: `Number(null)` would
+ * read as 0, and a minute sent so as an empty file).
+ */
+function contentLength(res: Response): number | null {
+  const header = res.headers.get('content-length');
+  const n = header === null || header.trim() === '' ? Number.NaN : Number(header);
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
 /** Redirect statuses fetch would follow. */

@@ -107,6 +107,20 @@ test('backfill --source api follows the 302, survives 404 grace, 429, a connecti
   }
 });
 
+test('downloads sent chunked (no content-length), one of them cut, are read whole: every minute stored, none taken for an empty file', async () => {
+  const s = await setup();
+  s.fake.setFaults({ chunkedDownloads: true, truncate: { minutes: [addMinutes(start, 3)], times: 1, atFraction: 0.5 } });
+  const run = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
+  assert.deepEqual(run.summary.batches, { ok: 8, empty: 0, missing: 0, failed: 0, pending: 0 });
+  assert.deepEqual(run.summary.records, { indexed: s.manifest.records, rejected: s.manifest.malformedLines });
+  s.account.summary(run.summary.api_units);
+  const stored = storeContents(join(s.dir, 'store.db'));
+  assert.deepEqual(stored.ids, s.manifest.expectedIds);
+  assert.deepEqual(stored.dead, expectedDead(s.manifest));
+  const downloads = s.fake.requests.filter((r) => r.path.startsWith('/download/minute/'));
+  assert.equal(downloads.length, 9, 'the cut minute downloaded again');
+});
+
 test('refused credentials stop the run with one clear message naming the setting, without a retry storm', async () => {
   const s = await setup();
   const bad = { config: { ...s.config, gti: { ...s.config.gti, apiKey: 'wrong-key-00' } }, log: s.ctx.log };

@@ -189,7 +189,7 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
       if (!file) return notFound(`batch ${id}`);
       const cutAt = faults.takeTruncate(id, file.size);
       settle(200);
-      return sendFile(res, file.path, file.size, { bytesPerSecond: faults.slowFor(id), cutAt });
+      return sendFile(res, file.path, file.size, { bytesPerSecond: faults.slowFor(id), cutAt, chunked: faults.chunkedDownloads });
     }
 
     if (!path.startsWith('/api/v3/')) return notFound(`resource ${path}`);

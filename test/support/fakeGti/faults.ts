@@ -90,6 +90,11 @@ export interface FakeGtiFaults {
    */
   resetApiBeforeHeaders?: number;
   truncateArtefact?: TruncateArtefactFault;
+  /**
+   * Feed batch downloads (minutes and hours) are sent chunked, announcing no content-length, as
+   * storage hosts and CDNs often answer; `truncate` then cuts them with no length to compare.
+   */
+  chunkedDownloads?: boolean;
 }
 
 const ID_RE = /^\d{10}(\d{2})?$/;
@@ -286,6 +291,11 @@ export class FaultState {
     if (left <= 0) return false;
     this.notFoundLeft.set(id, left - 1);
     return true;
+  }
+
+  /** Whether feed downloads go out chunked, without a content-length. */
+  get chunkedDownloads(): boolean {
+    return this.f.chunkedDownloads === true;
   }
 
   /** Bytes per second for the download of `id`, or null when not throttled. */

@@ -9,6 +9,8 @@ export interface SendFileOptions {
   cutAt?: number | null;
   /** Default `application/octet-stream`. */
   contentType?: string;
+  /** Announce no content-length (the body goes out chunked). */
+  chunked?: boolean;
 }
 
 /** Writes one chunk and resolves once it is handed to the socket (false when the connection went away). */
@@ -25,7 +27,7 @@ function writeFlushed(res: ServerResponse, chunk: Buffer): Promise<boolean> {
 }
 
 /**
- * Streams `size` bytes of `file` as a 200 with content-length, verbatim; optionally throttled, or
+ * Streams `size` bytes of `file` as a 200 with content-length (unless `chunked`), verbatim; optionally throttled, or
  * cut short and followed by a connection reset (a download dying midway).
  */
 export function sendFile(res: ServerResponse, file: string, size: number, o: SendFileOptions = {}): Promise<void> {
@@ -40,7 +42,10 @@ export function sendBytes(res: ServerResponse, bytes: Buffer, o: SendFileOptions
 type Source = Iterable<Buffer> | (AsyncIterable<Buffer> & { destroy(): void });
 
 async function sendBody(res: ServerResponse, size: number, o: SendFileOptions, open: (limit: number) => Source): Promise<void> {
-  res.writeHead(200, { 'content-type': o.contentType ?? 'application/octet-stream', 'content-length': String(size) });
+  res.writeHead(200, {
+    'content-type': o.contentType ?? 'application/octet-stream',
+    ...(o.chunked ? {} : { 'content-length': String(size) }),
+  });
   const limit = o.cutAt ?? size;
   const bps = o.bytesPerSecond ?? null;
   // Throttled bodies go out in ~50 ms slices so the pace is smooth.
