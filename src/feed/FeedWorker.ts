@@ -180,9 +180,18 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       }
       // refused credentials: the stage runner stops the stage and keeps the job
       if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
+      // a download that does not decode may be a bad transfer (a proxy's page, a body cut where a
+      // block ends): fetched again a few times, where a file on disk would stay as it is
+      const badDownload = code === 'BATCH_CORRUPT' && spec === 'api';
+      const retryable = isRetryable(err) || badDownload;
       // a store fault that may pass gets the few tries index.storeFaultAttempts allows
-      const tries = isStoreFault(err) ? Math.min(job.opts.attempts ?? 1, config.index.storeFaultAttempts) : (job.opts.attempts ?? 1);
-      const final = !isRetryable(err) || job.attemptsMade + 1 >= tries;
+      const attempts = job.opts.attempts ?? 1;
+      const tries = isStoreFault(err)
+        ? Math.min(attempts, config.index.storeFaultAttempts)
+        : badDownload
+          ? Math.min(attempts, BAD_DOWNLOAD_TRIES)
+          : attempts;
+      const final = !retryable || job.attemptsMade + 1 >= tries;
       const reason = `${code ?? 'ERROR'}: ${messageOf(err)}`;
       if (final) {
         // Recorded before the job settles so anyone waiting on the job sees the log entry.
@@ -194,8 +203,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
           .catch((e: unknown) => log.warn({ err: messageOf(e) }, 'the batch log could not record the failure'));
       }
       // a store fault keeps its code in the job's reason, so the run waiting on it stops with the cause
-      if (final && isStoreFault(err)) throw new UnrecoverableError(reason);
-      if (!isRetryable(err)) throw new UnrecoverableError(messageOf(err));
+      if (final && (isStoreFault(err) || badDownload)) throw new UnrecoverableError(reason);
+      if (!retryable) throw new UnrecoverableError(messageOf(err));
       throw err;
     } finally {
       endReading();
@@ -247,6 +256,9 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     if (!extended) log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
   }
 }
+
+/** Downloads of one minute that did not decode before it is failed `BATCH_CORRUPT` (at most feed.attempts). */
+const BAD_DOWNLOAD_TRIES = 3;
 
 /** A finished batch's figures on the process's metrics. */
 function countBatch(o: { status: string; lines: number; bytesDecoded: number }): void {

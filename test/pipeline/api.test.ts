@@ -121,6 +121,28 @@ test('downloads sent chunked (no content-length), one of them cut, are read whol
   assert.equal(downloads.length, 9, 'the cut minute downloaded again');
 });
 
+test('a download that does not decode is fetched again, a few times at most: a bad transfer once is stored whole, one always bad fails BATCH_CORRUPT', async () => {
+  const s = await setup();
+  const once = addMinutes(start, 1);
+  const always = addMinutes(start, 5);
+  s.fake.setFaults({ corruptTimes: { [once]: 1, [always]: 100 } });
+  const run = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
+  assert.deepEqual(run.summary.batches, { ok: 7, empty: 0, missing: 0, failed: 1, pending: 0 });
+  assert.match(run.summary.failures[0]?.reason ?? '', /^BATCH_CORRUPT: /);
+  const downloads = (m: string): number => s.fake.requests.filter((r) => r.path === `/download/minute/${m}`).length;
+  assert.equal(downloads(once), 2);
+  assert.equal(downloads(always), 3, 'three tries, not feed.attempts (5)');
+
+  // served whole again, the same backfill stores exactly the feed
+  s.fake.setFaults({ corruptTimes: undefined });
+  const again = await runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 7) }, s.ctx);
+  assert.deepEqual(again.summary.batches, { ok: 8, empty: 0, missing: 0, failed: 0, pending: 0 });
+  s.account.summary(run.summary.api_units + again.summary.api_units);
+  const stored = storeContents(join(s.dir, 'store.db'));
+  assert.deepEqual(stored.ids, s.manifest.expectedIds);
+  assert.deepEqual(stored.dead, expectedDead(s.manifest));
+});
+
 test('refused credentials stop the run with one clear message naming the setting, without a retry storm', async () => {
   const s = await setup();
   const bad = { config: { ...s.config, gti: { ...s.config.gti, apiKey: 'wrong-key-00' } }, log: s.ctx.log };

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { isMinuteId } from '../../src/minute/index.js';
@@ -10,7 +11,7 @@ import { FileCatalog, type ArtefactKind, type FakeFile } from './fakeGti/fileCat
 import { operationOf } from './fakeGti/operationOf.js';
 import { registerStartedFake } from './fakeGti/registry.js';
 import { routeFileApi } from './fakeGti/routeFileApi.js';
-import { sendFile } from './fakeGti/sendFile.js';
+import { sendBytes, sendFile } from './fakeGti/sendFile.js';
 
 export type {
   BurstFault,
@@ -187,6 +188,13 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
         return reply(403, err('ForbiddenError', 'invalid or expired download token'));
       const file = kind === 'minute' ? await batches.minuteFile(id) : await batches.hourFile(id);
       if (!file) return notFound(`batch ${id}`);
+      if (faults.takeCorrupt(id)) {
+        const bytes = readFileSync(file.path);
+        const mid = Math.floor(bytes.length / 2);
+        bytes[mid] = (bytes[mid] as number) ^ 0xff;
+        settle(200);
+        return sendBytes(res, bytes, { chunked: faults.chunkedDownloads });
+      }
       const cutAt = faults.takeTruncate(id, file.size);
       settle(200);
       return sendFile(res, file.path, file.size, { bytesPerSecond: faults.slowFor(id), cutAt, chunked: faults.chunkedDownloads });

@@ -95,6 +95,8 @@ export interface FakeGtiFaults {
    * storage hosts and CDNs often answer; `truncate` then cuts them with no length to compare.
    */
   chunkedDownloads?: boolean;
+  /** Minute (or hour) → its next N downloads have one byte flipped mid-file (a CRC error), their length right. */
+  corruptTimes?: Record<string, number>;
 }
 
 const ID_RE = /^\d{10}(\d{2})?$/;
@@ -162,6 +164,10 @@ function validate(f: FakeGtiFaults): void {
     if (f.resetMidObject.times !== undefined) checkCount('resetMidObject.times', f.resetMidObject.times);
   }
   if (f.resetApiBeforeHeaders !== undefined) checkCount('resetApiBeforeHeaders', f.resetApiBeforeHeaders);
+  for (const [id, n] of Object.entries(f.corruptTimes ?? {})) {
+    checkId('corruptTimes', id);
+    checkCount(`corruptTimes[${id}]`, n);
+  }
   if (f.truncateArtefact) {
     checkFraction('truncateArtefact.atFraction', f.truncateArtefact.atFraction);
     if (f.truncateArtefact.times !== undefined) checkCount('truncateArtefact.times', f.truncateArtefact.times);
@@ -188,6 +194,7 @@ export class FaultState {
   private resetMidObjectLeft = 0;
   private apiResetLeft = 0;
   private truncateArtefactLeft = 0;
+  private corruptLeft = new Map<string, number>();
 
   constructor(initial: FakeGtiFaults | undefined) {
     if (initial) this.set(initial);
@@ -212,6 +219,7 @@ export class FaultState {
     if ('resetMidBody' in patch) this.resetMidBodyLeft = patch.resetMidBody ? (patch.resetMidBody.times ?? 1) : 0;
     if ('resetMidObject' in patch) this.resetMidObjectLeft = patch.resetMidObject ? (patch.resetMidObject.times ?? 1) : 0;
     if ('resetApiBeforeHeaders' in patch) this.apiResetLeft = patch.resetApiBeforeHeaders ?? 0;
+    if ('corruptTimes' in patch) this.corruptLeft = new Map(Object.entries(patch.corruptTimes ?? {}));
     if ('truncateArtefact' in patch)
       this.truncateArtefactLeft = patch.truncateArtefact ? (patch.truncateArtefact.times ?? Number.POSITIVE_INFINITY) : 0;
   }
@@ -226,6 +234,7 @@ export class FaultState {
     this.resetMidObjectLeft = 0;
     this.apiResetLeft = 0;
     this.truncateArtefactLeft = 0;
+    this.corruptLeft.clear();
   }
 
   /** The faults in force, counters showing what is left. */
@@ -239,6 +248,7 @@ export class FaultState {
     if (s.resetMidObject) s.resetMidObject.times = this.resetMidObjectLeft;
     if (s.resetApiBeforeHeaders !== undefined) s.resetApiBeforeHeaders = this.apiResetLeft;
     if (s.truncateArtefact && this.truncateArtefactLeft !== Number.POSITIVE_INFINITY) s.truncateArtefact.times = this.truncateArtefactLeft;
+    if (s.corruptTimes) s.corruptTimes = Object.fromEntries(this.corruptLeft);
     return s;
   }
 
@@ -290,6 +300,14 @@ export class FaultState {
     const left = this.notFoundLeft.get(id) ?? 0;
     if (left <= 0) return false;
     this.notFoundLeft.set(id, left - 1);
+    return true;
+  }
+
+  /** True when this download of `id` must be sent corrupt (consumes a `corruptTimes` count). */
+  takeCorrupt(id: string): boolean {
+    const left = this.corruptLeft.get(id) ?? 0;
+    if (left <= 0) return false;
+    this.corruptLeft.set(id, left - 1);
     return true;
   }
 
