@@ -184,7 +184,9 @@ const gtiSchema = z
       .int()
       .min(0)
       .default(5)
-      .describe('Retries of one API request on 429 (after its Retry-After), 5xx and cut connections; 401/403/404 are never retried.'),
+      .describe(
+        'Retries of one API request on 429 (after its Retry-After), 5xx and cut connections (an answer that is not the JSON asked for: one); 401/403/404 are never retried.',
+      ),
     backoffMs: positiveInt.default(1000).describe('First backoff between API retries when no Retry-After is given (doubles, with jitter).'),
   })
   .strict();

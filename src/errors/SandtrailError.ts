@@ -122,8 +122,10 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   GTI_TRANSIENT: true,
   GTI_BAD_REQUEST: false,
   GTI_NETWORK: true,
-  // an answer that is not the JSON it should be (a proxy's error page, a mangled body): maybe once
-  GTI_BAD_RESPONSE: true,
+  // an answer that is not the JSON it should be (a proxy's error page, a mangled body, a cursor
+  // given twice): asked once more in place (callWithRetry), never again by a job's retry, since
+  // each try is paid for
+  GTI_BAD_RESPONSE: false,
   // the artefact is bigger than artefacts.maxBytes: it will be as big next time
   ARTEFACT_TOO_LARGE: false,
   // a watch of that name is already stored: adding it again cannot succeed until it is removed

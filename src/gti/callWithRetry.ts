@@ -3,6 +3,8 @@ import { errorCode, type ErrorCode } from '../errors/index.js';
 
 /** Upstream failures worth another try inside one job: rate limits, 5xx, cut connections, mangled bodies. */
 const RETRY_IN_PLACE: ReadonlySet<ErrorCode> = new Set(['GTI_RATE_LIMITED', 'GTI_TRANSIENT', 'GTI_NETWORK', 'GTI_BAD_RESPONSE']);
+/** A mangled answer is asked for once more, not `retries` times: each try is a paid call that may well answer the same. */
+const BAD_RESPONSE_RETRIES = 1;
 
 export interface RetryOptions {
   /** Tries after the first (gti.maxRetries). */
@@ -23,12 +25,14 @@ export interface RetryOptions {
  */
 export async function callWithRetry<T>(fn: () => Promise<T>, o: RetryOptions): Promise<T> {
   const maxWait = o.maxWaitMs ?? 120_000;
+  let badResponses = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
       const code = errorCode(err);
       if (!code || !RETRY_IN_PLACE.has(code) || attempt >= o.retries) throw err;
+      if (code === 'GTI_BAD_RESPONSE' && ++badResponses > BAD_RESPONSE_RETRIES) throw err;
       const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
       const waitMs = Math.min(
         maxWait,

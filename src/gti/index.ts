@@ -6,3 +6,4 @@ export { RedisRateLimiter, UNLIMITED } from './RateLimiter.js';
 export type { RateLimiter } from './RateLimiter.js';
 export { callWithRetry } from './callWithRetry.js';
 export type { RetryOptions } from './callWithRetry.js';
+export { PagingGuard } from './PagingGuard.js';

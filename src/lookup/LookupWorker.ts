@@ -1,6 +1,6 @@
 import { errorCode, isRetryable, messageOf } from '../errors/index.js';
 import { normalizeValueAndSerialize, rejectedTextLetter } from '../feed/index.js';
-import { callWithRetry, readCollection, type PageInfo } from '../gti/index.js';
+import { callWithRetry, PagingGuard, readCollection, type PageInfo } from '../gti/index.js';
 import { record } from '../metrics/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import {
@@ -91,6 +91,7 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
         finishedAt: Date.now(),
       });
     try {
+      const paging = new PagingGuard('GET /files/{hash}/behaviours');
       let cursor: string | null = null;
       do {
         const base = r.reports;
@@ -135,7 +136,7 @@ export class LookupWorker extends QueueWorker<LookupJobData, LookupJobResult> {
         record({ m: 'received', stage: 'lookup', n: page.items });
         for (const d of page.dead) record({ m: 'rejected', stage: 'lookup', code: d.code, n: 1 });
         if (page.dead.length) await store.dlq.put(page.dead);
-        cursor = page.cursor;
+        cursor = paging.next(page.cursor, page.items);
       } while (cursor !== null);
       await flush();
       r.apiUnits = spent();

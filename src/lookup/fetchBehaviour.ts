@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
-import { callWithRetry, type GtiClient } from '../gti/index.js';
+import { callWithRetry, PagingGuard, type GtiClient } from '../gti/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
 import { type Store } from '../store/index.js';
 import { metaOf } from '../wire/index.js';
@@ -82,13 +82,17 @@ async function readRelationship(
   retry: { retries: number; backoffMs: number; signal?: AbortSignal },
 ): Promise<unknown[]> {
   const out: unknown[] = [];
+  const guard = new PagingGuard(`GET ${path}`);
   let cursor: string | null = null;
   do {
     const url: string = `${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
     const page = (await callWithRetry(() => client.getJson(url, retry.signal), retry)) as { data?: unknown; meta?: { cursor?: unknown } };
     if (Array.isArray(page?.data)) out.push(...page.data);
     else if (page?.data !== undefined && page.data !== null) out.push(page.data);
-    cursor = typeof page?.meta?.cursor === 'string' && page.meta.cursor !== '' && Array.isArray(page.data) ? page.meta.cursor : null;
+    cursor = guard.next(
+      typeof page?.meta?.cursor === 'string' && page.meta.cursor !== '' && Array.isArray(page.data) ? page.meta.cursor : null,
+      Array.isArray(page?.data) ? page.data.length : 1,
+    );
   } while (cursor !== null);
   return out;
 }
