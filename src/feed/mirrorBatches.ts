@@ -6,6 +6,7 @@ import { errorCode, messageOf } from '../errors/index.js';
 import { makeDirs } from '../files/index.js';
 import type { GtiClient } from '../gti/index.js';
 import type { MinuteId } from '../minute/index.js';
+import { decodeStream, type DecoderChoice } from './decoders.js';
 
 export interface MirrorOptions {
   client: GtiClient;
@@ -15,39 +16,50 @@ export interface MirrorOptions {
   /** Tries per minute for transient failures (5xx, cut downloads, 429). */
   attempts?: number;
   backoffMs?: number;
+  /** The decoder a download is checked with before it is kept (feed.decoder, feed.decoderThreads). */
+  decoder?: DecoderChoice;
+  decoderThreads?: number;
+  /** Stops the run: the download under way is dropped (its `.part` removed) and no other starts. */
+  signal?: AbortSignal;
   onMinute?: (minute: MinuteId, outcome: MirrorOutcome) => void;
 }
 
 export type MirrorOutcome = 'downloaded' | 'skipped' | 'missing' | 'not_available' | 'failed';
-export type MirrorSummary = Record<MirrorOutcome, number>;
+export type MirrorSummary = Record<MirrorOutcome, number> & { interrupted: boolean };
 
 /** File name of a mirrored minute: what `--source dir:` reads back. */
 export const mirrorFileName = (minute: MinuteId): string => `${minute}.jsonl.bz2`;
 
 /**
  * Downloads raw batches verbatim (bzip2 bytes as served) so a team can archive them before the
- * feed's 7-day retention ends. Each file is written to `.part` and renamed once complete, so an
+ * feed's 7-day retention ends. Each file is written to `.part`, decoded once to check it is whole
+ * bzip2 (a cut transfer, a CRC error or a proxy's page is fetched again), and renamed then, so an
  * existing file is always whole and a re-run skips it.
  */
 export async function mirrorBatches(o: MirrorOptions): Promise<MirrorSummary> {
   await makeDirs(o.out);
-  const summary: MirrorSummary = { downloaded: 0, skipped: 0, missing: 0, not_available: 0, failed: 0 };
+  const summary: MirrorSummary = { downloaded: 0, skipped: 0, missing: 0, not_available: 0, failed: 0, interrupted: false };
   for (const minute of o.minutes) {
-    const outcome = await mirrorOne(o, minute);
+    const outcome = o.signal?.aborted ? null : await mirrorOne(o, minute);
+    if (outcome === null) {
+      summary.interrupted = true;
+      break;
+    }
     summary[outcome] += 1;
     o.onMinute?.(minute, outcome);
   }
   return summary;
 }
 
-async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutcome> {
+/** A minute's outcome; null when the run was stopped before it ended. */
+async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutcome | null> {
   const final = join(o.out, mirrorFileName(minute));
   if (await stat(final).catch(() => null)) return 'skipped';
   const part = `${final}.part`;
   const attempts = o.attempts ?? 5;
   for (let attempt = 1; ; attempt++) {
     try {
-      const dl = await o.client.openDownload(`/feeds/${o.pathSpelling ?? 'file_behaviours'}/${minute}`);
+      const dl = await o.client.openDownload(`/feeds/${o.pathSpelling ?? 'file_behaviours'}/${minute}`, o.signal);
       if (!dl) return 'missing';
       const file = createWriteStream(part);
       try {
@@ -55,10 +67,13 @@ async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutc
       } finally {
         await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
       }
+      // kept only once it decodes whole: an archive is read back after the feed has dropped the minute
+      for await (const _ of decodeStream(part, 'bz2', { decoder: o.decoder, threads: o.decoderThreads, signal: o.signal })) void _;
       await rename(part, final);
       return 'downloaded';
     } catch (err) {
       await rm(part, { force: true });
+      if (o.signal?.aborted) return null;
       const code = errorCode(err);
       if (code === 'GTI_NOT_AVAILABLE_YET') return 'not_available';
       if (code === 'GTI_AUTH' || code === 'GTI_FORBIDDEN') throw err;
@@ -67,7 +82,10 @@ async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutc
         return 'failed';
       }
       const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
-      await sleep(retryAfterS ? retryAfterS * 1000 : (o.backoffMs ?? 1000) * 2 ** (attempt - 1));
+      await sleep(retryAfterS ? retryAfterS * 1000 : (o.backoffMs ?? 1000) * 2 ** (attempt - 1), undefined, { signal: o.signal }).catch(
+        () => undefined,
+      );
+      if (o.signal?.aborted) return null;
     }
   }
 }

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { writeFeed } from '../../src/synth/index.js';
-import { runCli } from '../support/cli.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { builtCli, runCli, startCli } from '../support/cli.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
@@ -32,7 +33,7 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
   const args = ['mirror', '--from', start, '--to', addMinutes(start, 4), '--out', out, '--json'];
   const first = await runCli(args, { env });
   assert.equal(first.code, 0, first.stderr);
-  assert.deepEqual(JSON.parse(first.stdout), { downloaded: 4, skipped: 0, missing: 1, not_available: 0, failed: 0 });
+  assert.deepEqual(JSON.parse(first.stdout), { downloaded: 4, skipped: 0, missing: 1, not_available: 0, failed: 0, interrupted: false });
   for (const f of manifest.files)
     assert.ok(readFileSync(join(out, `${f.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f.file))), f.minute);
   assert.deepEqual(
@@ -41,7 +42,7 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
   );
 
   const again = await runCli(args, { env });
-  assert.deepEqual(JSON.parse(again.stdout), { downloaded: 0, skipped: 4, missing: 1, not_available: 0, failed: 0 });
+  assert.deepEqual(JSON.parse(again.stdout), { downloaded: 0, skipped: 4, missing: 1, not_available: 0, failed: 0, interrupted: false });
 
   const sink = `sqlite:${join(dir, 'm.db')}`;
   const bf = await runCli(['backfill', '--source', `dir:${out}`, '--from', start, '--to', addMinutes(start, 4), '--json'], {
@@ -50,6 +51,64 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
   assert.deepEqual(JSON.parse(bf.stdout).batches, { ok: 4, empty: 0, missing: 1, failed: 0, pending: 0 });
   assert.equal(JSON.parse(bf.stdout).records.indexed, manifest.records);
 });
+
+test('mirror keeps only downloads that decode whole: a CRC error, a chunked body cut short, are fetched again; never kept broken', async () => {
+  const dir = tempDir();
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 15, start, minutes: 3, perMinute: 10, malformedRate: 0 });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  cleanup(() => fake.close());
+  fake.setFaults({
+    corruptTimes: { [addMinutes(start, 0)]: 2 },
+    chunkedDownloads: true,
+    truncate: { minutes: [addMinutes(start, 2)], times: 1, atFraction: 0.5 },
+  });
+  const out = join(dir, 'archive');
+  const env = { GTI_APIKEY: KEY, GTI_BASE_URL: fake.baseUrl, REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
+  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
+  const r = await runCli(['mirror', '--from', start, '--to', addMinutes(start, 2), '--out', out, '--json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { downloaded: 3, skipped: 0, missing: 0, not_available: 0, failed: 0, interrupted: false });
+  for (const f of manifest.files)
+    assert.ok(readFileSync(join(out, `${f.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f.file))), f.minute);
+  const downloads = (m: string): number => fake.requests.filter((q) => q.path === `/download/minute/${m}`).length;
+  assert.deepEqual([downloads(addMinutes(start, 0)), downloads(addMinutes(start, 1)), downloads(addMinutes(start, 2))], [3, 1, 2]);
+}, 90_000);
+
+test('mirror stopped by SIGINT drops the download under way, prints what it did and exits 130; a re-run completes the range', async () => {
+  const dir = tempDir();
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 16, start, minutes: 3, perMinute: 40, malformedRate: 0 });
+  const slow = addMinutes(start, 1);
+  let reached: () => void = () => undefined;
+  const slowStarted = new Promise<void>((resolve) => (reached = resolve));
+  const fake = await startFakeGti({
+    apiKey: KEY,
+    feedDir: join(dir, 'feed'),
+    onRequest: (q) => {
+      if (q.path === `/download/minute/${slow}`) reached();
+    },
+  });
+  cleanup(() => fake.close());
+  fake.setFaults({ slowBody: { bytesPerSecond: 2000, minutes: [slow] } });
+  const out = join(dir, 'archive');
+  const env = { GTI_APIKEY: KEY, GTI_BASE_URL: fake.baseUrl, REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
+  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
+  const args = ['mirror', '--from', start, '--to', addMinutes(start, 2), '--out', out, '--json'];
+  const { child, exited } = startCli(args, env, builtCli());
+  await slowStarted;
+  await sleep(300);
+  child.kill('SIGINT');
+  const r = await exited;
+  assert.equal(r.code, 130, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { downloaded: 1, skipped: 0, missing: 0, not_available: 0, failed: 0, interrupted: true });
+  assert.match(r.stderr, /stopping: the download under way is dropped/);
+  assert.deepEqual(readdirSync(out), [`${start}.jsonl.bz2`], 'no .part left');
+
+  fake.setFaults({ slowBody: undefined });
+  const again = await runCli(args, { env });
+  assert.deepEqual(JSON.parse(again.stdout), { downloaded: 2, skipped: 1, missing: 0, not_available: 0, failed: 0, interrupted: false });
+  for (const f of manifest.files)
+    assert.ok(readFileSync(join(out, `${f.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f.file))), f.minute);
+}, 90_000);
 
 test('refused GTI credentials end a command with one line, the stage’s, naming the fix and never the key', async () => {
   const dir = tempDir();

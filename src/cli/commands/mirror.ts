@@ -26,6 +26,15 @@ export async function mirrorCommand(
   if (!gti.apiKey) throw new SandtrailError('USAGE', 'mirror reads the GTI feed API: set GTI_APIKEY');
   const redis = redisUrl ? createRedis(redisUrl, ctx.config) : undefined;
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
+  // the first signal drops the download under way (no .part is left) and prints what was done; a second exits at once
+  const stop = new AbortController();
+  const onSignal = (): void => {
+    if (stop.signal.aborted) process.exit(130);
+    process.stderr.write('sandtrail: stopping: the download under way is dropped (a second signal stops at once)\n');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     const client = ledgerClient(gti, { ledger, beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)) });
     const summary = await mirrorBatches({
@@ -33,17 +42,23 @@ export async function mirrorCommand(
       minutes,
       out: opts.out,
       pathSpelling: feed.pathSpelling,
+      decoder: feed.decoder,
+      decoderThreads: feed.decoderThreads,
+      signal: stop.signal,
       onMinute: (minute, outcome) => ctx.log.info({ minute, outcome }, 'mirror'),
     });
+    const { interrupted, ...counts } = summary;
     await writeOut(
       opts.json
         ? `${JSON.stringify(summary)}\n`
-        : `mirror ${opts.from}..${opts.to} into ${opts.out}: ${Object.entries(summary)
+        : `mirror ${opts.from}..${opts.to} into ${opts.out}: ${Object.entries(counts)
             .map(([k, n]) => `${n} ${k.replace('_', ' ')}`)
-            .join(', ')}\n`,
+            .join(', ')}${interrupted ? ' (interrupted: run it again to go on)' : ''}\n`,
     );
-    return summary.failed > 0 ? 1 : 0;
+    return interrupted ? 130 : summary.failed > 0 ? 1 : 0;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     redis?.disconnect();
   }
 }
