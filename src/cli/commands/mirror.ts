@@ -4,6 +4,7 @@ import { createRedis } from '../../queue/index.js';
 import { ledgerClient, QuotaLedger } from '../../quota/index.js';
 import { apiUnitsOf, estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
+import { stopOnSignals } from '../stopOnSignals.js';
 import { isMinuteId, minuteRange } from '../../minute/index.js';
 
 /** `sandtrail mirror`: raw batches of a range into a directory, skipping files already complete. */
@@ -26,15 +27,8 @@ export async function mirrorCommand(
   if (!gti.apiKey) throw new SandtrailError('USAGE', 'mirror reads the GTI feed API: set GTI_APIKEY');
   const redis = redisUrl ? createRedis(redisUrl, ctx.config) : undefined;
   const ledger = redis ? new QuotaLedger(redis, queuePrefix) : undefined;
-  // the first signal drops the download under way (no .part is left) and prints what was done; a second exits at once
-  const stop = new AbortController();
-  const onSignal = (): void => {
-    if (stop.signal.aborted) process.exit(130);
-    process.stderr.write('sandtrail: stopping: the download under way is dropped (a second signal stops at once)\n');
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // the first signal drops the download under way (no .part is left) and prints what was done
+  const stop = stopOnSignals('the download under way is dropped');
   try {
     const client = ledgerClient(gti, { ledger, beforeCall: (c) => guard.spend(apiUnitsOf(c.method, c.path)) });
     const summary = await mirrorBatches({
@@ -57,8 +51,7 @@ export async function mirrorCommand(
     );
     return interrupted ? 130 : summary.failed > 0 ? 1 : 0;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
     redis?.disconnect();
   }
 }

@@ -11,6 +11,7 @@ import {
   type WatchHit,
 } from '../../store/index.js';
 import { recordRetroHits, redactWebhook } from '../../watch/index.js';
+import { stopOnSignals } from '../stopOnSignals.js';
 import { writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
 import { countFlag } from '../countFlag.js';
@@ -118,19 +119,11 @@ async function addOrResume(store: Store, asked: Watch, retro: boolean): Promise<
  * notifications included) and starts no other, the second exits at once.
  */
 async function retroUntilSignal(store: Store, watch: Watch, ctx: CliContext): ReturnType<typeof recordRetroHits> {
-  const stop = new AbortController();
-  const onSignal = (): void => {
-    if (stop.signal.aborted) process.exit(130);
-    process.stderr.write('sandtrail: stopping: the notifications under way finish (a second signal stops at once)\n');
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignals('the notifications under way finish');
   try {
     return await recordRetroHits(store, watch, ctx.log, { signal: stop.signal });
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
   }
 }
 
