@@ -128,7 +128,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
         await Promise.all(Object.keys(hour.perMinute).map((m) => this.transport.settle(m)));
         log.info({ hour: job.data.hour, accepted: hour.accepted, rejected: hour.rejected, chunks: hour.chunks }, 'hourly package done');
         return {
-          status: hour.accepted > 0 ? 'ok' : 'empty',
+          status: hour.accepted + hour.rejected > 0 ? 'ok' : 'empty',
           chunks: hour.chunks,
           accepted: hour.accepted,
           rejected: hour.rejected,

@@ -76,3 +76,18 @@ test('a chunk that cannot be handed on fails the batch, and nothing is handed on
   assert.ok(failedAt > 0);
   assert.deepEqual(seen, [0, 1], 'the failure of chunk 1 stopped the batch there');
 });
+
+test('a minute whose every line is refused is ok (its lines dead-lettered); one with no record at all is empty', async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, '202611010000.jsonl'), 'not json\n[1]\n\n');
+  writeFileSync(join(dir, '202611010001.jsonl'), '\n   \n');
+  const source = createSource(`dir:${dir}`);
+  const dead: unknown[] = [];
+  const run = (batch: string) =>
+    processBatch({ ...options, batch, source, deadLetter: async (d) => void dead.push(...d), emitChunk: () => Promise.resolve() });
+  const refused = await run('202611010000');
+  assert.deepEqual([refused.status, refused.lines, refused.accepted, refused.rejected], ['ok', 2, 0, 2]);
+  assert.equal(dead.length, 2);
+  const blank = await run('202611010001');
+  assert.deepEqual([blank.status, blank.accepted, blank.rejected], ['empty', 0, 0]);
+});
