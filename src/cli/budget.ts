@@ -81,11 +81,16 @@ export async function remainingDailyUnits(ctx: CliContext): Promise<number | nul
     // the call is recorded on the ledger: an unreachable Redis would hold it forever
     if (redisUrl) await checkRedis(redisUrl, ctx.config);
     const client = ledgerClient(gti, { ledger });
+    type Quota = { allowed?: unknown; used?: unknown } | undefined;
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as {
-      data?: { api_requests_daily?: { user?: { allowed?: unknown; used?: unknown } } };
+      data?: { api_requests_daily?: { user?: Quota; group?: Quota } };
     };
-    const q = doc.data?.api_requests_daily?.user;
-    return typeof q?.allowed === 'number' && typeof q.used === 'number' ? Math.max(0, q.allowed - q.used) : null;
+    const left = (q: Quota): number | null =>
+      typeof q?.allowed === 'number' && typeof q.used === 'number' ? Math.max(0, q.allowed - q.used) : null;
+    // the group's quota is shared by its members (rule 8): what is left is the smaller of the two
+    const daily = doc.data?.api_requests_daily;
+    const known = [left(daily?.user), left(daily?.group)].filter((n): n is number => n !== null);
+    return known.length > 0 ? Math.min(...known) : null;
   } catch (err) {
     // a refused key or an unreachable Redis stops here, before anything is spent; anything else only skips the check
     if (errorCode(err) === 'GTI_AUTH' || errorCode(err) === 'REDIS_UNAVAILABLE') throw err;

@@ -201,6 +201,28 @@ test('a lookup whose estimate exceeds what is left of the daily allowance is ref
   assert.deepEqual(ops['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 } });
 });
 
+test("the group's daily quota, shared by its members, bounds a lookup too: refused without --force when the group has less left than the user", async () => {
+  const a = makeFakeFile('group-a', { behaviours: 1 });
+  const b = makeFakeFile('group-b', { behaviours: 1 });
+  const s = await setup(
+    [a, b],
+    {},
+    {
+      analyst: { api_requests_daily: { user: { allowed: 1000, used: 10 }, group: { allowed: 5000, used: 5000, inherited_from: 'soc' } } },
+    },
+  );
+  await assert.rejects(runLookupCommand([a.sha256, b.sha256], {}, s.ctx), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'BUDGET_EXCEEDED');
+    assert.match(err.message, /estimate \(2 API units\) exceeds the 0 units left today; use --force/);
+    return true;
+  });
+  assert.deepEqual(
+    s.fake.requests.map((r) => r.path),
+    ['/api/v3/users/analyst/overall_quotas'],
+  );
+  s.account.summary(0);
+});
+
 test('a lookup interrupted after fetching is finished by the next run from the queued chunks, at no cost; chunks lost from Redis are fetched again', async () => {
   const a = makeFakeFile('interrupted-a', { behaviours: 3 });
   const b = makeFakeFile('interrupted-b', { behaviours: 3 });
