@@ -180,19 +180,24 @@ test('refused credentials stop the whole lookup with GTI_AUTH', async () => {
   assert.equal(s.fake.requests.filter((r) => r.status === 401).length, 1);
 });
 
-test('a lookup whose estimate exceeds what is left of the daily allowance is refused without --force (the allowance read costs 0 units)', async () => {
-  const a = makeFakeFile('daily-a', { behaviours: 1 });
-  const b = makeFakeFile('daily-b', { behaviours: 1 });
-  const s = await setup([a, b], {}, { analyst: { api_requests_daily: { user: { allowed: 500, used: 499 } } } });
-  await assert.rejects(runLookupCommand([a.sha256, b.sha256], {}, s.ctx), (err: Error & { code?: string }) => {
+/** A lookup of `hashes` (1 unit each) refused before any call but the allowance's read, `left` units being left today. */
+async function refusedForBudget(s: Awaited<ReturnType<typeof setup>>, hashes: string[], left: number): Promise<void> {
+  await assert.rejects(runLookupCommand(hashes, {}, s.ctx), (err: Error & { code?: string }) => {
     assert.equal(err.code, 'BUDGET_EXCEEDED');
-    assert.match(err.message, /estimate \(2 API units\) exceeds the 1 units left today; use --force/);
+    assert.ok(err.message.includes(`estimate (${hashes.length} API units) exceeds the ${left} units left today; use --force`), err.message);
     return true;
   });
   assert.deepEqual(
     s.fake.requests.map((r) => r.path),
     ['/api/v3/users/analyst/overall_quotas'],
   );
+}
+
+test('a lookup whose estimate exceeds what is left of the daily allowance is refused without --force (the allowance read costs 0 units)', async () => {
+  const a = makeFakeFile('daily-a', { behaviours: 1 });
+  const b = makeFakeFile('daily-b', { behaviours: 1 });
+  const s = await setup([a, b], {}, { analyst: { api_requests_daily: { user: { allowed: 500, used: 499 } } } });
+  await refusedForBudget(s, [a.sha256, b.sha256], 1);
   const forced = await runLookupCommand([a.sha256, b.sha256], { force: true }, s.ctx);
   assert.deepEqual(forced?.counts, { ok: 2 });
   s.account.summary(forced?.api_units);
@@ -211,15 +216,7 @@ test("the group's daily quota, shared by its members, bounds a lookup too: refus
       analyst: { api_requests_daily: { user: { allowed: 1000, used: 10 }, group: { allowed: 5000, used: 5000, inherited_from: 'soc' } } },
     },
   );
-  await assert.rejects(runLookupCommand([a.sha256, b.sha256], {}, s.ctx), (err: Error & { code?: string }) => {
-    assert.equal(err.code, 'BUDGET_EXCEEDED');
-    assert.match(err.message, /estimate \(2 API units\) exceeds the 0 units left today; use --force/);
-    return true;
-  });
-  assert.deepEqual(
-    s.fake.requests.map((r) => r.path),
-    ['/api/v3/users/analyst/overall_quotas'],
-  );
+  await refusedForBudget(s, [a.sha256, b.sha256], 0);
   s.account.summary(0);
 });
 
