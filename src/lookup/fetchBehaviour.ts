@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { SandtrailError } from '../errors/index.js';
+import { errorCode, SandtrailError } from '../errors/index.js';
 import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
 import { callWithRetry, PagingGuard, type GtiClient } from '../gti/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
@@ -53,7 +53,11 @@ export async function fetchBehaviour(o: {
     const rels: Record<string, unknown> =
       typeof record.relationships === 'object' && record.relationships ? { ...record.relationships } : {};
     for (const name of FETCHED_RELATIONSHIPS) {
-      const items = await readRelationship(client, `${base}/${name}`, config.lookup.pageSize, retry);
+      // a relationship the API has no object for (its file unknown to it) is empty, not the report's loss
+      const items = await readRelationship(client, `${base}/${name}`, config.lookup.pageSize, retry).catch((err: unknown) => {
+        if (errorCode(err) === 'GTI_NOT_FOUND') return [];
+        throw err;
+      });
       rels[name] = { data: name === 'file' ? (items[0] ?? null) : items };
       counts[name] = items.length;
     }

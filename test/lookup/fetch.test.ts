@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'vitest';
 import { fetchBehaviour } from '../../src/lookup/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
+import { startStubApi } from '../support/stubApi.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
@@ -102,4 +104,25 @@ test('sandtrail fetch: --dry-run calls nothing; an unknown behaviour is a clear 
   const bad = await runCli(['fetch', 'not-an-id'], { env });
   assert.equal(bad.code, 2);
   assert.ok(![ok, missing, bad, dry].some((x) => x.stdout.includes(KEY) || x.stderr.includes(KEY)));
+});
+
+test('fetch --relationships keeps the report when a relationship is not found (404): stored with that relationship empty', async () => {
+  const f = makeFakeFile('fetch-gone', { behaviours: 1 });
+  const report = f.behaviours[0] as { id: string };
+  const base = `/api/v3/file_behaviours/${encodeURIComponent(report.id)}`;
+  const api = await startStubApi((path) => {
+    if (path === base) return { status: 200, body: { data: report } };
+    if (path === `${base}/attack_techniques`) return { status: 200, body: { data: [{ type: 'attack_technique', id: 'T1055' }] } };
+    return undefined; // the file relationship: 404
+  });
+  const store = `sqlite:${join(tempDir(), 's.db')}`;
+  const env = { GTI_APIKEY: KEY, GTI_BASE_URL: api.baseUrl, SANDTRAIL_STORE: store };
+  const r = await runCli(['fetch', report.id, '--relationships', '--json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(api.asked(`${base}/file`), 1, 'a 404 is not asked again');
+  const got = await runCli(['get', report.id, '--json', '--store', store]);
+  assert.equal(got.code, 0, got.stderr);
+  const doc = JSON.parse(got.stdout) as { relationships: { file: { data: unknown }; attack_techniques: { data: unknown[] } } };
+  assert.equal(doc.relationships.file.data, null);
+  assert.equal(doc.relationships.attack_techniques.data.length, 1);
 });

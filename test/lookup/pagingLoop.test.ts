@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { cleanup, tempDir } from '../support/env.js';
+import { tempDir } from '../support/env.js';
+import { startStubApi } from '../support/stubApi.js';
 import { makeFakeFile } from '../support/fakeGti.js';
 
 /**
@@ -15,27 +13,16 @@ import { makeFakeFile } from '../support/fakeGti.js';
 test('a lookup stops a listing whose cursor repeats, and asks a mangled page once more only: no retry by the job, each call being paid', async () => {
   const loop = makeFakeFile('paging-loop', { behaviours: 1 });
   const mangled = makeFakeFile('paging-mangled', { behaviours: 1 });
-  const asked = new Map<string, number>();
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0] ?? '';
-    asked.set(path, (asked.get(path) ?? 0) + 1);
-    if (path === `/api/v3/files/${loop.sha256}/behaviours`) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ data: loop.behaviours, meta: { cursor: 'SAME' } }));
-    }
-    if (path === `/api/v3/files/${mangled.sha256}/behaviours`) {
-      res.writeHead(200, { 'content-type': 'text/html' });
-      return res.end('<html>a proxy answered</html>');
-    }
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { code: 'NotFoundError', message: 'no' } }));
+  const api = await startStubApi((path) => {
+    if (path === `/api/v3/files/${loop.sha256}/behaviours`)
+      return { status: 200, body: { data: loop.behaviours, meta: { cursor: 'SAME' } } };
+    if (path === `/api/v3/files/${mangled.sha256}/behaviours`)
+      return { status: 200, body: '<html>a proxy answered</html>', type: 'text/html' };
+    return undefined;
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const env = {
     GTI_APIKEY: 'paging-key-0c1e',
-    GTI_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3`,
+    GTI_BASE_URL: api.baseUrl,
     SANDTRAIL_GTI_BACKOFF_MS: '10',
     SANDTRAIL_LOOKUP_BACKOFF_MS: '10',
     SANDTRAIL_STORE: `sqlite:${join(tempDir(), 's.db')}`,
@@ -49,9 +36,9 @@ test('a lookup stops a listing whose cursor repeats, and asks a mangled page onc
   const [l, m] = summary.hashes;
   assert.equal(l?.outcome, 'failed');
   assert.match(l?.error ?? '', /^GTI_BAD_RESPONSE: .*cursor it gave before/);
-  assert.equal(asked.get(`/api/v3/files/${loop.sha256}/behaviours`), 2, 'the second page named the first one’s cursor again');
+  assert.equal(api.asked(`/api/v3/files/${loop.sha256}/behaviours`), 2, 'the second page named the first one’s cursor again');
   assert.equal(m?.outcome, 'failed');
   assert.match(m?.error ?? '', /^GTI_BAD_RESPONSE: /);
-  assert.equal(asked.get(`/api/v3/files/${mangled.sha256}/behaviours`), 2, 'asked once more, not 6 × 3 times');
+  assert.equal(api.asked(`/api/v3/files/${mangled.sha256}/behaviours`), 2, 'asked once more, not 6 × 3 times');
   assert.equal(summary.api_units, 4);
 }, 60_000);
