@@ -68,7 +68,19 @@ describe('quota rules', () => {
       { name: 'no leading slash', op: api('GET', 'urls/xyz'), units: { api_requests: 1 }, rules: [1] },
       { name: 'known upload', op: { op: 'file_upload', sha256: SHA, known: true }, units: { api_requests: 1 }, rules: [1] },
       { name: '/feeds-like but not feeds', op: api('GET', '/feedsx/file_behaviours/202611211700'), units: { api_requests: 1 }, rules: [1] },
+      // dot segments resolved as the server does: these address /files/abc, not a feed
+      { name: 'feeds/..', op: api('GET', '/feeds/../files/abc'), units: { api_requests: 1 }, rules: [1] },
+      { name: 'feeds/%2e%2e', op: api('GET', '/api/v3/feeds/%2e%2e/files/abc'), units: { api_requests: 1 }, rules: [1] },
+      {
+        name: 'feeds/./..',
+        op: api('GET', 'https://www.virustotal.com/api/v3/feeds/./%2E%2E/files/abc'),
+        units: { api_requests: 1 },
+        rules: [1],
+      },
     ]);
+    // a path climbing above the root addresses nothing: refused, not priced
+    const above = parseOperation({ user: 'u1', ...api('GET', '/../../files/abc') }, NOW);
+    assert.equal(above.ok, false);
   });
 
   test('rule 2: overall_quotas and api_usage cost nothing', () => {
@@ -101,6 +113,12 @@ describe('quota rules', () => {
         rules: [3],
       },
       { name: 'any path under /feeds/', op: api('GET', '/feeds/files/202611211700'), units: { api_requests: 0 }, rules: [3] },
+      {
+        name: 'a dot segment inside /feeds/',
+        op: api('GET', '/feeds/x/../file_behaviours/202611211700'),
+        units: { api_requests: 0 },
+        rules: [3],
+      },
     ]);
   });
 
