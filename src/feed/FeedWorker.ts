@@ -1,4 +1,4 @@
-import { errorCode, isRetryable, isStoreFault, messageOf } from '../errors/index.js';
+import { errorCode, isRetryable, isStoreFault, messageOf, SandtrailError } from '../errors/index.js';
 import { ledgerClient, QuotaLedger } from '../quota/index.js';
 import { createSource } from './createSource.js';
 import { processBatch } from './processBatch.js';
@@ -22,7 +22,7 @@ import {
   type FeedJobData,
   type FeedJobResult,
 } from '../queue/index.js';
-import { addMinutes } from '../minute/index.js';
+import { addMinutes, minuteToMs } from '../minute/index.js';
 
 /** Runs of missing minutes already said, remembered by their last minute. */
 const ALERTED_RUNS_KEPT = 64;
@@ -169,14 +169,30 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
         rejected: outcome.rejected,
         ...this.storedMark(),
       };
-    } catch (err) {
-      if (err instanceof DelayedError || (err as Error).name === 'DelayedError') throw err;
-      const code = errorCode(err);
-      // Upstream answers that say "later" keep the minute and spend no attempt.
-      if (code === 'GTI_NOT_AVAILABLE_YET') return await this.defer(job, token, config.feed.notAvailableDelayMs, log, 'not available yet');
-      if (code === 'GTI_RATE_LIMITED') {
+    } catch (caught) {
+      if (caught instanceof DelayedError || (caught as Error).name === 'DelayedError') throw caught;
+      let err = caught;
+      let code = errorCode(err);
+      // Upstream answers that say "later" keep the minute and spend no attempt, unless "later" cannot come
+      if (code === 'GTI_NOT_AVAILABLE_YET') {
+        const ageMs = (this.o.now ?? Date.now)() - minuteToMs(job.data.hour ? `${job.data.hour}59` : batch);
+        if (ageMs < FEED_KEPT_MS) {
+          if (ageMs > LATE_MS)
+            log.warn({ ageHours: Math.round(ageMs / 3_600_000) }, 'not available yet, long after the usual hour: asked again later');
+          return await this.defer(job, token, config.feed.notAvailableDelayMs, log, 'not available yet');
+        }
+        // the feed keeps 7 days: a minute older than that is never published now
+        err = new SandtrailError(
+          'SOURCE_NOT_FOUND',
+          `${messageOf(err)}: the minute is older than the feed's 7 days and will not be published`,
+        );
+        code = 'SOURCE_NOT_FOUND';
+      } else if (code === 'GTI_RATE_LIMITED') {
         const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
-        return await this.defer(job, token, retryAfterS ? retryAfterS * 1000 : config.feed.rateLimitDelayMs, log, 'rate limited');
+        const waitMs = Math.min(retryAfterS ? retryAfterS * 1000 : config.feed.rateLimitDelayMs, MAX_RATE_LIMIT_WAIT_MS);
+        // said at warn: a run waiting on the API's limit looks stuck otherwise
+        log.warn({ retryAfterS, waitMs }, 'rate limited by the API: the minute is asked again after the wait');
+        return await this.defer(job, token, waitMs, log, 'rate limited');
       }
       // refused credentials: the stage runner stops the stage and keeps the job
       if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
@@ -256,6 +272,13 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     if (!extended) log.error({ alert: 'consecutive_missing', minutes: n, through: batch }, `${n} consecutive feed minutes missing`);
   }
 }
+
+/** How long the feed keeps a minute: one answered NotAvailableYet past it never will be. */
+const FEED_KEPT_MS = 7 * 24 * 3_600_000;
+/** A minute still not available this long after its time is late (they come ~60 min after): said at warn. */
+const LATE_MS = 3 * 3_600_000;
+/** The longest a Retry-After is waited before the minute is asked again (a day-long one would stall a run silently). */
+const MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
 
 /** Downloads of one minute that did not decode before it is failed `BATCH_CORRUPT` (at most feed.attempts). */
 const BAD_DOWNLOAD_TRIES = 3;

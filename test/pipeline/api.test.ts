@@ -12,17 +12,18 @@ import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
-import { addMinutes } from '../../src/minute/index.js';
+import { addMinutes, msToMinute } from '../../src/minute/index.js';
 
 const KEY = 'test-key-3f9a0c1d';
-const start = '202611030000';
+// two days ago, on the hour: within the feed's 7 days, where a minute not available yet still may be
+const start = msToMinute(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 2 * 86_400_000);
 
-async function setup(over: { missingMinutes?: string[] } = {}) {
+async function setup(over: { missingMinutes?: string[]; start?: string } = {}) {
   const dir = tempDir();
   const manifest = await writeFeed({
     out: join(dir, 'feed'),
     seed: 5,
-    start,
+    start: over.start ?? start,
     minutes: 8,
     perMinute: 20,
     malformedRate: 0.05,
@@ -143,6 +144,24 @@ test('a download that does not decode is fetched again, a few times at most: a b
   assert.deepEqual(stored.dead, expectedDead(s.manifest));
 });
 
+test('NotAvailableYet for a minute older than the feed keeps (7 days) fails it at once; a 429 is said at warn with its wait', async () => {
+  const old = '202611030000';
+  const s = await setup({ start: old });
+  s.fake.setFaults({ notAvailableAfter: addMinutes(old, 6), burst: { status: 429, count: 1, retryAfterS: 1, paths: 'feed' } });
+  const warned: string[] = [];
+  const log = createLogger('warn', {}, { destination: { write: (l: string) => void warned.push(l) } });
+  const run = await runBackfillCommand({ source: 'api', from: old, to: addMinutes(old, 7) }, { config: s.config, log });
+  assert.deepEqual(run.summary.batches, { ok: 6, empty: 0, missing: 0, failed: 2, pending: 0 });
+  for (const f of run.summary.failures) assert.match(f.reason, /^SOURCE_NOT_FOUND: .*older than the feed's 7 days/, f.reason);
+  const asked = (m: string): number => s.fake.requests.filter((r) => r.path.endsWith(`/feeds/file_behaviours/${m}`)).length;
+  assert.equal(asked(addMinutes(old, 7)), 1, 'asked once, not until the run is killed');
+  assert.ok(
+    warned.some((w) => w.includes('rate limited by the API')),
+    warned.join('\n'),
+  );
+  s.account.summary(run.summary.api_units);
+});
+
 test('refused credentials stop the run with one clear message naming the setting, without a retry storm', async () => {
   const s = await setup();
   const bad = { config: { ...s.config, gti: { ...s.config.gti, apiKey: 'wrong-key-00' } }, log: s.ctx.log };
@@ -170,7 +189,7 @@ test('503 and 504 bursts and NotAvailableYet keep the minute until it is served'
   );
 });
 
-test('a batch truncated at rest fails once with BATCH_CORRUPT; a slow body and the other minutes are stored exactly', async () => {
+test('a batch truncated at rest on the server fails BATCH_CORRUPT after 3 downloads; a slow body and the other minutes are stored exactly', async () => {
   const s = await setup();
   const feedDir = join(s.dir, 'feed');
   const bad = addMinutes(start, 2);
@@ -186,7 +205,11 @@ test('a batch truncated at rest fails once with BATCH_CORRUPT; a slow body and t
     run.summary.failures.map((f) => [f.batch, f.reason.split(':')[0]]),
     [[bad, 'BATCH_CORRUPT']],
   );
-  assert.equal(s.fake.requests.filter((r) => r.path === `/download/minute/${bad}`).length, 1, 'a permanent fault is fetched once');
+  assert.equal(
+    s.fake.requests.filter((r) => r.path === `/download/minute/${bad}`).length,
+    3,
+    'a download that does not decode is fetched 3 times in all',
+  );
 
   // the store holds exactly the records of the other minutes (newest version of each)
   const expected = new Set<string>();

@@ -88,10 +88,11 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
   const log = createLogger('silent');
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl!, config);
-  const opts = { redisUrl: config.redisUrl!, config, store, queues, log };
+  let now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000; // minutes 0..2 are publishable
+  // the workers judge a minute's age by the same clock (one older than the feed's 7 days is never published)
+  const opts = { redisUrl: config.redisUrl!, config, store, queues, log, now: () => now };
   const workers = [new FeedWorker(opts), new IndexWorker(opts)];
   workers.forEach((w) => w.start());
-  let now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000; // minutes 0..2 are publishable
   const scheduler = (): Scheduler =>
     new Scheduler({
       queues,
