@@ -22,7 +22,8 @@ export interface LedgerClientOptions {
  * every request the service answered recorded on the quota ledger (rule-priced there), once, when
  * its status line arrives. That is when the service counts it (rule 1: one unit per request), so
  * an answer whose body is cut mid-transfer is on the ledger, and so is the request that fetches
- * it again; a request that got no answer (refused or reset before the status line) is not.
+ * it again; a request that got no answer (refused or reset before the status line, or timed out)
+ * is kept apart, charged nothing (QuotaLedger.unanswered).
  */
 export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): GtiClient {
   if (!gti.apiKey) throw new SandtrailError('USAGE', 'set GTI_APIKEY (or SANDTRAIL_GTI_API_KEY) to call the GTI API');
@@ -33,7 +34,10 @@ export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): G
     xTool: gti.xTool,
     timeoutMs: o.timeoutMs ?? gti.timeoutMs,
     beforeCall: o.beforeCall,
-    onNoAnswer: o.onNoAnswer,
+    onNoAnswer: async (c) => {
+      await o.ledger?.unanswered({ method: c.method, path: c.path, user, group: gti.group }).catch(() => undefined);
+      await o.onNoAnswer?.(c);
+    },
     onCall: async (c) => {
       await o.ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
       o.afterCall?.(c);

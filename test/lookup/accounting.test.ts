@@ -6,6 +6,7 @@ import { runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { fetchBehaviour, lookupPrivateFiles } from '../../src/lookup/index.js';
 import { createRedis } from '../../src/queue/index.js';
+import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore } from '../../src/store/index.js';
 import { accountApi, ledgerTotals, serverTotals } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
@@ -44,6 +45,15 @@ test('a lookup page request reset before any answer is sent again; the summary c
   assert.deepEqual(await ledgerTotals([s.config]), serverTotals([s.fake]));
   assert.equal(summary?.api_units, 2);
   s.account.summary(summary?.api_units);
+  // the request that got no answer is on the ledger all the same: in the audit stream and counted apart, at 0 units
+  const ledger = new QuotaLedger(s.redis, s.config.queuePrefix);
+  const lost = (await ledger.audit(100)).filter((e) => e.answered === false);
+  assert.deepEqual(
+    lost.map((e) => [e.op, e.units]),
+    [['GET /files/{id}/behaviours', {}]],
+  );
+  const [day] = await ledger.usage({ period: 'day', user: 'analyst' });
+  assert.deepEqual(day?.operations['GET /files/{id}/behaviours'], { calls: 2, units: { api_requests: 2 }, unanswered: 1 });
 });
 
 test('a single behaviour, its relationships and a private report cut mid-body or reset are fetched again; summary, ledger and server agree', async () => {

@@ -83,6 +83,8 @@ export async function ledgerTotals(targets: readonly LedgerTarget[]): Promise<Op
     try {
       await redis.connect();
       for (const e of await new QuotaLedger(redis, t.queuePrefix).audit(Number.MAX_SAFE_INTEGER)) {
+        // a request that got no answer is kept apart, not a call the service counted
+        if (e.answered === false) continue;
         const o = (out[e.op] ??= { calls: 0, units: 0 });
         o.calls += 1;
         o.units += e.units.api_requests ?? 0;

@@ -125,7 +125,8 @@ function formatUsage(r: UsageRow): string {
   const lines = [`${r.scope} ${r.id} (${r.period} ${r.bucket}): ${kinds.length ? kinds.join(' ') : 'no units'}`];
   for (const [label, o] of Object.entries(r.operations).sort()) {
     const units = Object.entries(o.units).map(([k, n]) => `${k}=${n}`);
-    lines.push(`  ${label}: ${o.calls} call(s), ${units.length ? units.join(' ') : '0 units'}`);
+    const lost = o.unanswered ? `; ${o.unanswered} sent without an answer (not charged)` : '';
+    lines.push(`  ${label}: ${o.calls} call(s), ${units.length ? units.join(' ') : '0 units'}${lost}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -23,8 +23,11 @@ export interface UsageRow {
   period: Period;
   bucket: string;
   units: Partial<Record<QuotaKind, number>>;
-  /** Per operation label (`GET /feeds/file_behaviours/{id}`, `GET /users/{id}/overall_quotas`, `ioc_delta`, ...): calls and units by kind. */
-  operations: Record<string, { calls: number; units: Partial<Record<QuotaKind, number>> }>;
+  /**
+   * Per operation label (`GET /feeds/file_behaviours/{id}`, `GET /users/{id}/overall_quotas`, `ioc_delta`, ...): calls
+   * answered and units by kind; `unanswered` when requests of it got no answer.
+   */
+  operations: Record<string, { calls: number; units: Partial<Record<QuotaKind, number>>; unanswered?: number }>;
 }
 
 export interface AuditEntry {
@@ -36,6 +39,8 @@ export interface AuditEntry {
   units: Partial<Record<QuotaKind, number>>;
   rules: number[];
   reason: string;
+  /** false for a request sent that got no answer (refused, reset or timed out before the status line): kept, not charged. */
+  answered?: false;
 }
 
 const MAX_TX_RETRIES = 20;
@@ -111,6 +116,41 @@ export class QuotaLedger {
     m.xadd(this.key('audit'), 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', 'entry', JSON.stringify(entry));
   }
 
+  /**
+   * Records a request sent that got no answer (refused or reset connection, timeout before the
+   * status line): in the audit stream and counted apart (`unanswered` in usage), charged nothing,
+   * since the service counts a request it answers. The service may still have received it: the
+   * trace lets an operator compare with its own usage figures.
+   */
+  async unanswered(input: { method: string; path: string; user: string; group?: string; at?: Date }): Promise<void> {
+    const op = {
+      op: 'api' as const,
+      method: input.method,
+      path: input.path,
+      user: input.user,
+      group: input.group,
+      at: input.at ?? new Date(),
+    };
+    const label = operationLabel(op);
+    const m = this.redis.multi();
+    for (const [scope, id] of [['user', op.user], ...(op.group ? [['group', op.group]] : [])] as [Scope, string][]) {
+      m.sadd(this.key('index', scope), id);
+      for (const b of periodBuckets('api_requests', op.at)) m.hincrby(this.key(scope, id, b.period, b.bucket), `n|${label}`, 1);
+    }
+    const entry = {
+      at: op.at.toISOString(),
+      user: op.user,
+      group: op.group,
+      op: label,
+      units: {},
+      rules: [],
+      reason: 'no answer (refused, reset or timed out before the status line): not charged',
+      answered: false,
+    };
+    m.xadd(this.key('audit'), 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', 'entry', JSON.stringify(entry));
+    await m.exec();
+  }
+
   /** Usage rows for the bucket of `period` containing `at`, for one user/group or all of them. */
   async usage(q: { period: Period; at?: Date; user?: string; group?: string }): Promise<UsageRow[]> {
     const at = q.at ?? new Date();
@@ -146,6 +186,7 @@ function parseUsage(scope: Scope, id: string, period: Period, bucket: string, h:
     const parts = field.split('|');
     if (parts[0] === 'k' && isKind(parts[1])) row.units[parts[1]] = n;
     else if (parts[0] === 'c' && parts[1] !== undefined) opOf(parts.slice(1).join('|')).calls = n;
+    else if (parts[0] === 'n' && parts[1] !== undefined) opOf(parts.slice(1).join('|')).unanswered = n;
     else if (parts[0] === 'o' && parts.length >= 3) {
       const kind = parts[parts.length - 1];
       if (isKind(kind)) opOf(parts.slice(1, -1).join('|')).units[kind] = n;
