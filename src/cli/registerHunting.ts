@@ -38,7 +38,7 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
     .option('--file <path>', 'append each hit to this JSON-lines file (directory created when missing)')
     .option('--webhook <url>', 'POST each hit as JSON to this http(s) URL')
     .option('--retro', 'also record and notify hits for the matching behaviours already stored')
-    .option('--json', 'one JSON object: the watch (webhook host only) and, with --retro, {behaviours, hits, undelivered}')
+    .option('--json', 'one JSON object: the watch (webhook host only) and, with --retro, {behaviours, hits, undelivered, interrupted}')
     .addHelpText('after', ADD_HELP)
     .action(
       action(async (name: string, o: Record<string, unknown>, cmd: Command) =>

@@ -263,7 +263,7 @@ const elasticsearchSchema = z
     shards: positiveInt
       .default(2)
       .describe(
-        'Primary shards of each new daily behaviour index: ceil(GB of behaviour JSON a day / 30) keeps every primary shard under about 30 GB (2 covers 50 GB a day).',
+        'Primary shards of each new daily behaviour index: ceil(GB of behaviour JSON a day / 30) keeps every primary shard under about 30 GB (2 up to 60 GB a day: the whole feed at 16–50 GB).',
       ),
     replicas: z.number().int().min(0).default(1).describe('Replicas of new indices.'),
     maxPrimaryShardSize: z

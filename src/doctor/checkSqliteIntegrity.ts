@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { removeReadSideFiles, sideFilesAbsent } from '../store/index.js';
 import { checkOf, type CheckResult } from './CheckResult.js';
 
 /** How long `PRAGMA quick_check` may run before doctor reports it unfinished (it reads every page: ~1 s per GB). */
@@ -37,6 +38,8 @@ const RECOVER =
 export async function checkSqliteIntegrity(file: string, timeoutMs = INTEGRITY_TIMEOUT_MS): Promise<CheckResult> {
   const c = checkOf('store.integrity', 'SQLite integrity');
   const module = createRequire(import.meta.url).resolve('better-sqlite3');
+  // a check is a read: it leaves no -wal or -shm that were not there
+  const tidy = sideFilesAbsent(file);
   const worker = new Worker(CHECK, { eval: true, workerData: { file, module, max: MAX_PROBLEMS } });
   let timer: NodeJS.Timeout | undefined;
   const reply = await Promise.race([
@@ -48,6 +51,7 @@ export async function checkSqliteIntegrity(file: string, timeoutMs = INTEGRITY_T
   ]);
   clearTimeout(timer);
   await worker.terminate();
+  if (tidy && reply) removeReadSideFiles(file);
   if (!reply)
     return c.warn(
       `quick_check did not finish within ${timeoutMs / 1000} s`,

@@ -143,8 +143,9 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
         skipLines: job.data.skipLines,
         emitChunk: (n, docs) => this.emit(batch, n, docs, signal),
       });
-      if (outcome.status === 'missing' && spec === 'api') {
-        // A 404 minute may still appear: ask again a few times over a grace period first.
+      // A 404 minute may still appear: ask again a few times over a grace period first; not one
+      // older than the feed keeps, which is gone for good
+      if (outcome.status === 'missing' && spec === 'api' && (this.o.now ?? Date.now)() - minuteToMs(batch) < FEED_KEPT_MS) {
         const seen = (job.data.notFoundSeen ?? 0) + 1;
         if (seen <= config.feed.missingRetries) {
           await job.updateData({ ...job.data, notFoundSeen: seen });

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errorCode, messageOf } from '../errors/index.js';
+import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import { makeDirs } from '../files/index.js';
 import type { GtiClient } from '../gti/index.js';
 import type { MinuteId } from '../minute/index.js';
@@ -37,7 +37,10 @@ export const mirrorFileName = (minute: MinuteId): string => `${minute}.jsonl.bz2
  * existing file is always whole and a re-run skips it.
  */
 export async function mirrorBatches(o: MirrorOptions): Promise<MirrorSummary> {
-  await makeDirs(o.out);
+  await makeDirs(o.out).catch((err: NodeJS.ErrnoException) => {
+    const why = err.code === 'EEXIST' ? 'it is a file, not a directory' : err.code === 'EACCES' ? 'permission denied' : err.message;
+    throw new SandtrailError('USAGE', `--out ${o.out} cannot be the mirror's directory: ${why}`);
+  });
   const summary: MirrorSummary = { downloaded: 0, skipped: 0, missing: 0, not_available: 0, failed: 0, interrupted: false };
   for (const minute of o.minutes) {
     const outcome = o.signal?.aborted ? null : await mirrorOne(o, minute);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { writeFeed } from '../../src/synth/index.js';
@@ -42,6 +42,17 @@ test('mirror archives raw batches verbatim, survives a cut download, skips compl
   );
 
   const again = await runCli(args, { env });
+  // an --out that cannot be a directory: a usage error naming it, before any request
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'x');
+  for (const [out, why] of [
+    [file, /it is a file, not a directory/],
+    ['/proc/sandtrail-mirror', /cannot be the mirror's directory/],
+  ] as const) {
+    const bad = await runCli(['mirror', '--from', start, '--to', start, '--out', out], { env });
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, why);
+  }
   assert.deepEqual(JSON.parse(again.stdout), { downloaded: 0, skipped: 4, missing: 1, not_available: 0, failed: 0, interrupted: false });
 
   const sink = `sqlite:${join(dir, 'm.db')}`;

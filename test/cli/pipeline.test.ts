@@ -135,6 +135,9 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
   const refused = await runCli(['dlq', 'purge', '--json'], { env });
   assert.equal(refused.code, 2, 'without --yes nothing is deleted');
   assert.match(refused.stderr, new RegExp(`would delete ${entries.length - 1} dead letter\\(s\\): pass --yes`));
+  // with --json the refusal is on stdout too, as every usage error found after parsing
+  assert.deepEqual(JSON.parse(refused.stdout).error.code, 'USAGE');
+  assert.equal(JSON.parse(refused.stdout).error.exit, 2);
   const purge = await runCli(['dlq', 'purge', '--yes', '--json'], { env });
   assert.deepEqual(JSON.parse(purge.stdout), { purged: entries.length - 1 });
   assert.deepEqual(JSON.parse((await runCli(['dlq', 'list', '--json'], { env })).stdout).entries, []);

@@ -101,6 +101,11 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.match(again.stderr, /a watch named "cli-w" exists already/);
   assert.equal((await cli('add', 'none', '--file', file)).code, 2, 'no condition');
   assert.equal((await cli('add', 'empty', '--behash', 'b1', '--file', '')).code, 2, 'an empty --file is not "record only"');
+  // a --file that cannot take hits is refused before the watch is stored, as a bad --webhook is
+  const onDir = await cli('add', 'on-dir', '--behash', 'b1', '--file', dir);
+  assert.equal(onDir.code, 2, onDir.stderr);
+  assert.match(onDir.stderr, /--file .* is a directory/);
+  assert.doesNotMatch((await cli('list')).stdout, /on-dir/);
   // a store that does not exist yet is created for the watch, and the user is told
   const fresh = await runCli(['--store', `sqlite:${join(dir, 'typo.db')}`, 'watch', 'add', 'early', '--behash', 'b1']);
   assert.equal(fresh.code, 0, fresh.stderr);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -285,6 +285,7 @@ test('doctor checks a SQLite store with quick_check: an intact store passes, one
   const cfg = await config(dir, { store: `sqlite:${file}` });
   const intact = byId(await doctor(cfg, dir), 'store.integrity');
   assert.equal(intact.status, 'pass', intact.detail);
+  assert.deepEqual([existsSync(`${file}-wal`), existsSync(`${file}-shm`)], [false, false], 'the check, a read, leaves no -wal or -shm');
 
   damagePivotPages(file);
   const report = await doctor(cfg, dir);

@@ -144,17 +144,18 @@ test('a download that does not decode is fetched again, a few times at most: a b
   assert.deepEqual(stored.dead, expectedDead(s.manifest));
 });
 
-test('NotAvailableYet for a minute older than the feed keeps (7 days) fails it at once; a 429 is said at warn with its wait', async () => {
+test('NotAvailableYet for a minute older than the feed keeps (7 days) fails it at once, a 404 is missing at once; a 429 is said at warn with its wait', async () => {
   const old = '202611030000';
-  const s = await setup({ start: old });
+  const s = await setup({ start: old, missingMinutes: [addMinutes(old, 3)] });
   s.fake.setFaults({ notAvailableAfter: addMinutes(old, 6), burst: { status: 429, count: 1, retryAfterS: 1, paths: 'feed' } });
   const warned: string[] = [];
   const log = createLogger('warn', {}, { destination: { write: (l: string) => void warned.push(l) } });
   const run = await runBackfillCommand({ source: 'api', from: old, to: addMinutes(old, 7) }, { config: s.config, log });
-  assert.deepEqual(run.summary.batches, { ok: 6, empty: 0, missing: 0, failed: 2, pending: 0 });
+  assert.deepEqual(run.summary.batches, { ok: 5, empty: 0, missing: 1, failed: 2, pending: 0 });
   for (const f of run.summary.failures) assert.match(f.reason, /^SOURCE_NOT_FOUND: .*older than the feed's 7 days/, f.reason);
   const asked = (m: string): number => s.fake.requests.filter((r) => r.path.endsWith(`/feeds/file_behaviours/${m}`)).length;
   assert.equal(asked(addMinutes(old, 7)), 1, 'asked once, not until the run is killed');
+  assert.equal(asked(addMinutes(old, 3)), 1, "a 404 past the feed's 7 days is final: no grace period");
   assert.ok(
     warned.some((w) => w.includes('rate limited by the API')),
     warned.join('\n'),

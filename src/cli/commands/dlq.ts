@@ -92,10 +92,8 @@ export async function dlqPurge(opts: { json?: boolean; yes?: boolean }, ctx: Cli
     const count = opts.yes ? undefined : await s.dlq.count();
     if (count !== undefined && count > 0) {
       const what = `dlq purge would delete ${count} dead letter(s)`;
-      if (!process.stdin.isTTY || !process.stderr.isTTY) {
-        process.stderr.write(`sandtrail: ${what}: pass --yes to delete them\n`);
-        return 2;
-      }
+      // a usage error like any other: with --json a script reads it on stdout too
+      if (!process.stdin.isTTY || !process.stderr.isTTY) throw new SandtrailError('USAGE', `${what}: pass --yes to delete them`);
       if (!(await confirm(`${what}. Delete them? [y/N] `))) {
         process.stderr.write('nothing deleted\n');
         return 1;

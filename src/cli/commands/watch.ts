@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
 import {
@@ -65,6 +65,7 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
     throw new SandtrailError('USAGE', `watch add needs at least one condition: ${WATCH_FLAGS.map(([f]) => f.split(' ')[0]).join(', ')}`);
   }
   if (o.file === '' || o.webhook === '') throw new SandtrailError('USAGE', `--${o.file === '' ? 'file' : 'webhook'} needs a value`);
+  if (o.file) checkHitFile(resolve(o.file));
   // workers may run elsewhere in the tree: the file is fixed to where the operator meant it
   const notify = { ...(o.file ? { file: resolve(o.file) } : {}), ...(o.webhook ? { webhook: o.webhook } : {}) };
   // a watch may come before the first backfill, so a missing store is created; said, since a
@@ -111,6 +112,13 @@ async function addOrResume(store: Store, asked: Watch, retro: boolean): Promise<
     if (JSON.stringify([same.conditions, same.notify]) !== JSON.stringify([existing.conditions, existing.notify])) throw err;
     process.stderr.write(`sandtrail: watch ${asked.name} exists as given: its retro run resumes\n`);
     return existing;
+  }
+}
+
+/** A --file hits are appended to (its directories are made at the first hit): refused before the watch is stored when it is a directory. */
+function checkHitFile(file: string): void {
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new SandtrailError('USAGE', `--file ${file} is a directory: give the file hits are appended to`);
   }
 }
 

@@ -12,3 +12,4 @@ export { writeWhenFree } from './writeWhenFree.js';
 export { isTransientSqlite, isBusy, sqliteStoreFault } from './sqliteErrors.js';
 export { demoStoreFile, markDemoStore } from './demoStore.js';
 export type { DemoStoreFile } from './demoStore.js';
+export { removeReadSideFiles, sideFilesAbsent } from './readSideFiles.js';

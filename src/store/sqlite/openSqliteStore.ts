@@ -1,5 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
 import { retentionCutoffs, type RetentionDays } from '../Retention.js';
@@ -15,6 +14,7 @@ import { SqliteWatchStore } from './SqliteWatchStore.js';
 import { guardPart } from './guardStore.js';
 import { checkStoreFile, openForReads } from './openForReads.js';
 import { isBusy, sqliteStoreFault } from './sqliteErrors.js';
+import { removeReadSideFiles, sideFilesAbsent } from './readSideFiles.js';
 
 /** Page cache of each connection, KiB. */
 const CACHE_KIB = 64 * 1024;
@@ -85,7 +85,7 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
   checkStoreFile(path, o);
   const busyTimeoutMs = o.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   // a read of a store no process has open makes SQLite create its -wal and -shm: removed again at close
-  const tidyAtClose = o.readOnly === true && !existsSync(`${path}-wal`) && !existsSync(`${path}-shm`);
+  const tidyAtClose = o.readOnly === true && sideFilesAbsent(path);
   const db = o.readOnly
     ? openForReads(path, () => void openGuarded(file, { ...o, readOnly: false }).close(), busyTimeoutMs)
     : openForWrites(path, busyTimeoutMs);
@@ -111,31 +111,9 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
       if (closed) return;
       closed = true;
       db.close();
-      if (tidyAtClose) removeSideFiles(path);
+      if (tidyAtClose) removeReadSideFiles(path);
     },
   };
-}
-
-/**
- * Removes the empty -wal and the -shm a read-only connection left, as SQLite does when the last
- * connection that may write closes: through such a connection, so SQLite decides, under its own
- * locks, whether another process still uses them (then they stay). Best effort: a read has
- * already answered.
- */
-function removeSideFiles(path: string): void {
-  try {
-    if (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size !== 0) return;
-    accessSync(path, constants.W_OK);
-    accessSync(dirname(path), constants.W_OK);
-    const db = new BetterSqlite3(path, { fileMustExist: true, timeout: 100 });
-    try {
-      db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get();
-    } finally {
-      db.close();
-    }
-  } catch {
-    // left as they are: the next writer of the store uses or removes them
-  }
 }
 
 /**
