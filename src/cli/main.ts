@@ -39,6 +39,12 @@ const EDGE_ENV: [string, string][] = [
   ['ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD', 'Basic auth instead of an API key.'],
   ['ELASTICSEARCH_CA_FILE, ELASTICSEARCH_CA_FINGERPRINT', "CA of a self-managed cluster's TLS certificate."],
   ['KIBANA_URL', 'Kibana URL for kibana import (same as SANDTRAIL_KIBANA_URL).'],
+  ['SANDTRAIL_SINK', 'Former name of SANDTRAIL_STORE, still read.'],
+  [
+    'SANDTRAIL_SOURCE, SANDTRAIL_START',
+    'The scheduler entry point node dist/workers/scheduler.js only: its source (default api) and where to begin without a saved cursor (worker scheduler takes --source and --start).',
+  ],
+  ['SANDTRAIL_DEMO_DB', 'The store npm run demo writes (default .data/demo.db).'],
 ];
 
 const ENV_HELP = `

@@ -147,7 +147,7 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
     .action(
       action(async (o: { port?: string; host?: string }, cmd: Command) => {
         const { serveCommand, serveContext } = await loadServe();
-        return serveCommand(serveContext(ctxOf(cmd), o));
+        return serveCommand(await serveContext(ctxOf(cmd), o));
       }),
     );
 }

@@ -263,6 +263,10 @@ describe('a store that cannot be one ends the command at once, before any privat
         assert.equal(r.code, 2, r.stderr);
         assert.match(r.stderr, /--host must be an address or host name to bind/);
       }
+      // a name that resolves to nothing is named so
+      const unknown = await cli(['serve', '--host', 'nothing.invalid', '--port', '0'], { tmp: s.tmp, env: NO_REDIS_URL });
+      assert.equal(unknown.code, 2, unknown.stderr);
+      assert.match(unknown.stderr, /--host nothing\.invalid does not resolve/);
     },
   );
 
