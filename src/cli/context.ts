@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { loadConfig, type Config, type ConfigInput } from '../config/index.js';
+import { loadConfig, unknownEnvNames, type Config, type ConfigInput } from '../config/index.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
 import { openStore, type Store, type StoreAccess } from '../store/index.js';
@@ -36,7 +36,14 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   // an unknown format is refused by the schema (CONFIG_INVALID, exit 2), like a bad level
   if (g.logFormat) flags.logFormat = g.logFormat as ConfigInput['logFormat'];
   const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG, defaults });
-  return { config, log: createLogger(config.logLevel, {}, { format: config.logFormat }) };
+  const log = createLogger(config.logLevel, {}, { format: config.logFormat });
+  for (const u of unknownEnvNames(env)) {
+    log.warn(
+      { variable: u.name },
+      `${u.name} is not a variable sandtrail reads: ignored${u.closest ? ` (did you mean ${u.closest}?)` : ''}`,
+    );
+  }
+  return { config, log };
 }
 
 /**

@@ -2,3 +2,4 @@ export { loadConfig, configFromEnv, envSettings, ENV_ALIASES } from './loadConfi
 export type { LoadConfigOptions, EnvSetting, EnvAlias } from './loadConfig.js';
 export { configSchema } from './schema.js';
 export type { Config, ConfigInput } from './schema.js';
+export { unknownEnvNames } from './unknownEnvNames.js';

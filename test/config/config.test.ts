@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { envSettings, loadConfig } from '../../src/config/index.js';
+import { envSettings, loadConfig, unknownEnvNames } from '../../src/config/index.js';
+import { runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 const dir = tempDir();
@@ -182,4 +183,28 @@ test('Redis Cluster: a list of URLs means a cluster, the queue prefix becomes a 
   }
   assert.equal(loadConfig({ env: { REDIS_URL: 'redis://u:p%23w@h:1/2' } }).redisUrl, 'redis://u:p%23w@h:1/2');
   assert.equal(loadConfig({ env: { REDIS_URL: 'redis://u:p@w@h:1' } }).redisUrl, 'redis://u:p@w@h:1', 'an @ in a password reads as one');
+});
+
+test('a SANDTRAIL_* variable sandtrail does not read is named, with the setting it is closest to; tools’ own prefixes are left alone', async () => {
+  assert.deepEqual(
+    unknownEnvNames({
+      SANDTRAIL_STOR: 'sqlite:x.db',
+      SANDTRAIL_LOG_LEVL: 'debug',
+      SANDTRAIL_WHATEVER_ELSE_ENTIRELY: '1',
+      SANDTRAIL_STORE: 'sqlite:y.db',
+      SANDTRAIL_SINK: 'sqlite:z.db',
+      SANDTRAIL_CONFIG: 'c.json',
+      SANDTRAIL_TEST_REDIS_URL: 'redis://x',
+      REDIS_URL: 'redis://y',
+      PATH: '/bin',
+    }),
+    [
+      { name: 'SANDTRAIL_LOG_LEVL', closest: 'SANDTRAIL_LOG_LEVEL' },
+      { name: 'SANDTRAIL_STOR', closest: 'SANDTRAIL_STORE' },
+      { name: 'SANDTRAIL_WHATEVER_ELSE_ENTIRELY' },
+    ],
+  );
+  const r = await runCli(['top', 'behash', '--store', `sqlite:${join(tempDir(), 'none.db')}`], { env: { SANDTRAIL_STOR: 'sqlite:x.db' } });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /SANDTRAIL_STOR is not a variable sandtrail reads: ignored \(did you mean SANDTRAIL_STORE\?\)/);
 });
