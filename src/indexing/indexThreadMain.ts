@@ -4,6 +4,7 @@
  * (and, where index jobs may be queued, its own Redis connections) from the configuration it is
  * given, and answers the parent's messages.
  */
+import { format } from 'node:util';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/index.js';
 import { errorCode, messageOf, storeFaultOfReason } from '../errors/index.js';
@@ -28,6 +29,11 @@ const reply = (m: ThreadReply): void => port.postMessage(m);
 // the parent serves /metrics: the stage's measurements go there
 forwardMetrics((events) => port.postMessage({ type: 'metrics', events } satisfies ThreadReply));
 const log = createLogger(config.logLevel, { ...bindings, thread: 'index' }, { format: config.logFormat });
+// the thread's queue clients are its process's, on the same Redis, whose main thread logs their
+// console warnings (BullMQ's eviction policy) once at warn: here they join the log at debug, never
+// as raw text on stderr
+// eslint-disable-next-line no-console -- replaces the method: nothing is written to the console
+console.warn = (...args: unknown[]): void => log.debug({ source: 'library' }, format(...args));
 const store = openStore(config.store, config);
 // the thread's own store: watch hits are matched and notified where the documents are written
 const stage = new IndexStage({ config, store, log, onStored: watch ? createWatchHook(store, log) : undefined });
