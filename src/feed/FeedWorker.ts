@@ -145,7 +145,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       });
       // A 404 minute may still appear: ask again a few times over a grace period first; not one
       // older than the feed keeps, which is gone for good
-      if (outcome.status === 'missing' && spec === 'api' && (this.o.now ?? Date.now)() - minuteToMs(batch) < FEED_KEPT_MS) {
+      if (outcome.status === 'missing' && spec === 'api' && this.ageMs(batch) < FEED_KEPT_MS) {
         const seen = (job.data.notFoundSeen ?? 0) + 1;
         if (seen <= config.feed.missingRetries) {
           await job.updateData({ ...job.data, notFoundSeen: seen });
@@ -176,7 +176,7 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
       let code = errorCode(err);
       // Upstream answers that say "later" keep the minute and spend no attempt, unless "later" cannot come
       if (code === 'GTI_NOT_AVAILABLE_YET') {
-        const ageMs = (this.o.now ?? Date.now)() - minuteToMs(job.data.hour ? `${job.data.hour}59` : batch);
+        const ageMs = this.ageMs(job.data.hour ? `${job.data.hour}59` : batch);
         if (ageMs < FEED_KEPT_MS) {
           if (ageMs > LATE_MS)
             log.warn({ ageHours: Math.round(ageMs / 3_600_000) }, 'not available yet, long after the usual hour: asked again later');
@@ -236,6 +236,11 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
   /** Hands one chunk to the index stage, waiting while it is behind. */
   private emit(batch: string, n: number, docs: readonly SinkDoc[], signal?: AbortSignal): Promise<void> {
     return this.transport.emit(batch, n, docs, signal);
+  }
+
+  /** How long ago `minute` was, by the worker's clock. */
+  private ageMs(minute: string): number {
+    return (this.o.now ?? Date.now)() - minuteToMs(minute);
   }
 
   /** A job whose chunks went in memory says they are stored: its waiter has no index job to follow. */

@@ -91,12 +91,12 @@ async function readRelationship(
   do {
     const url: string = `${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
     const page = (await callWithRetry(() => client.getJson(url, retry.signal), retry)) as { data?: unknown; meta?: { cursor?: unknown } };
-    if (Array.isArray(page?.data)) out.push(...page.data);
+    // a list is paged; a single object (`file`) is the whole relationship
+    const list = Array.isArray(page?.data) ? page.data : null;
+    if (list) out.push(...list);
     else if (page?.data !== undefined && page.data !== null) out.push(page.data);
-    cursor = guard.next(
-      typeof page?.meta?.cursor === 'string' && page.meta.cursor !== '' && Array.isArray(page.data) ? page.meta.cursor : null,
-      Array.isArray(page?.data) ? page.data.length : 1,
-    );
+    const next = typeof page?.meta?.cursor === 'string' && page.meta.cursor !== '' && list ? page.meta.cursor : null;
+    cursor = guard.next(next, list ? list.length : 1);
   } while (cursor !== null);
   return out;
 }

@@ -123,7 +123,9 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
     refresh: o.refresh,
     indexQueue: o.indexQueue,
   });
-  for (const hash of todo) if (!waiting.has(hash)) await enqueue(o, hash);
+  // the store the outcomes are read from, named in every job (a realpath: read once)
+  const store = storeIdentity(o.store);
+  for (const hash of todo) if (!waiting.has(hash)) await enqueue(o, hash, store);
   const requeues = new Map<string, number>();
   /** Enqueues a hash again, a bounded number of times; false once it is given up (recorded failed). */
   const requeue = async (hash: string, why: string, reason?: string): Promise<boolean> => {
@@ -134,7 +136,7 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
       return false;
     }
     o.log.warn({ hash }, `${why}: enqueued again`);
-    await enqueue(o, hash);
+    await enqueue(o, hash, store);
     return true;
   };
   let entries = new Map<string, BatchLogEntry>();
@@ -175,7 +177,7 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
         if (finished(now) || (now?.status === 'pending' && (await chunksInFlight(o, now)))) continue;
         // refused by a worker writing another store: enqueued again it would meet the same fleet
         if (state === 'failed' && job?.failedReason?.startsWith('CONFIG_INVALID')) {
-          await o.store.batches.record(failedEntry(lookupBatch(hash), 'lookup', job.failedReason, Date.now(), Date.now()));
+          await o.store.batches.record(failedEntry(lookupBatch(hash), 'lookup', job.failedReason, Date.now()));
           continue;
         }
         const why = now
@@ -196,7 +198,7 @@ export async function runLookup(o: RunLookupOptions): Promise<LookupSummary> {
   return summarize(o, skipped, before, outcomes, interrupted, await o.budget.spent());
 }
 
-async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
+async function enqueue(o: RunLookupOptions, hash: string, store: string | undefined): Promise<void> {
   const id = lookupJobId(hash);
   const previous = await o.queue.getJob(id);
   if (previous) {
@@ -215,7 +217,6 @@ async function enqueue(o: RunLookupOptions, hash: string): Promise<void> {
   const data: LookupJobData = { hash, run: o.run };
   if (o.maxApiUnits !== undefined) data.maxApiUnits = o.maxApiUnits;
   if (o.artefacts?.kinds.length) data.artefacts = o.artefacts;
-  const store = storeIdentity(o.store);
   if (store) data.store = store;
   await o.queue.add('lookup', data, { jobId: id });
 }

@@ -31,13 +31,12 @@ export async function serveContext(base: CliContext, opts: { port?: string; host
     throw new SandtrailError('USAGE', `--host must be an address or host name to bind, got "${host}"`);
   }
   // a name that resolves to nothing is a mistake to name as such, not "reachable beyond this machine"
-  if (
-    isIP(host) === 0 &&
-    !(await lookup(host).then(
+  const resolves = (name: string): Promise<boolean> =>
+    lookup(name).then(
       () => true,
       () => false,
-    ))
-  ) {
+    );
+  if (isIP(host) === 0 && !(await resolves(host))) {
     throw new SandtrailError('USAGE', `--host ${host} does not resolve to an address of this machine to bind`);
   }
   const config = { ...base.config, serve: { ...base.config.serve, port, host } };

@@ -86,7 +86,12 @@ export class QuotaLedger {
     throw new Error(`quota ledger: too much contention recording for ${op.user}`);
   }
 
-  private applyCharge(m: ReturnType<(Redis | Cluster)['multi']>, op: Operation & { at: Date }, charge: Charge): void {
+  /**
+   * Counts one call of `op` and its charge for its user and group in every period view, and
+   * appends it to the audit stream; a request that got no answer (`answered` false) is counted
+   * apart (`n|` instead of `c|`) and marked so in its audit entry.
+   */
+  private applyCharge(m: ReturnType<(Redis | Cluster)['multi']>, op: Operation & { at: Date }, charge: Charge, answered = true): void {
     const label = operationLabel(op);
     const scopes: [Scope, string][] = [['user', op.user]];
     if (op.group) scopes.push(['group', op.group]);
@@ -94,7 +99,7 @@ export class QuotaLedger {
     for (const [scope, id] of scopes) {
       m.sadd(this.key('index', scope), id);
       // the call is counted in every period view, even when it costs nothing (rule 3 feed reads)
-      for (const b of callBuckets) m.hincrby(this.key(scope, id, b.period, b.bucket), `c|${label}`, 1);
+      for (const b of callBuckets) m.hincrby(this.key(scope, id, b.period, b.bucket), `${answered ? 'c' : 'n'}|${label}`, 1);
       for (const [kind, units] of Object.entries(charge.units) as [QuotaKind, number][]) {
         if (!units) continue;
         for (const b of periodBuckets(kind, op.at)) {
@@ -112,6 +117,7 @@ export class QuotaLedger {
       units: charge.units,
       rules: charge.rules,
       reason: charge.reason,
+      ...(answered ? {} : { answered: false }),
     };
     m.xadd(this.key('audit'), 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', 'entry', JSON.stringify(entry));
   }
@@ -123,31 +129,14 @@ export class QuotaLedger {
    * trace lets an operator compare with its own usage figures.
    */
   async unanswered(input: { method: string; path: string; user: string; group?: string; at?: Date }): Promise<void> {
-    const op = {
-      op: 'api' as const,
-      method: input.method,
-      path: input.path,
-      user: input.user,
-      group: input.group,
-      at: input.at ?? new Date(),
-    };
-    const label = operationLabel(op);
+    const op = { op: 'api' as const, ...input, at: input.at ?? new Date() };
     const m = this.redis.multi();
-    for (const [scope, id] of [['user', op.user], ...(op.group ? [['group', op.group]] : [])] as [Scope, string][]) {
-      m.sadd(this.key('index', scope), id);
-      for (const b of periodBuckets('api_requests', op.at)) m.hincrby(this.key(scope, id, b.period, b.bucket), `n|${label}`, 1);
-    }
-    const entry = {
-      at: op.at.toISOString(),
-      user: op.user,
-      group: op.group,
-      op: label,
-      units: {},
-      rules: [],
-      reason: 'no answer (refused, reset or timed out before the status line): not charged',
-      answered: false,
-    };
-    m.xadd(this.key('audit'), 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', 'entry', JSON.stringify(entry));
+    this.applyCharge(
+      m,
+      op,
+      { units: {}, rules: [], reason: 'no answer (refused, reset or timed out before the status line): not charged' },
+      false,
+    );
     await m.exec();
   }
 
