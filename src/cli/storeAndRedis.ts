@@ -1,12 +1,13 @@
 import { ensureRedis, type RedisHandle } from '../redis/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { openStore, storeWouldBeCreated, type Store } from '../store/index.js';
 import { libraryWarningsTo, type CliContext } from './context.js';
 
 /**
- * The configured store, checked, then a Redis (a private redis-server without REDIS_URL). The
- * store comes first: a wrong or unreachable --store ends the command before a private Redis is
- * started, and when no Redis can be had the store is closed again. The caller stops the Redis and
- * closes the store.
+ * The configured store, checked, and a Redis (a private redis-server without REDIS_URL). An
+ * existing store comes first: a wrong or unreachable --store ends the command before a private
+ * Redis is started. A store this command would create comes second, once its path is checked: a
+ * Redis that cannot be had then leaves no empty store behind for later reads to mistake for one.
+ * Whichever was had is released when the other fails; the caller stops the Redis and closes the store.
  */
 export async function openStoreAndRedis(
   ctx: CliContext,
@@ -15,8 +16,12 @@ export async function openStoreAndRedis(
   const { config, log } = ctx;
   // the queue clients this command opens may warn on the console: their lines join its log
   libraryWarningsTo(log);
-  const store = openStore(config.store, config);
+  const connect = (): Promise<RedisHandle> =>
+    ensureRedis({ url: config.redisUrl, prefix: config.queuePrefix, redisCluster: config.redisCluster, log });
+  const redisFirst = storeWouldBeCreated(config.store) ? await connect() : undefined;
+  let store: Store | undefined;
   try {
+    store = openStore(config.store, config);
     // a cluster that cannot be reached ends the command now, naming it, not after every batch failed
     await store.check();
     if (o.spendsApiUnits && !config.redisUrl) {
@@ -25,12 +30,10 @@ export async function openStoreAndRedis(
         'no REDIS_URL: the API calls of this run are counted on a private Redis that ends with the command, not on a kept quota ledger; set REDIS_URL to keep them',
       );
     }
-    return {
-      store,
-      redis: await ensureRedis({ url: config.redisUrl, prefix: config.queuePrefix, redisCluster: config.redisCluster, log }),
-    };
+    return { store, redis: redisFirst ?? (await connect()) };
   } catch (err) {
-    await store.close();
+    await store?.close();
+    await redisFirst?.stop();
     throw err;
   }
 }

@@ -1,8 +1,9 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { openElasticsearchStore, type ElasticsearchStore } from './elasticsearch/index.js';
-import { openSqliteStore } from './sqlite/index.js';
+import { checkStoreFile, openSqliteStore } from './sqlite/index.js';
 import type { Store } from './Store.js';
 
 /** Backend settings beyond the spec (only the Elasticsearch backend has any). */
@@ -81,6 +82,19 @@ export function openStore(spec: string, settings: StoreSettings = {}, access: St
     });
   }
   throw new SandtrailError('USAGE', `unknown store "${spec}": expected sqlite:FILE or es:URL`);
+}
+
+/**
+ * Whether opening `spec` for writes would create its store: a SQLite file not there yet. Its path
+ * is checked as an open checks it (a missing directory, a directory, a file that is no database
+ * are refused here), and nothing is created. Elasticsearch: false (its setup makes no store of a
+ * failed run).
+ */
+export function storeWouldBeCreated(spec: string): boolean {
+  if (!spec.startsWith('sqlite:') || spec.length === 'sqlite:'.length) return false;
+  const path = resolve(spec.slice('sqlite:'.length));
+  checkStoreFile(path, {});
+  return !existsSync(path);
 }
 
 /**

@@ -467,6 +467,25 @@ describe('an unreachable REDIS_URL is said within seconds', () => {
       assert.doesNotMatch(r.stderr, /s3cret/);
     });
   }
+
+  test('backfill into a new store: no store is left behind for reads to mistake for an empty one', { timeout: 60_000 }, async () => {
+    const s = scope();
+    const feed = join(s.dir, 'feed');
+    await writeFeed({ out: feed, seed: 1, start: '202611010000', minutes: 1, perMinute: 2, malformedRate: 0 });
+    const store = join(s.dir, 'new.db');
+    const r = await cli(['backfill', '--source', `dir:${feed}`, '--store', `sqlite:${store}`], {
+      tmp: s.tmp,
+      env: { REDIS_URL: 'redis://hunter:s3cret@127.0.0.1:1' },
+      deadlineMs: 20_000,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /cannot reach Redis at redis:\/\/hunter:\*\*\*@127\.0\.0\.1:1/);
+    assert.deepEqual(readdirSync(s.dir).sort(), ['feed', 'tmp']);
+    // a read of that path still says there is no store
+    const read = await cli(['top', 'behash', '--store', `sqlite:${store}`], { tmp: s.tmp, env: NO_REDIS_URL });
+    assert.equal(read.code, 1, read.stderr);
+    assert.match(read.stderr, /no store at/);
+  });
 });
 
 describe('reads never create a store', () => {

@@ -13,3 +13,4 @@ export { isTransientSqlite, isBusy, sqliteStoreFault } from './sqliteErrors.js';
 export { demoStoreFile, markDemoStore } from './demoStore.js';
 export type { DemoStoreFile } from './demoStore.js';
 export { removeReadSideFiles, sideFilesAbsent } from './readSideFiles.js';
+export { checkStoreFile } from './openForReads.js';
