@@ -62,7 +62,14 @@ const MAPPINGS = {
 
 async function templates(client: Client, pattern = 'logs-*'): Promise<void> {
   await client.cluster.putComponentTemplate({ name: 'c-settings', template: { settings: SETTINGS } });
-  await client.cluster.putComponentTemplate({ name: 'c-mappings', template: { mappings: MAPPINGS as never } });
+  // a component template is validated alone, as a real cluster does: one whose mappings use a
+  // normalizer defined only in another component is refused
+  const refused = await rejects(client.cluster.putComponentTemplate({ name: 'c-mappings', template: { mappings: MAPPINGS as never } }));
+  assert.match(errorOf(refused).reason ?? '', /normalizer \[lc\] not found for field \[h\]/);
+  await client.cluster.putComponentTemplate({
+    name: 'c-mappings',
+    template: { settings: { analysis: SETTINGS.analysis }, mappings: MAPPINGS as never },
+  });
   await client.indices.putIndexTemplate({
     name: 'logs',
     index_patterns: [pattern],

@@ -8,6 +8,7 @@ import {
   batchMappings,
   behaviourMappings,
   behaviourSettings,
+  hashAnalysis,
   deadLetterMappings,
   smallIndexSettings,
   type BehaviourIndexSettings,
@@ -88,7 +89,8 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     {
       method: 'PUT',
       path: `/_component_template/${n.mappingsComponent}`,
-      body: { template: { mappings }, version: MAPPING_VERSION, _meta: meta },
+      // a component template must be valid alone: the normalizer its mappings use is defined in it too
+      body: { template: { settings: { analysis: hashAnalysis() }, mappings }, version: MAPPING_VERSION, _meta: meta },
       when: 'always',
       description: `component template ${n.mappingsComponent}`,
     },

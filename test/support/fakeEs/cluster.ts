@@ -114,8 +114,11 @@ export class Cluster {
     }
     if (!isObj(body.template)) fail(400, 'x_content_parse_exception', '[1:2] Required [template]');
     const t = body.template;
-    normalizers(normalizeSettings(t.settings));
-    validateMappings(normalizeMappings(t.mappings), undefined);
+    const settings = normalizeSettings(t.settings);
+    normalizers(settings);
+    // as a real cluster does, a component template is valid on its own: its mappings may use only
+    // the normalizers its own settings define (elastic/elasticsearch#54023)
+    validateMappings(normalizeMappings(t.mappings), settings);
     this.componentTemplates.set(name, clone(body));
     return { acknowledged: true };
   }

@@ -212,7 +212,7 @@ function normalizeProps(props: Obj): Obj {
 
 /**
  * Rejects what a real cluster rejects when it parses a mapping (types, parameters, normalizers).
- * Without `settings` (a component template alone) normalizer names are not checked.
+ * Without `settings` normalizer names are not checked.
  */
 export function validateMappings(mappings: Obj, settings: Obj | undefined): void {
   for (const k of Object.keys(mappings)) {
