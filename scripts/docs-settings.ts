@@ -17,7 +17,7 @@ const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 function defaultOf(defaults: unknown, path: readonly string[]): string {
   let cur = defaults;
   for (const key of path) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[key] : undefined;
-  return cur === undefined ? '—' : code(String(cur));
+  return cur === undefined ? '—' : code(typeof cur === 'object' ? JSON.stringify(cur) : String(cur));
 }
 
 /** The markdown table: one row per setting, in schema order. */

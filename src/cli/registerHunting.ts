@@ -36,7 +36,10 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
   for (const [flag, , , what] of WATCH_FLAGS) addPivotOption(add, flag, `${what} (repeatable)`, collect);
   add
     .option('--file <path>', 'append each hit to this JSON-lines file (directory created when missing)')
-    .option('--webhook <url>', 'POST each hit as JSON to this http(s) URL')
+    .option(
+      '--webhook <name>',
+      'POST each hit as JSON to the webhook of this name in the configuration (webhooks.NAME, SANDTRAIL_WEBHOOK_NAME=URL): the store keeps the name, never the URL',
+    )
     .option('--retro', 'also record and notify hits for the matching behaviours already stored')
     .option('--json', 'one JSON object: the watch (webhook host only) and, with --retro, {behaviours, hits, undelivered, interrupted}')
     .addHelpText('after', ADD_HELP)

@@ -10,12 +10,16 @@ const BOOLEAN: Readonly<Record<string, boolean>> = { true: true, false: false, '
 export interface EnvSetting {
   env: string;
   path: string[];
-  kind: 'string' | 'number' | 'boolean';
+  /** `map`: one variable per entry, `env` ending in `<NAME>` (the entry's name upper-cased). */
+  kind: 'string' | 'number' | 'boolean' | 'map';
   /** What the setting means (the schema's description). */
   description: string;
 }
 
 const snake = (s: string): string => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/** Settings that are maps of names, and the prefix of their variables: SANDTRAIL_WEBHOOK_SOC=URL is webhooks.soc. */
+export const ENV_MAP_PREFIXES: Readonly<Record<string, string>> = { webhooks: 'SANDTRAIL_WEBHOOK_' };
 
 /** Every setting with its environment variable, derived from the schema so docs never drift. */
 export function envSettings(): EnvSetting[] {
@@ -24,11 +28,14 @@ export function envSettings(): EnvSetting[] {
     for (const [key, value] of Object.entries(shape)) {
       const inner = unwrap(value);
       const p = [...path, key];
+      const typeName = (inner as { _def?: { typeName?: string } })._def?.typeName;
+      const description = (value as { description?: string }).description ?? (inner as { description?: string }).description ?? '';
+      const mapPrefix = ENV_MAP_PREFIXES[p.join('.')];
       if (inner && typeof inner === 'object' && 'shape' in inner) {
         walk((inner as { shape: Dict }).shape, p);
+      } else if (typeName === 'ZodRecord' && mapPrefix) {
+        out.push({ env: `${mapPrefix}<NAME>`, path: p, kind: 'map', description });
       } else {
-        const typeName = (inner as { _def?: { typeName?: string } })._def?.typeName;
-        const description = (value as { description?: string }).description ?? (inner as { description?: string }).description ?? '';
         out.push({
           env: `SANDTRAIL_${p.map(snake).join('_')}`,
           path: p,
@@ -121,6 +128,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
     if (raw) setPath(out, a.path, `${a.prefix ?? ''}${raw}`);
   }
   for (const s of envSettings()) {
+    if (s.kind === 'map') {
+      const prefix = s.env.slice(0, -'<NAME>'.length);
+      for (const [name, raw] of Object.entries(env)) {
+        // the name as a config file writes it: lower-case, - where the variable has _ is not told apart
+        if (name.startsWith(prefix) && name.length > prefix.length && raw)
+          setPath(out, [...s.path, name.slice(prefix.length).toLowerCase()], raw);
+      }
+      continue;
+    }
     const raw = env[s.env];
     if (raw === undefined || raw === '') continue;
     const value = s.kind === 'number' ? Number(raw) : s.kind === 'boolean' ? BOOLEAN[raw.toLowerCase()] : raw;

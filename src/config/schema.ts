@@ -350,6 +350,19 @@ function redisUrlValid(raw: string): boolean {
   }
 }
 
+/** A webhook's name: what a watch keeps in the store in place of the URL. */
+export const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** A webhook URL: http or https, no `user:password@` (fetch refuses them; a token goes in the path or query). */
+function webhookUrlValid(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
+}
+
 export const configSchema = z
   .object({
     redisUrl: z
@@ -403,6 +416,15 @@ export const configSchema = z
     kibana: kibanaSchema.default({}),
     retention: retentionSchema.default({}),
     sqlite: sqliteSchema.default({}),
+    webhooks: z
+      .record(
+        z.string().regex(WEBHOOK_NAME, 'a webhook name is lower-case letters, digits, _ and - (at most 64)'),
+        z.string().refine(webhookUrlValid, 'an http:// or https:// URL without user:password@ (a token goes in its path or query)'),
+      )
+      .default({})
+      .describe(
+        'Webhooks by name, each an http(s) URL: `watch add --webhook NAME` keeps only the name in the store, and every process that notifies (index workers, backfill, dlq replay, watch add --retro) reads the URL, often holding its secret in the path or query, from its own configuration. In a config file {"webhooks": {"soc": "https://..."}}; in the environment one variable per webhook: SANDTRAIL_WEBHOOK_SOC_TEAM=URL is webhooks.soc_team.',
+      ),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import { ENV_ALIASES, envSettings } from './loadConfig.js';
+import { ENV_ALIASES, ENV_MAP_PREFIXES, envSettings } from './loadConfig.js';
 
 /**
  * `SANDTRAIL_*` names read outside the settings: the config file's path, the scheduler entry
@@ -17,7 +17,8 @@ export function unknownEnvNames(env: NodeJS.ProcessEnv): { name: string; closest
   const known = [...envSettings().map((s) => s.env), ...ENV_ALIASES.map((a) => a.env), ...OTHER_NAMES];
   const out: { name: string; closest?: string }[] = [];
   for (const name of Object.keys(env).sort()) {
-    if (!name.startsWith('SANDTRAIL_') || known.includes(name) || TOOL_PREFIXES.some((p) => name.startsWith(p))) continue;
+    const prefixes = [...TOOL_PREFIXES, ...Object.values(ENV_MAP_PREFIXES)];
+    if (!name.startsWith('SANDTRAIL_') || known.includes(name) || prefixes.some((p) => name.startsWith(p))) continue;
     let closest: { name: string; d: number } | undefined;
     for (const k of known) {
       const d = distance(name, k);

@@ -36,7 +36,12 @@ const log = createLogger(config.logLevel, { ...bindings, thread: 'index' }, { fo
 console.warn = (...args: unknown[]): void => log.debug({ source: 'library' }, format(...args));
 const store = openStore(config.store, config);
 // the thread's own store: watch hits are matched and notified where the documents are written
-const stage = new IndexStage({ config, store, log, onStored: watch ? createWatchHook(store, log) : undefined });
+const stage = new IndexStage({
+  config,
+  store,
+  log,
+  onStored: watch ? createWatchHook(store, log, { webhook: { targets: config.webhooks } }) : undefined,
+});
 stage.start();
 reply({ type: 'started' });
 

@@ -7,7 +7,8 @@ export const CENSOR = '[redacted]';
 
 /** Field names whose value is a credential, wherever they occur (compared lower-case, letters only). */
 const SECRET_SUFFIXES = ['apikey', 'password', 'passwd', 'secret', 'token', 'authorization'] as const;
-const SECRET_NAMES = new Set(['cookie', 'setcookie']);
+// webhooks: the config's map of webhook URLs, whose paths and queries carry their tokens
+const SECRET_NAMES = new Set(['cookie', 'setcookie', 'webhooks']);
 
 const SECRET_FIELDS = ['apiKey', 'apikey', 'password', 'token', 'authorization', 'cookie'] as const;
 const SECRET_HEADERS = ['headers["x-apikey"]', 'headers.authorization', 'headers["proxy-authorization"]', 'headers.cookie'] as const;

@@ -191,7 +191,13 @@ function assemble(
   const transport = thread?.transport;
   const stageWorkers = plan.stages.map((s): StageWorker => {
     if (s === 'feed') return new FeedWorker({ ...o, transport, onFeedDoc });
-    return thread ?? new IndexWorker({ ...o, onStored: hook('watch') ? createWatchHook(o.store, o.log) : undefined });
+    return (
+      thread ??
+      new IndexWorker({
+        ...o,
+        onStored: hook('watch') ? createWatchHook(o.store, o.log, { webhook: { targets: o.config.webhooks } }) : undefined,
+      })
+    );
   });
   const producers = plan.producers.map((p): StageWorker => {
     if (p === 'artefacts') return parts.artefacts().worker(o.onFatal);

@@ -1,3 +1,4 @@
+import { WEBHOOK_NAME } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { PIVOT_KINDS, pivotKey, type PivotKind } from './Sink.js';
 
@@ -11,7 +12,11 @@ export interface WatchCondition {
 export interface WatchNotify {
   /** Absolute path of a JSON-lines file each hit is appended to. */
   file?: string;
-  /** http(s) URL each hit is POSTed to as JSON. Often carries a secret: never logged or printed whole. */
+  /**
+   * The name of a configured webhook (`webhooks.NAME`) each hit is POSTed to as JSON: its URL,
+   * often holding a secret, stays in each process's configuration. A store written before named
+   * webhooks may hold a URL here instead: still delivered to, never logged or printed whole.
+   */
   webhook?: string;
 }
 
@@ -118,20 +123,14 @@ export function normalizeWatch(w: Watch): Watch {
     notify.file = w.notify.file;
   }
   if (w.notify?.webhook !== undefined) {
-    let u: URL | undefined;
-    try {
-      u = new URL(w.notify.webhook);
-    } catch {
-      u = undefined;
-    }
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
-      throw new SandtrailError('USAGE', `watch ${w.name}: the webhook must be an http:// or https:// URL`);
-    }
-    if (u.username || u.password) {
-      // fetch refuses them, and they would be one more place for a secret: a token goes in the path or query
+    if (typeof w.notify.webhook !== 'string' || !WEBHOOK_NAME.test(w.notify.webhook)) {
+      // a URL often carries its token in the path or query: the store keeps a name, the config the URL
+      const url = typeof w.notify.webhook === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(w.notify.webhook);
       throw new SandtrailError(
         'USAGE',
-        `watch ${w.name}: credentials in the webhook URL are not supported (put a token in its path or query)`,
+        url
+          ? `watch ${w.name}: a webhook URL is not kept in the store (it often carries its secret): name it in the configuration (webhooks.NAME in the config file, or SANDTRAIL_WEBHOOK_NAME=URL) and give its name`
+          : `watch ${w.name}: a webhook is named by lower-case letters, digits, _ and - (at most 64), as in the configuration's webhooks`,
       );
     }
     notify.webhook = w.notify.webhook;

@@ -5,8 +5,8 @@ import { record } from '../metrics/index.js';
 import { deadLetterId, type DeadLetterInput, type DeadLetterStore, type Watch, type WatchHit } from '../store/index.js';
 import { appendHitLine } from './appendHitLine.js';
 import { WEBHOOK_DEFAULTS, type WebhookOptions } from './postWebhook.js';
-import { redactWebhook } from './redactWebhook.js';
 import { WebhookBreaker } from './WebhookBreaker.js';
+import { shownWebhook } from './webhookUrl.js';
 
 type Channel = 'file' | 'webhook';
 
@@ -69,7 +69,7 @@ export class WatchNotifier {
     await Promise.all([
       file ? this.deliver(hit, 'file', 'WATCH_FILE_FAILED', () => appendHitLine(file, json)) : undefined,
       webhook
-        ? this.deliver(hit, 'webhook', 'WEBHOOK_FAILED', () => this.breaker.send(webhook, json, this.webhook), redactWebhook(webhook))
+        ? this.deliver(hit, 'webhook', 'WEBHOOK_FAILED', () => this.breaker.send(webhook, json, this.webhook), shownWebhook(webhook))
         : undefined,
     ]);
   }

@@ -1,5 +1,6 @@
 import { SandtrailError } from '../errors/index.js';
 import { postWebhook, WEBHOOK_DEFAULTS, type WebhookOptions } from './postWebhook.js';
+import { webhookUrl } from './webhookUrl.js';
 
 /** A webhook's failures since its last success. */
 interface Streak {
@@ -33,10 +34,12 @@ export class WebhookBreaker {
   ) {}
 
   /**
-   * POSTs `json` to `url` through the breaker: WEBHOOK_FAILED at once while it is open, one try
-   * when it probes, the usual tries otherwise (stopped early if it opens meanwhile).
+   * POSTs `json` to the webhook `target` names (webhookUrl) through the breaker: WEBHOOK_FAILED at
+   * once while it is open or when the name is not configured, one try when it probes, the usual
+   * tries otherwise (stopped early if it opens meanwhile).
    */
-  async send(url: string, json: string, webhook: WebhookOptions = {}): Promise<void> {
+  async send(target: string, json: string, webhook: WebhookOptions = {}): Promise<void> {
+    const url = webhookUrl(target, webhook.targets);
     const admitted = this.admit(url);
     if (typeof admitted === 'object') throw new SandtrailError('WEBHOOK_FAILED', admitted.skip);
     const options = admitted === 'probe' ? { ...webhook, attempts: 1 } : webhook;

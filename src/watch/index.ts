@@ -17,4 +17,5 @@ export { WebhookBreaker } from './WebhookBreaker.js';
 export { postWebhook, WEBHOOK_DEFAULTS } from './postWebhook.js';
 export type { WebhookOptions, WebhookTries } from './postWebhook.js';
 export { redactWebhook } from './redactWebhook.js';
+export { shownWebhook, webhookUrl, webhookUrlInStore } from './webhookUrl.js';
 export { redeliverNotification } from './redeliverNotification.js';

@@ -10,6 +10,8 @@ export interface WebhookOptions {
   backoffMs?: number;
   /** Timeout of one POST, connection and answer included (default 10 s). */
   timeoutMs?: number;
+  /** The configured webhooks by name (config `webhooks`): what a watch's webhook name resolves to. */
+  targets?: Readonly<Record<string, string>>;
 }
 
 /** What a caller tracking the receiver's health (WebhookBreaker) is told, and may decide. */
@@ -22,7 +24,11 @@ export interface WebhookTries {
   mayRetry(): boolean;
 }
 
-export const WEBHOOK_DEFAULTS: Readonly<Required<WebhookOptions>> = Object.freeze({ attempts: 4, backoffMs: 500, timeoutMs: 10_000 });
+export const WEBHOOK_DEFAULTS: Readonly<Required<Omit<WebhookOptions, 'targets'>>> = Object.freeze({
+  attempts: 4,
+  backoffMs: 500,
+  timeoutMs: 10_000,
+});
 
 /** Statuses a receiver may answer differently next time (overloaded, restarting, rate-limiting). */
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'vitest';
+import BetterSqlite3 from 'better-sqlite3';
 import { openStore, type WatchHit } from '../../src/store/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { recordRetroHits } from '../../src/watch/index.js';
 import { runCli } from '../support/cli.js';
 import { cleanup, tempDir } from '../support/env.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
@@ -41,24 +44,14 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const cli = (...args: string[]): ReturnType<typeof runCli> => runCli(['--store', `sqlite:${storeFile}`, 'watch', ...args]);
+  // the webhooks are named in each process's configuration: the store keeps only their names
+  const hooks = { SANDTRAIL_WEBHOOK_SOC: `${host}/hook/s3cr3t`, SANDTRAIL_WEBHOOK_GONE: `${host}/gone/s3cr3t` };
+  const cli = (...args: string[]): ReturnType<typeof runCli> =>
+    runCli(['--store', `sqlite:${storeFile}`, 'watch', ...args], { env: hooks });
   const file = join(dir, 'alerts', 'w.jsonl');
   const ids = [docs[0]!.id, docs[1]!.id, docs[2]!.id].sort();
 
-  const add = await cli(
-    'add',
-    'cli-w',
-    '--behash',
-    'B1',
-    '--ja3',
-    JA3,
-    '--file',
-    file,
-    '--webhook',
-    `${host}/hook/s3cr3t`,
-    '--retro',
-    '--json',
-  );
+  const add = await cli('add', 'cli-w', '--behash', 'B1', '--ja3', JA3, '--file', file, '--webhook', 'soc', '--retro', '--json');
   assert.equal(add.code, 0, add.stderr);
   const added = JSON.parse(add.stdout) as { watch: Record<string, unknown>; retro: unknown };
   assert.deepEqual(added.retro, { behaviours: 3, hits: 3, undelivered: 0, interrupted: false });
@@ -66,13 +59,13 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     { kind: 'behash', value: 'b1' },
     { kind: 'ja3', value: JA3 },
   ]);
-  assert.deepEqual(added.watch.notify, { file, webhook: `${host}/***` });
+  assert.deepEqual(added.watch.notify, { file, webhook: 'soc' });
   assert.deepEqual((posts as WatchHit[]).map((h) => h.behaviourId).sort(), ids);
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   assert.equal(lines.length, 3);
 
   // a webhook that refuses: the hits are recorded, and the summary says their notifications were not delivered
-  const refused = await cli('add', 'gone-w', '--behash', 'B1', '--webhook', `${host}/gone/s3cr3t`, '--retro');
+  const refused = await cli('add', 'gone-w', '--behash', 'B1', '--webhook', 'gone', '--retro');
   assert.equal(refused.code, 0, refused.stderr);
   assert.match(
     refused.stdout,
@@ -81,7 +74,16 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   // the receiver is back: dlq replay sends the dead-lettered notifications again, and removes them
   goneBack = true;
   const before = posts.length;
-  const replay = await runCli(['--store', `sqlite:${storeFile}`, 'dlq', 'replay', '--all', '--json']);
+  // a process that lacks the webhook's configuration keeps the notifications, saying which setting is missing
+  const unconfigured = await runCli(['--store', `sqlite:${storeFile}`, 'dlq', 'replay', '--all', '--json']);
+  assert.equal(unconfigured.code, 0, unconfigured.stderr);
+  assert.equal((JSON.parse(unconfigured.stdout) as { redelivered: number }).redelivered, 0, unconfigured.stdout);
+  const kept = await runCli(['--store', `sqlite:${storeFile}`, 'dlq', 'list', '--stage', 'watch', '--json']);
+  assert.match(
+    kept.stdout,
+    /no webhook named \\"gone\\" in this process's configuration: set webhooks\.gone in its config file or SANDTRAIL_WEBHOOK_GONE=URL/,
+  );
+  const replay = await runCli(['--store', `sqlite:${storeFile}`, 'dlq', 'replay', '--all', '--json'], { env: hooks });
   assert.equal(replay.code, 0, replay.stderr);
   assert.deepEqual((JSON.parse(replay.stdout) as { redelivered: number; remaining: number }).redelivered, 2, replay.stdout);
   assert.equal(posts.length - before, 2);
@@ -101,6 +103,13 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.match(again.stderr, /a watch named "cli-w" exists already/);
   assert.equal((await cli('add', 'none', '--file', file)).code, 2, 'no condition');
   assert.equal((await cli('add', 'empty', '--behash', 'b1', '--file', '')).code, 2, 'an empty --file is not "record only"');
+  // a webhook URL is refused, its secret unsaid: the store would keep it; so is a name not configured
+  const byUrl = await cli('add', 'by-url', '--behash', 'b1', '--webhook', `${host}/hook/s3cr3t`);
+  assert.equal(byUrl.code, 2, byUrl.stderr);
+  assert.match(byUrl.stderr, /--webhook takes the name of a configured webhook, not its URL .*; configured: gone, soc/);
+  const unknown = await cli('add', 'unknown', '--behash', 'b1', '--webhook', 'pager');
+  assert.equal(unknown.code, 2, unknown.stderr);
+  assert.match(unknown.stderr, /--webhook pager: no webhook of that name in this configuration/);
   // a --file that cannot take hits is refused before the watch is stored, as a bad --webhook is
   const onDir = await cli('add', 'on-dir', '--behash', 'b1', '--file', dir);
   assert.equal(onDir.code, 2, onDir.stderr);
@@ -121,7 +130,7 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.deepEqual(
     watches.map((w) => [w.name, w.notify]),
     [
-      ['cli-w', { file, webhook: `${host}/***` }],
+      ['cli-w', { file, webhook: 'soc' }],
       ['two', {}],
     ],
   );
@@ -131,10 +140,7 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     { kind: 'sha256', value: SHA('d') },
   ]);
   const text = await cli('list');
-  assert.match(
-    text.stdout,
-    /^cli-w {2}behash=b1, ja3=a0e9f5d64349fb13191bc781f81f42e1 {2}\(file .*, webhook http:\/\/127\.0\.0\.1:\d+\/\*\*\*; since /m,
-  );
+  assert.match(text.stdout, /^cli-w {2}behash=b1, ja3=a0e9f5d64349fb13191bc781f81f42e1 {2}\(file .*, webhook soc; since /m);
 
   const hits = await cli('hits', 'cli-w', '--json');
   assert.equal(hits.code, 0, hits.stderr);
@@ -180,5 +186,70 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
     assert.ok(help.stdout.includes(flag), flag);
   }
   for (const sub of ['list', 'remove', 'hits']) assert.equal((await cli(sub, '--help')).code, 0, sub);
-  for (const out of [add, refused, again, list, text, hits, removed]) assert.ok(!`${out.stdout}${out.stderr}`.includes('s3cr3t'));
+  for (const out of [add, refused, byUrl, unknown, again, list, text, hits, removed])
+    assert.ok(!`${out.stdout}${out.stderr}`.includes('s3cr3t'));
+  // nor is it anywhere in the store's files
+  for (const f of [storeFile, `${storeFile}-wal`]) if (existsSync(f)) assert.ok(!readFileSync(f).includes('s3cr3t'), f);
+});
+
+test('a webhook URL kept by a store written before webhooks were named: still delivered to, shown by host only, and named on stderr', async () => {
+  const dir = tempDir();
+  const storeFile = join(dir, 'old.db');
+  const store = openStore(`sqlite:${storeFile}`);
+  try {
+    await store.sink.upsert(sinkDocs([makeDoc(SHA('e'), 'Zenbox', 1000, { behash: 'b9' })]));
+  } finally {
+    await store.close();
+  }
+  const posts: string[] = [];
+  const server = createServer((req, res) => {
+    posts.push(req.url ?? '');
+    req.resume().on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // the row as an earlier version wrote it
+  const db = new BetterSqlite3(storeFile);
+  db.prepare('INSERT INTO watches (name, conditions, notify, created_at) VALUES (?, ?, ?, ?)').run(
+    'old-w',
+    JSON.stringify([{ kind: 'behash', value: 'b9' }]),
+    JSON.stringify({ webhook: `${host}/old/s3cr3t` }),
+    1,
+  );
+  db.close();
+  const list = await runCli(['--store', `sqlite:${storeFile}`, 'watch', 'list']);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, new RegExp(`^old-w {2}behash=b9 {2}\\(webhook ${host.replace(/\./g, '\\.')}/\\*\\*\\*; since`, 'm'));
+  assert.match(
+    list.stderr,
+    /old-w keeps a webhook URL in the store \(written by an earlier version; it often carries a secret\): remove and add again/,
+  );
+  const retro = await runCli([
+    '--store',
+    `sqlite:${storeFile}`,
+    'watch',
+    'add',
+    'new-w',
+    '--behash',
+    'b9',
+    '--webhook',
+    `${host}/new/s3cr3t`,
+  ]);
+  assert.equal(retro.code, 2, 'a new watch names its webhook');
+  // the notifier delivers to the stored URL as before
+  const again = openStore(`sqlite:${storeFile}`);
+  try {
+    const old = await again.watches.get('old-w');
+    assert.deepEqual(await recordRetroHits(again, old!, createLogger('silent')), {
+      behaviours: 1,
+      hits: 1,
+      undelivered: 0,
+      interrupted: false,
+    });
+  } finally {
+    await again.close();
+  }
+  assert.deepEqual(posts, ['/old/s3cr3t']);
+  for (const out of [list, retro]) assert.ok(!`${out.stdout}${out.stderr}`.includes('s3cr3t'));
 });

@@ -35,9 +35,10 @@ test('SIGINT during watch add --retro: the hits under way are notified, no other
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanup(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
   const args = ['--store', `sqlite:${storeFile}`, 'watch', 'add', 'slow', '--behash', 'b1'];
-  const webhook = ['--webhook', `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, '--retro'];
+  const webhook = ['--webhook', 'slow_hook', '--retro'];
+  const env = { SANDTRAIL_WEBHOOK_SLOW_HOOK: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` };
 
-  const { child, exited } = startCli([...args, ...webhook], { SANDTRAIL_LOG_LEVEL: 'warn' });
+  const { child, exited } = startCli([...args, ...webhook], { SANDTRAIL_LOG_LEVEL: 'warn', ...env });
   await firstSeen;
   child.kill('SIGINT');
   const stopped = await exited;
@@ -49,13 +50,13 @@ test('SIGINT during watch add --retro: the hits under way are notified, no other
   // every hit the stopped run recorded was notified before it exited
   assert.equal(posts.length, recorded);
 
-  const resumed = await runCli([...args, ...webhook]);
+  const resumed = await runCli([...args, ...webhook], { env });
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.match(resumed.stderr, /watch slow exists as given: its retro run resumes/);
   assert.match(resumed.stdout, new RegExp(`${docs.length - recorded} new hits recorded and notified`));
   assert.deepEqual([...posts].sort(), docs.map((d) => d.id).sort(), 'each behaviour notified once over both runs');
   // other conditions or channels under the same name are still refused
-  const other = await runCli([...args, '--behash', 'b2', '--retro']);
+  const other = await runCli([...args, '--behash', 'b2', '--retro'], { env });
   assert.equal(other.code, 1);
   assert.match(other.stderr, /a watch named "slow" exists already/);
 });

@@ -195,6 +195,7 @@ test('a SANDTRAIL_* variable sandtrail does not read is named, with the setting 
       SANDTRAIL_SINK: 'sqlite:z.db',
       SANDTRAIL_CONFIG: 'c.json',
       SANDTRAIL_TEST_REDIS_URL: 'redis://x',
+      SANDTRAIL_WEBHOOK_SOC: 'https://hooks.example/x',
       REDIS_URL: 'redis://y',
       PATH: '/bin',
     }),
@@ -207,4 +208,42 @@ test('a SANDTRAIL_* variable sandtrail does not read is named, with the setting 
   const r = await runCli(['top', 'behash', '--store', `sqlite:${join(tempDir(), 'none.db')}`], { env: { SANDTRAIL_STOR: 'sqlite:x.db' } });
   assert.equal(r.code, 1);
   assert.match(r.stderr, /SANDTRAIL_STOR is not a variable sandtrail reads: ignored \(did you mean SANDTRAIL_STORE\?\)/);
+});
+
+test('webhooks by name: one variable per webhook over the config file; a bad URL is refused without being quoted', () => {
+  const withHooks = join(dir, 'hooks.json');
+  writeFileSync(withHooks, JSON.stringify({ webhooks: { soc: 'https://file.example/T/s3cr3t', 'pager-1': 'http://pager.example/p' } }));
+  const c = loadConfig({
+    file: withHooks,
+    env: {
+      SANDTRAIL_WEBHOOK_SOC: 'https://env.example/T/s3cr3t',
+      SANDTRAIL_WEBHOOK_SOC_TEAM: 'https://env.example/team',
+      SANDTRAIL_WEBHOOK_X: '',
+    },
+  });
+  assert.deepEqual(c.webhooks, {
+    soc: 'https://env.example/T/s3cr3t',
+    'pager-1': 'http://pager.example/p',
+    soc_team: 'https://env.example/team',
+  });
+  assert.deepEqual(loadConfig({}).webhooks, {});
+  assert.ok(envSettings().some((s) => s.env === 'SANDTRAIL_WEBHOOK_<NAME>' && s.kind === 'map'));
+  for (const [env, why] of [
+    [{ SANDTRAIL_WEBHOOK_SOC: 'ftp://hooks.example/s3cr3t' }, /webhooks\.soc: an http:\/\/ or https:\/\/ URL without user:password@/],
+    [{ SANDTRAIL_WEBHOOK_SOC: 'https://u:s3cr3t@hooks.example/' }, /webhooks\.soc: an http:\/\/ or https:\/\/ URL/],
+  ] as const) {
+    const err = (() => {
+      try {
+        loadConfig({ env });
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    assert.match(err?.message ?? '', why);
+    assert.doesNotMatch(err?.message ?? '', /s3cr3t/);
+  }
+  const badName = join(dir, 'bad-hook-name.json');
+  writeFileSync(badName, JSON.stringify({ webhooks: { 'Has Space': 'https://hooks.example/' } }));
+  assert.throws(() => loadConfig({ file: badName }), /a webhook name is lower-case letters, digits, _ and -/);
 });

@@ -107,7 +107,13 @@ test('a secret given in every way never appears in any format', () => {
     child.info({ apiKey: PW, password: PW, token: PW }, 'top-level fields');
     child.info(
       {
-        config: { gti: { apiKey: PW, baseUrl: 'https://gti' }, elasticsearch: { password: PW, apiKey: PW }, http: { token: PW } },
+        config: {
+          gti: { apiKey: PW, baseUrl: 'https://gti' },
+          elasticsearch: { password: PW, apiKey: PW },
+          http: { token: PW },
+          // webhook URLs carry their token in the path
+          webhooks: { soc: `https://hooks.example/T0/${PW}` },
+        },
         elasticsearch: { password: PW },
       },
       'nested config',

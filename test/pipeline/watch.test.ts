@@ -86,7 +86,7 @@ let sha256: string;
 
 async function backfillInto(
   storeFile: string,
-  over: { queuePrefix?: string } = {},
+  over: { queuePrefix?: string; webhooks?: Record<string, string> } = {},
 ): Promise<Awaited<ReturnType<typeof runBackfillCommand>>> {
   const config = await testConfig(dir, { store: `sqlite:${storeFile}`, index: { chunkMaxDocs: 9 }, ...over });
   const run = await runBackfillCommand({ source: `dir:${feed}`, from: start, to: addMinutes(start, 3) }, { config, log });
@@ -135,7 +135,7 @@ describe('watchlists through the real pipeline', () => {
         ],
         {
           file: clusterFile,
-          webhook: `${hook.url}/hooks/T0/s3cr3t?token=abc`,
+          webhook: 'cluster-hook',
         },
       );
       sample = await addWatch(store, 'sample', [['sha256', sha256]], { file: sampleFile });
@@ -150,7 +150,9 @@ describe('watchlists through the real pipeline', () => {
       webhookOk: await counter('sandtrail_watch_notifications_total', { channel: 'webhook', outcome: 'ok' }),
     };
 
-    const run1 = await backfillInto(storeFile);
+    // the store names the webhook; the backfill's configuration holds its URL
+    const webhooks = { 'cluster-hook': `${hook.url}/hooks/T0/s3cr3t?token=abc` };
+    const run1 = await backfillInto(storeFile, { webhooks });
     assert.ok(run1.summary.records.indexed > 0);
     const s = openStore(`sqlite:${storeFile}`);
     try {
@@ -177,7 +179,7 @@ describe('watchlists through the real pipeline', () => {
       );
 
       // the same minutes again under another queue prefix: every chunk is really written again
-      const run2 = await backfillInto(storeFile, { queuePrefix: uniquePrefix() });
+      const run2 = await backfillInto(storeFile, { queuePrefix: uniquePrefix(), webhooks });
       assert.equal(run2.summary.records.indexed, run1.summary.records.indexed);
       assert.deepEqual((await s.watches.hits('cluster', { limit: 100_000 })).sort(byId), clusterHits);
       assert.deepEqual((await s.watches.hits('sample', { limit: 100_000 })).sort(byId), sampleHits);
@@ -200,12 +202,12 @@ describe('watchlists through the real pipeline', () => {
     const store = openStore(`sqlite:${storeFile}`);
     let failing: Watch;
     try {
-      failing = await addWatch(store, 'failing', [['sha256', sha256]], { webhook: `${hook.url}/hook/s3cr3t` });
+      failing = await addWatch(store, 'failing', [['sha256', sha256]], { webhook: 'failing' });
     } finally {
       await store.close();
     }
     const failedBefore = await counter('sandtrail_watch_notifications_total', { channel: 'webhook', outcome: 'failed' });
-    await backfillInto(storeFile);
+    await backfillInto(storeFile, { webhooks: { failing: `${hook.url}/hook/s3cr3t` } });
     const s = openStore(`sqlite:${storeFile}`);
     try {
       const hits = await assertExactHits(s, failing);
@@ -247,11 +249,12 @@ describe('watchlists through the real pipeline', () => {
           ['ja3', ja3],
           ['sha256', sha256],
         ],
-        { file, webhook: `${hook.url}/r` },
+        { file, webhook: 'retro-hook' },
       );
+      const webhooks = { 'retro-hook': `${hook.url}/r` };
       assert.deepEqual(await store.watches.hits('retro'), []);
       const expected = await expectedMatches(store, w);
-      assert.deepEqual(await recordRetroHits(store, w, log), {
+      assert.deepEqual(await recordRetroHits(store, w, log, { webhook: { targets: webhooks } }), {
         behaviours: expected.size,
         hits: expected.size,
         undelivered: 0,
@@ -261,8 +264,13 @@ describe('watchlists through the real pipeline', () => {
       assert.deepEqual(readLines(file).sort(byId), hits);
       assert.deepEqual(hook.received.map((r) => r.body as WatchHit).sort(byId), hits);
 
-      assert.deepEqual(await recordRetroHits(store, w, log), { behaviours: expected.size, hits: 0, undelivered: 0, interrupted: false });
-      await backfillInto(storeFile, { queuePrefix: uniquePrefix() });
+      assert.deepEqual(await recordRetroHits(store, w, log, { webhook: { targets: webhooks } }), {
+        behaviours: expected.size,
+        hits: 0,
+        undelivered: 0,
+        interrupted: false,
+      });
+      await backfillInto(storeFile, { queuePrefix: uniquePrefix(), webhooks });
       assert.deepEqual((await store.watches.hits('retro', { limit: 100_000 })).sort(byId), hits);
       assert.equal(readLines(file).length, hits.length);
       assert.equal(hook.received.length, hits.length);

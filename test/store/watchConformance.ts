@@ -73,7 +73,7 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
             { kind: 'ja3s', value: hex('d', 32) },
             { kind: 'behash', value: 'BeHash-1' },
           ],
-          notify: { file: '/tmp/alerts/zeta.jsonl', webhook: 'https://hooks.example/T0/B0/secret?token=x' },
+          notify: { file: '/tmp/alerts/zeta.jsonl', webhook: 'soc-alerts_1' },
         });
         const expected: Watch = {
           name: 'zeta.loader-1',
@@ -85,7 +85,7 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
             { kind: 'ja3s', value: hex('d', 32) },
             { kind: 'behash', value: 'behash-1' },
           ],
-          notify: { file: '/tmp/alerts/zeta.jsonl', webhook: 'https://hooks.example/T0/B0/secret?token=x' },
+          notify: { file: '/tmp/alerts/zeta.jsonl', webhook: 'soc-alerts_1' },
           createdAt: 1_700_000_000_000,
         };
         assert.deepEqual(await f.watches.add(given), expected);
@@ -128,9 +128,12 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
           watch('empty-value', { conditions: [{ kind: 'behash', value: '  ' }] }),
           watch('short-sha', { conditions: [{ kind: 'sha256', value: hex('a', 63) }] }),
           watch('bad-ja3', { conditions: [{ kind: 'ja3', value: 'z'.repeat(32) }] }),
+          // a webhook is a name from the configuration: a URL (and its secret) is never stored
+          watch('url-hook', { notify: { webhook: 'https://hooks.example/T0/B0/secret?token=x' } }),
           watch('ftp-hook', { notify: { webhook: 'ftp://example.com/x' } }),
-          watch('user-hook', { notify: { webhook: 'https://user:pass@example.com/x' } }),
-          watch('not-a-url', { notify: { webhook: 'hooks.example' } }),
+          watch('upper-hook', { notify: { webhook: 'SOC' } }),
+          watch('dotted-hook', { notify: { webhook: 'hooks.example' } }),
+          watch('long-hook', { notify: { webhook: 'h'.repeat(65) } }),
         ];
         for (const w of bad) assert.equal(errorCode(await rejects(f.watches.add(w))), 'USAGE', w.name);
         assert.deepEqual(await f.watches.list(), []);

@@ -201,16 +201,23 @@ describe('webhook delivery', () => {
   test('a replayed notification goes to the watch as it is now; a webhook still down is skipped after the breaker opens', async () => {
     const ok = await receiver([204]);
     const watches = new Map<string, Watch>([
-      ['w', watch('w', [{ kind: 'behash', value: 'h' }], { webhook: `${ok.url}/new/s3cr3t`, file: join(tempDir(), 'w.jsonl') })],
+      ['w', watch('w', [{ kind: 'behash', value: 'h' }], { webhook: 'soc', file: join(tempDir(), 'w.jsonl') })],
     ]);
     const store = { get: (name: string) => Promise.resolve(watches.get(name) ?? null) };
     const raw = JSON.stringify({ watch: 'w', behaviourId: 'b', lastModified: 1, sha256: SHA('a'), sandbox: 'Zenbox', matched: [], at: 2 });
-    assert.equal(await redeliverNotification(store, { raw, path: 'webhook' }), null);
+    // the watch names its webhook; this process's configuration has its URL, or says which setting it lacks
+    assert.equal(
+      await redeliverNotification(store, { raw, path: 'webhook' }),
+      `no webhook named "soc" in this process's configuration: set webhooks.soc in its config file or SANDTRAIL_WEBHOOK_SOC=URL (name with - only in a config file)`,
+    );
+    assert.equal(ok.hits(), 0);
+    assert.equal(await redeliverNotification(store, { raw, path: 'webhook' }, { targets: { soc: `${ok.url}/new/s3cr3t` } }), null);
     assert.equal(ok.hits(), 1);
     assert.equal(await redeliverNotification(store, { raw, path: 'file' }), null);
     assert.equal(readFileSync(watches.get('w')!.notify.file as string, 'utf8'), `${raw}\n`);
     assert.match((await redeliverNotification(store, { raw: raw.replace('"w"', '"gone"'), path: 'webhook' }))!, /no longer exists/);
 
+    // a URL kept by a store written before webhooks were named is still delivered to
     const down = await receiver([503]);
     watches.set('w', watch('w', [{ kind: 'behash', value: 'h' }], { webhook: `${down.url}/x` }));
     const breaker = new WebhookBreaker(3, 60_000);

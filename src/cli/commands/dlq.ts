@@ -54,8 +54,8 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
   return changeStore(ctx, async (s) => {
     const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, {
       maxDepth: ctx.config.feed.maxDepth,
-      onStored: createWatchHook(s, ctx.log),
-      redeliver: (entry) => redeliverNotification(s.watches, entry, {}, breaker),
+      onStored: createWatchHook(s, ctx.log, { webhook: { targets: ctx.config.webhooks } }),
+      redeliver: (entry) => redeliverNotification(s.watches, entry, { targets: ctx.config.webhooks }, breaker),
     });
     const out = {
       replayed: r.replayed,

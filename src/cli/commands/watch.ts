@@ -10,7 +10,7 @@ import {
   type WatchCondition,
   type WatchHit,
 } from '../../store/index.js';
-import { recordRetroHits, redactWebhook } from '../../watch/index.js';
+import { recordRetroHits, shownWebhook, webhookUrlInStore } from '../../watch/index.js';
 import { stopOnSignals } from '../stopOnSignals.js';
 import { writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
@@ -25,12 +25,12 @@ export interface WatchAddOptions {
   [condition: string]: unknown;
 }
 
-/** A watch as printed: the webhook reduced to its host (its path or query often is the secret). */
+/** A watch as printed: a webhook by its name (a URL an earlier version stored: its host only, its path or query often is the secret). */
 function shown(w: Watch): Record<string, unknown> {
   return {
     name: w.name,
     conditions: w.conditions,
-    notify: { ...w.notify, ...(w.notify.webhook ? { webhook: redactWebhook(w.notify.webhook) } : {}) },
+    notify: { ...w.notify, ...(w.notify.webhook ? { webhook: shownWebhook(w.notify.webhook) } : {}) },
     created_at: new Date(w.createdAt).toISOString(),
   };
 }
@@ -38,7 +38,7 @@ function shown(w: Watch): Record<string, unknown> {
 const conditionText = (c: WatchCondition): string => `${c.kind}=${c.value}`;
 
 function notifyText(w: Watch): string {
-  const parts = [w.notify.file ? `file ${w.notify.file}` : '', w.notify.webhook ? `webhook ${redactWebhook(w.notify.webhook)}` : ''];
+  const parts = [w.notify.file ? `file ${w.notify.file}` : '', w.notify.webhook ? `webhook ${shownWebhook(w.notify.webhook)}` : ''];
   return parts.filter(Boolean).join(', ') || 'record only';
 }
 
@@ -56,7 +56,7 @@ const readStore = <T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promis
 /** Removing a watch changes an existing store; it never starts one. */
 const changeStore = <T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { mustExist: true });
 
-/** `sandtrail watch add NAME (--behash V | ...)... [--file PATH] [--webhook URL] [--retro]`. */
+/** `sandtrail watch add NAME (--behash V | ...)... [--file PATH] [--webhook NAME] [--retro]`. */
 export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: CliContext): Promise<number> {
   const conditions: WatchCondition[] = WATCH_FLAGS.flatMap(([, key, kind]) =>
     ((o[key] as string[] | undefined) ?? []).map((value) => ({ kind, value })),
@@ -66,6 +66,7 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
   }
   if (o.file === '' || o.webhook === '') throw new SandtrailError('USAGE', `--${o.file === '' ? 'file' : 'webhook'} needs a value`);
   if (o.file) checkHitFile(resolve(o.file));
+  if (o.webhook) checkWebhook(o.webhook, ctx);
   // workers may run elsewhere in the tree: the file is fixed to where the operator meant it
   const notify = { ...(o.file ? { file: resolve(o.file) } : {}), ...(o.webhook ? { webhook: o.webhook } : {}) };
   // a watch may come before the first backfill, so a missing store is created; said, since a
@@ -115,6 +116,23 @@ async function addOrResume(store: Store, asked: Watch, retro: boolean): Promise<
   }
 }
 
+/**
+ * A --webhook names a webhook of this process's configuration: the store keeps the name, every
+ * process that notifies reads the URL (often holding its secret) from its own configuration.
+ */
+function checkWebhook(name: string, ctx: CliContext): void {
+  const configured = Object.keys(ctx.config.webhooks);
+  if (Object.hasOwn(ctx.config.webhooks, name)) return;
+  const how = 'webhooks.NAME in the config file, or SANDTRAIL_WEBHOOK_NAME=URL';
+  const known = configured.length > 0 ? `configured: ${configured.sort().join(', ')}` : 'none is configured';
+  throw new SandtrailError(
+    'USAGE',
+    name.includes('://')
+      ? `--webhook takes the name of a configured webhook, not its URL (a URL often carries its secret, and the store would keep it): name it (${how}) and give the name; ${known}`
+      : `--webhook ${name}: no webhook of that name in this configuration (${how}); ${known}`,
+  );
+}
+
 /** A --file hits are appended to (its directories are made at the first hit): refused before the watch is stored when it is a directory. */
 function checkHitFile(file: string): void {
   if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
@@ -129,7 +147,7 @@ function checkHitFile(file: string): void {
 async function retroUntilSignal(store: Store, watch: Watch, ctx: CliContext): ReturnType<typeof recordRetroHits> {
   const stop = stopOnSignals('the notifications under way finish');
   try {
-    return await recordRetroHits(store, watch, ctx.log, { signal: stop.signal });
+    return await recordRetroHits(store, watch, ctx.log, { signal: stop.signal, webhook: { targets: ctx.config.webhooks } });
   } finally {
     stop.dispose();
   }
@@ -139,6 +157,12 @@ async function retroUntilSignal(store: Store, watch: Watch, ctx: CliContext): Re
 export async function watchListCommand(o: { json?: boolean }, ctx: CliContext): Promise<number> {
   return readStore(ctx, async (store) => {
     const watches = await store.watches.list();
+    const stored = watches.filter((w) => webhookUrlInStore(w.notify.webhook)).map((w) => w.name);
+    if (stored.length > 0) {
+      process.stderr.write(
+        `sandtrail: ${stored.join(', ')} keep${stored.length === 1 ? 's' : ''} a webhook URL in the store (written by an earlier version; it often carries a secret): remove and add again with a named webhook (--webhook NAME, webhooks.NAME in the configuration)\n`,
+      );
+    }
     if (o.json) await writeOut(`${JSON.stringify(watches.map(shown))}\n`);
     else if (watches.length === 0) await writeOut(`no watches in ${store.spec}\n`);
     else
