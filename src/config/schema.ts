@@ -258,7 +258,7 @@ const elasticsearchSchema = z
       .enum(['auto', 'manual'])
       .default('auto')
       .describe(
-        'auto: the first write of a process runs the idempotent setup; manual: only sandtrail es setup does (writers then need no template privileges).',
+        'auto: the first write of a process runs the idempotent setup (templates, indices, mapping upgrades; the lifecycle policy and the shard settings only when missing: es setup changes those); manual: only sandtrail es setup does (writers then need no template privileges).',
       ),
     shards: positiveInt
       .default(2)

@@ -252,6 +252,39 @@ describe('daily partitions: lifecycle and retention (mock)', () => {
       await bad({ phases: { hot: { actions: { forcemerge: { max_num_segments: 1 } } } } }, /without an accompanying \[rollover\]/);
     }));
 
+  test("a writer's own setup keeps the deployment's retention and shard layout; es setup changes them; an older version's are brought up to date", () =>
+    withEnv(async ({ fake, client, prefix, open }) => {
+      const name = `${prefix}-behaviours`;
+      const deleteAge = (): unknown => (fake.policies()[name] as { phases: { delete?: { min_age: string } } }).phases.delete?.min_age;
+      const replicas = async (): Promise<unknown> => {
+        const t = (await client.cluster.getComponentTemplate({ name: `${name}-settings` })).component_templates[0];
+        return (t?.component_template.template.settings as { index?: { number_of_replicas?: unknown } }).index?.number_of_replicas;
+      };
+      const write = async (s: ElasticsearchStore, c: string): Promise<void> => {
+        assert.equal((await s.sink.upsert(sinkDocs(makeDoc(SHA(c), 'Zenbox', Math.floor(Date.now() / 1000), {}))))[0]?.status, 'ok');
+      };
+      const deployed = await setupElasticsearch(client, { prefix, retentionDays: 30, replicas: 0 });
+      assert.deepEqual(deployed.kept, []);
+      assert.deepEqual([deleteAge(), await replicas()], ['31d', 0]);
+      // a backfill from another configuration (retention off, the default replicas) writes, and changes neither
+      await write(open({ retentionDays: 'off' }), 'a');
+      assert.deepEqual([deleteAge(), await replicas()], ['31d', 0]);
+      // es setup is the one that changes them
+      const changed = await setupElasticsearch(client, { prefix, retentionDays: 'off', replicas: 1 });
+      assert.deepEqual([deleteAge(), await replicas(), changed.kept], [undefined, 1, []]);
+      await client.transport.request({
+        method: 'PUT',
+        path: `/_ilm/policy/${name}`,
+        body: { policy: { phases: { hot: { actions: {} } } } },
+      });
+      // a policy an older version wrote (no version in its _meta) is brought up to date
+      await write(open({ retentionDays: 7 }), 'b');
+      assert.equal(deleteAge(), '8d');
+      const kept = await setupElasticsearch(client, { prefix, retentionDays: 'off', keepDeployment: true });
+      assert.equal(kept.kept.length, 2, JSON.stringify(kept.kept));
+      assert.equal(deleteAge(), '8d');
+    }));
+
   test('ILM deletes a day index once its whole day is past retention, the same moment prune does; a newer version in a later day stays', () =>
     withEnv(async ({ fake, alias, prefix, open }) => {
       const now = { v: at(3) };

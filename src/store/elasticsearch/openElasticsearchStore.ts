@@ -211,7 +211,10 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
       username: options.username ?? parsed.username,
       password: options.password ?? parsed.password,
     });
-  const setup = once(() => setupElasticsearch(client, { ...options.index, prefix, retentionDays: options.retentionDays }));
+  // a writer creates what is missing; the deployment's retention and shard layout are es setup's to change
+  const setup = once(() =>
+    setupElasticsearch(client, { ...options.index, prefix, retentionDays: options.retentionDays, keepDeployment: true }),
+  );
   const ready = options.autoSetup === false ? undefined : setup.run;
   const bookkeeping = { prefix, refresh: options.bookkeepingRefresh ?? ('wait_for' as const), ...(ready ? { ready } : {}) };
   let closed = false;

@@ -28,6 +28,13 @@ export interface SetupOptions extends BehaviourIndexSettings {
   bookkeepingReplicas?: number;
   /** Days a behaviour is kept after its last_modification_date (the ILM delete phase), or off (default). */
   retentionDays?: RetentionDays;
+  /**
+   * A writer's own setup: the deployment's choices (the lifecycle policy's retention, the shard
+   * and replica settings) are created when missing, never changed, unless they were written by an
+   * older version. Only `es setup` changes them: a backfill run with another configuration must
+   * not turn retention off for the whole cluster.
+   */
+  keepDeployment?: boolean;
 }
 
 /**
@@ -42,6 +49,8 @@ export interface SetupStep {
   when: 'always' | 'missing' | 'exists';
   /** The alias or index whose existence `when` refers to. */
   target?: string;
+  /** A deployment's choice (SetupOptions.keepDeployment): the policy or the settings component template of that name. */
+  deployment?: { kind: 'policy' | 'component'; name: string };
   description: string;
 }
 
@@ -55,6 +64,8 @@ export interface SetupResult {
   applied: string[];
   /** Indices this run created. */
   created: string[];
+  /** Descriptions of the deployment's choices found in place and kept (keepDeployment). */
+  kept: string[];
 }
 
 const PRIORITY = 200;
@@ -84,6 +95,7 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
       path: `/_component_template/${n.settingsComponent}`,
       body: { template: { settings: behaviourSettings(options) }, version: MAPPING_VERSION, _meta: meta },
       when: 'always',
+      deployment: { kind: 'component', name: n.settingsComponent },
       description: `component template ${n.settingsComponent}`,
     },
     {
@@ -99,6 +111,7 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
       path: `/_ilm/policy/${n.policy}`,
       body: behaviourPolicy(options.retentionDays, meta),
       when: 'always',
+      deployment: { kind: 'policy', name: n.policy },
       description:
         typeof options.retentionDays === 'number'
           ? `lifecycle policy ${n.policy} (a day index is deleted ${deleteMinAge(options.retentionDays)} after its date)`
@@ -169,6 +182,27 @@ function bookkeepingSteps(
   ];
 }
 
+/**
+ * The version of sandtrail that wrote a deployment's policy or settings component template
+ * (its MAPPING_VERSION), 0 when one from before versions were kept, -1 when it is missing.
+ */
+async function deploymentVersion(client: Client, d: NonNullable<SetupStep['deployment']>): Promise<number> {
+  try {
+    if (d.kind === 'policy') {
+      const found = await client.ilm.getLifecycle({ name: d.name });
+      const meta = found[d.name]?.policy?._meta as { mapping_version?: unknown } | undefined;
+      return typeof meta?.mapping_version === 'number' ? meta.mapping_version : 0;
+    }
+    const found = await client.cluster.getComponentTemplate({ name: d.name });
+    const version = found.component_templates[0]?.component_template.version;
+    return typeof version === 'number' ? version : found.component_templates.length > 0 ? 0 : -1;
+  } catch (err) {
+    if (errorType(err) === 'resource_not_found_exception' || (err as { meta?: { statusCode?: number } }).meta?.statusCode === 404)
+      return -1;
+    throw storeFailure(`es setup: reading ${d.kind === 'policy' ? 'lifecycle policy' : 'component template'} ${d.name}`, err);
+  }
+}
+
 async function exists(client: Client, target: string, isAlias: boolean): Promise<boolean> {
   return isAlias ? client.indices.existsAlias({ name: target }) : client.indices.exists({ index: target });
 }
@@ -188,9 +222,21 @@ async function exists(client: Client, target: string, isAlias: boolean): Promise
 export async function setupElasticsearch(client: Client, options: SetupOptions = {}): Promise<SetupResult> {
   const n = esNames(options.prefix);
   const steps = setupPlan(options);
-  const result: SetupResult = { dryRun: options.dryRun === true, prefix: n.prefix, alias: n.alias, steps, applied: [], created: [] };
+  const result: SetupResult = {
+    dryRun: options.dryRun === true,
+    prefix: n.prefix,
+    alias: n.alias,
+    steps,
+    applied: [],
+    created: [],
+    kept: [],
+  };
   if (options.dryRun) return result;
   for (const step of steps) {
+    if (options.keepDeployment && step.deployment && (await deploymentVersion(client, step.deployment)) >= MAPPING_VERSION) {
+      result.kept.push(step.description);
+      continue;
+    }
     if (step.when !== 'always' && step.target) {
       // the mapping upgrade is pointless right after this run created the first index
       if (step.when === 'exists' && result.created.includes(n.firstIndex)) continue;
