@@ -53,6 +53,7 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}, ac
     concurrency: es.bulkConcurrency,
     // a read never creates indices: setup runs before writes only, and not at all for a reader
     autoSetup: es.setup !== 'manual' && !access.readOnly,
+    mustExist: access.readOnly === true || access.mustExist === true,
     maxDepth: settings.feed?.maxDepth,
     retentionDays: settings.retention?.days,
     ...(settings.now ? { now: settings.now } : {}),

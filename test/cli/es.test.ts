@@ -113,3 +113,32 @@ test('es setup against refused credentials or privileges: SINK_AUTH naming what 
   assert.match(stepErr.message, /es setup: lifecycle policy auth-behaviours/);
   fake.clearFaults();
 });
+
+test('reads of a cluster holding no store under the prefix fail naming the alias (exit 1), as reads of a missing SQLite file do, and create nothing', async () => {
+  const url = await fake.listen();
+  const env = { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: 'nostore', REDIS_URL: '', SANDTRAIL_REDIS_URL: '' };
+  const reads = [
+    ['query', '--behash', 'x'],
+    ['pivot', '--behash', 'x'],
+    ['top', 'behash'],
+    ['dlq', 'list'],
+    ['watch', 'list'],
+    ['status'],
+    ['dlq', 'replay', '--all'],
+  ];
+  const failures: string[] = [];
+  for (const args of reads) {
+    const r = await runCli([...args, '--store', `es:${url}`], { env });
+    if (r.code !== 1 || !r.stderr.includes('the alias nostore-behaviours does not exist; run sandtrail es setup or a backfill first'))
+      failures.push(`${args.join(' ')}: exit ${r.code}, ${r.stderr.trim()}`);
+  }
+  assert.deepEqual(failures, []);
+  assert.deepEqual(
+    fake.indices().filter((i) => i.startsWith('nostore')),
+    [],
+  );
+  // once set up, the same read answers
+  assert.equal((await runCli(['es', 'setup', '--store', `es:${url}`], { env })).code, 0);
+  const top = await runCli(['top', 'behash', '--store', `es:${url}`], { env });
+  assert.equal(top.code, 0, top.stderr);
+});

@@ -138,6 +138,8 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
   const redisUrl = config.redisUrl;
   let queues: Queues | undefined;
   try {
+    // a cluster out of reach, or holding no store under this prefix, is said as such, not as an empty log
+    await store.check();
     if (redisUrl) {
       // the rights the pipeline's user needs, named with their grant, before the raw NOPERM of a read
       await checkRedis(redisUrl, { redisCluster: config.redisCluster, timeoutMs: STATUS_REDIS_TIMEOUT_MS, prefix: config.queuePrefix });

@@ -46,6 +46,8 @@ function notifyText(w: Watch): string {
 async function withStore<T>(ctx: CliContext, fn: (store: Store) => Promise<T>, access: StoreAccess = {}): Promise<T> {
   const store = openStore(ctx.config.store, ctx.config, access);
   try {
+    // a cluster out of reach, or a read of one holding no store under this prefix, is said first
+    await store.check();
     return await fn(store);
   } finally {
     await store.close();

@@ -13,8 +13,8 @@ import { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.j
 import { ElasticsearchRetention } from './ElasticsearchRetention.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
 import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
-import { isValidPrefix } from './names.js';
-import { classifyRequestError, storeFailure } from './classify.js';
+import { esNames, isValidPrefix } from './names.js';
+import { classifyRequestError, errorType, storeFailure } from './classify.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
 
 /** How to reach and authenticate to the cluster (config `elasticsearch.*`, secrets from the environment). */
@@ -44,6 +44,11 @@ export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOption
   concurrency?: number;
   /** Run the idempotent setup (templates, alias, bookkeeping indices) before the first write. */
   autoSetup?: boolean;
+  /**
+   * For commands that read (or change) an existing store: `check` also asks that the read alias
+   * exists, so a wrong URL or index prefix is an error naming them, not an empty answer.
+   */
+  mustExist?: boolean;
   /** `refresh` of behaviour and private-file bulk writes (default false). */
   refresh?: boolean | 'wait_for';
   /** `refresh` of dead-letter, batch-log and artefact-log writes (default `wait_for`). */
@@ -261,6 +266,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
           { cause: err },
         );
       }
+      if (options.mustExist) await aliasExists(client, prefix, parsed.display);
     },
     close: async () => {
       if (closed) return;
@@ -268,4 +274,22 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
       if (!options.client) await client.close();
     },
   };
+}
+
+/**
+ * Refuses a cluster holding no store under `prefix` (NOT_FOUND naming the alias), as a read of a
+ * missing SQLite file is refused: asked by a count on the read alias, which readers may send.
+ */
+async function aliasExists(client: Client, prefix: string, display: string): Promise<void> {
+  const alias = esNames(prefix).alias;
+  try {
+    await client.count({ index: alias }, { requestTimeout: CHECK_TIMEOUT_MS, maxRetries: 1 });
+  } catch (err) {
+    if (errorType(err) !== 'index_not_found_exception') throw storeFailure(`Elasticsearch at ${display}`, err);
+    throw new SandtrailError(
+      'NOT_FOUND',
+      `no store at ${display} under the index prefix "${prefix}": the alias ${alias} does not exist; run sandtrail es setup or a backfill first, or check --store / elasticsearch.indexPrefix`,
+      { alias },
+    );
+  }
 }
