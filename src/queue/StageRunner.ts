@@ -53,6 +53,8 @@ export class StageRunner<D, R> {
   private connection: RedisClient | undefined;
   private stopping: Promise<void> | undefined;
   private fatal: Error | undefined;
+  /** A forced stop cut the connection: what the worker says about it afterwards is expected. */
+  private forced = false;
 
   constructor(private readonly o: StageRunnerOptions<D, R>) {}
 
@@ -75,6 +77,7 @@ export class StageRunner<D, R> {
       redisDown = false;
     });
     this.worker.on('error', (err) => {
+      if (this.forced) return;
       // rights taken from the Redis user while running (ACL): no retry can help, and BullMQ would try every 100 ms
       if (REFUSED_BY_REDIS.test(messageOf(err))) {
         if (!this.fatal)
@@ -129,7 +132,16 @@ export class StageRunner<D, R> {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     const release = (): void => this.connection?.disconnect();
-    if (force) return worker.close(true).finally(release);
+    if (force) {
+      // the connection goes first: an active job's end (its processor failing on a store closed
+      // under it) is then never recorded, and the job is taken again once its lock expires,
+      // without spending one of its attempts. BullMQ's close, when a drain already started it,
+      // waits for the active jobs whatever `force` says: a forced stop does not wait for it.
+      this.forced = true;
+      release();
+      const closing = worker.close(true).catch(() => undefined);
+      return this.stopping ? Promise.resolve() : closing;
+    }
     return (this.stopping ??= worker.close(false).finally(release));
   }
 }

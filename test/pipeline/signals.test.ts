@@ -3,12 +3,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
+import BetterSqlite3 from 'better-sqlite3';
+import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { minuteRange } from '../../src/minute/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { baseEnv } from '../support/cli.js';
-import { tempDir, uniquePrefix } from '../support/env.js';
+import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
 
 function cli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out: () => string; err: () => string } {
@@ -142,4 +144,66 @@ test('SIGINT during a backfill stops after the active jobs, prints the summary o
     readdirSync(tmp).filter((n) => n.startsWith('sandtrail-redis-')),
     [],
   );
+});
+
+test('a second SIGTERM leaves the active index job to its lock expiry: no attempt spent, no failure recorded, and another worker stores its minute', async () => {
+  const redisUrl = await testRedisUrl();
+  const dir = tempDir();
+  const prefix = uniquePrefix();
+  const storeFile = join(dir, 's.db');
+  const feed = join(dir, 'feed');
+  await writeFeed({ out: feed, seed: 3, start: '202611050000', minutes: 1, perMinute: 10, malformedRate: 0 });
+  await openStore(`sqlite:${storeFile}`).close();
+  const env = {
+    REDIS_URL: redisUrl,
+    SANDTRAIL_QUEUE_PREFIX: prefix,
+    SANDTRAIL_STORE: `sqlite:${storeFile}`,
+    SANDTRAIL_LOG_LEVEL: 'info',
+    // the index job waits on the store's write lock, which the test holds
+    SANDTRAIL_SQLITE_BUSY_TIMEOUT_MS: '60000',
+    SANDTRAIL_WORKER_LOCK_DURATION_MS: '3000',
+    SANDTRAIL_WORKER_STALLED_INTERVAL_MS: '1000',
+  };
+  const lock = new BetterSqlite3(storeFile);
+  lock.exec('BEGIN IMMEDIATE');
+  const redis = new Redis(redisUrl);
+  const started: ReturnType<typeof cli>[] = [];
+  try {
+    const index = cli(['worker', 'index'], env);
+    started.push(index, cli(['worker', 'feed'], env));
+    const backfill = cli(['backfill', '--source', `dir:${feed}`, '--no-workers', '--json'], env);
+    let active: string[] = [];
+    for (let i = 0; i < 2400 && active.length === 0; i++) {
+      await sleep(25);
+      active = await redis.lrange(`${prefix}:index:active`, 0, -1);
+    }
+    assert.equal(active.length, 1, index.err());
+    index.child.kill('SIGTERM');
+    await sleep(500);
+    index.child.kill('SIGTERM');
+    const t0 = Date.now();
+    assert.equal(await exited(index.child), 130, index.err());
+    assert.ok(Date.now() - t0 < 3000, `the forced stop took ${Date.now() - t0} ms`);
+    const job = await redis.hgetall(`${prefix}:index:${active[0]}`);
+    assert.equal(job.failedReason, undefined, JSON.stringify(job));
+    assert.ok(!job.atm || job.atm === '0', `attempts made: ${job.atm}`);
+    assert.doesNotMatch(index.err(), /index job failed/);
+    // the store is free again, and another worker takes the job once its lock has expired
+    lock.exec('ROLLBACK');
+    started.push(cli(['worker', 'index'], env));
+    assert.equal(await exited(backfill.child), 0, backfill.err());
+    const summary = JSON.parse(backfill.out()) as { batches: { ok: number; failed: number } };
+    assert.deepEqual([summary.batches.ok, summary.batches.failed], [1, 0]);
+    const store = openStore(`sqlite:${storeFile}`, {}, { readOnly: true });
+    try {
+      assert.equal(await store.sink.count(), 10);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    if (lock.inTransaction) lock.exec('ROLLBACK');
+    lock.close();
+    for (const w of started) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+    redis.disconnect();
+  }
 });
