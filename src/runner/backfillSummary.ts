@@ -83,6 +83,12 @@ export async function summarize(
     redisLost?: string;
     /** Minutes whose jobs had not finished when the run stopped waiting. */
     unfinished?: ReadonlySet<MinuteId>;
+    /**
+     * When the run started (epoch ms). A minute it did not see finish (Redis went away before it
+     * could) whose row says finished and was started since, by this run's workers, is finished as
+     * its row says; a row from before the run says nothing of this run's work.
+     */
+    startedAt?: number;
     /** Minutes whose batch file the run found in its feed directory (none for other sources). */
     present?: ReadonlySet<MinuteId>;
   } = {},
@@ -96,6 +102,8 @@ export async function summarize(
   for (const m of minutes) {
     const e = entries.get(m);
     const known = run.jobFailures?.get(m);
+    const finishedSince = e !== undefined && e.status !== 'pending' && run.startedAt !== undefined && e.startedAt >= run.startedAt;
+    const open = run.unfinished?.has(m) === true && !finishedSince;
     if (known && e?.status !== 'failed') {
       // a job of this run failed for good: a row left by an earlier run (or none) does not say otherwise
       batches.failed += 1;
@@ -104,7 +112,7 @@ export async function summarize(
       // a feed worker found no file where this run listed one: it reads another directory
       batches.failed += 1;
       failures.push({ batch: m, status: 'failed', reason: `SOURCE_NOT_FOUND: ${PRESENT_BUT_MISSING}` });
-    } else if (e && e.status !== 'pending' && !run.unfinished?.has(m)) {
+    } else if (e && e.status !== 'pending' && !open) {
       batches[e.status] += 1;
       if (e.status === 'failed') failures.push({ batch: m, status: 'failed', reason: e.error ?? known ?? 'failed' });
     } else {
@@ -116,7 +124,7 @@ export async function summarize(
             ? `REDIS_UNAVAILABLE: not finished: ${run.redisLost}`
             : run.storeFault
               ? `not finished: the run stopped on a store fault (${run.storeFault})`
-              : run.unfinished?.has(m)
+              : open
                 ? 'not finished when the run stopped'
                 : !e
                   ? 'no outcome recorded (the feed job did not finish)'
@@ -132,7 +140,7 @@ export async function summarize(
       continue;
     }
     // only what is in the store counts: a whole minute once every chunk is, else its stored chunks
-    if (e.status === 'ok' && !run.unfinished?.has(m)) {
+    if (e.status === 'ok' && !open) {
       indexed += e.accepted;
       okMinutes.push(m);
     } else if (e.chunks > 0) indexed += await store.batches.storedRecords(m, e.chunks);

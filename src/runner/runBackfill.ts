@@ -206,6 +206,8 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
   // one poll at a time: a poll to a Redis that is gone waits for it (its commands queue until it is
   // back), and is waited for again rather than joined by more
   let inflight: Promise<{ error?: unknown }> | undefined;
+  /** When the poll in flight was sent: Redis has not answered since then. */
+  let inflightSince = Date.now();
   let downSince: number | undefined;
   /** Why the run gave up waiting for Redis (redisWaitMs passed without an answer). */
   let redisLost: string | undefined;
@@ -214,7 +216,8 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
     // Redis down or restarting: keep waiting, the workers wait too; a lost queue shows once it is back
     if (!redisDown) o.log?.warn({ err: why, waitMs: o.redisWaitMs }, 'cannot read job states; waiting for Redis');
     redisDown = true;
-    downSince ??= Date.now();
+    // counted from the unanswered poll, not from when its wait ran out: redisWaitMs is the whole wait
+    downSince ??= inflightSince;
   };
   const idle = idleWatch(o.idleWarnMs, (idleS, done) =>
     o.log?.warn(
@@ -224,6 +227,7 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
   );
   while ((pendingFeed.size > 0 || pendingIndex.size > 0) && !storeFault) {
     if (o.signal?.aborted) break;
+    if (!inflight) inflightSince = Date.now();
     inflight ??= (async () => {
       await pollFeed();
       await pollIndex();
@@ -232,10 +236,13 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       (error: unknown) => ({ error }),
     );
     const timer = new AbortController();
+    // no longer than what is left of redisWaitMs once Redis stopped answering
+    const left = downSince === undefined ? redisWaitMs : Math.max(1, redisWaitMs - (Date.now() - downSince));
+    const stallMs = Math.min(POLL_STALL_MS, left);
     const answer = await Promise.race([
       inflight,
       stopRequested.then(() => undefined),
-      sleep(Math.min(POLL_STALL_MS, redisWaitMs), undefined, { signal: timer.signal }).catch(() => undefined),
+      sleep(stallMs, undefined, { signal: timer.signal }).catch(() => undefined),
     ]);
     timer.abort();
     if (o.signal?.aborted) break;
@@ -244,7 +251,7 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       if (redisDown) o.log?.info('Redis answers again');
       redisDown = false;
       downSince = undefined;
-    } else lostRedis(answer ? messageOf(answer.error) : `no answer in ${Math.min(POLL_STALL_MS, redisWaitMs)} ms`);
+    } else lostRedis(answer ? messageOf(answer.error) : `no answer in ${stallMs} ms`);
     if (downSince !== undefined && Date.now() - downSince >= redisWaitMs) {
       redisLost = `Redis did not answer for ${Math.round((Date.now() - downSince) / 1000)} s (worker.redisWaitMs): the run stopped waiting for it`;
       o.log?.error({ waitMs: redisWaitMs }, redisLost);
@@ -263,7 +270,7 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       ...[...pendingFeed].flatMap((id) => byId.get(id)?.minuteIds ?? []),
       ...[...pendingIndex.values()].map(([batch]) => batch),
     ]);
-    const run = { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished, present: o.present };
+    const run = { interrupted, lost, requeued, jobFailures, storeFault, redisLost, unfinished, present: o.present, startedAt: started };
     return summarize(o.store, o.minutes, run).catch((err: unknown) => {
       // refused credentials end the command with their one error, as everywhere
       if (errorCode(err) === 'SINK_AUTH') throw err;
