@@ -208,8 +208,18 @@ export async function checkRedisRights(r: RedisClient, url: string, prefix: stri
 
 /** The fix of a connection to a `rediss://` URL refused for its server's certificate, or undefined for any other failure. */
 export function redisTlsFix(url: string, message: string): string | undefined {
-  if (!url.startsWith('rediss:') || !/certificate|self[- ]signed|unable to verify|altnames/i.test(message)) return undefined;
-  return 'a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
+  const tls = url.startsWith('rediss:');
+  if (tls && /certificate|self[- ]signed|unable to verify|altnames/i.test(message)) {
+    return 'a certificate of a private CA is trusted with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (docs/fleet.md)';
+  }
+  // a TLS handshake a plain port never answers, or a plain command a TLS-only port drops
+  if (tls && /ETIMEDOUT|timed? ?out|ECONNRESET|wrong version number|packet length|socket hang up/i.test(message)) {
+    return 'rediss:// speaks TLS: if this port serves plain Redis, use redis://';
+  }
+  if (!tls && /ECONNRESET|EPIPE|socket hang up|Connection is closed/i.test(message)) {
+    return 'if this port serves TLS only (a managed Redis, tls-port), use rediss://';
+  }
+  return undefined;
 }
 
 /** Drops the password part of a URL (of each URL of a cluster's list) before it is shown anywhere. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, test } from 'vitest';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
-import { freePort } from '../support/redisServer.js';
+import { freePort, RedisServer } from '../support/redisServer.js';
 import { storeContents } from '../support/storeContents.js';
 
 /** Runs openssl, failing the suite with its message. */
@@ -172,5 +172,24 @@ test('a Redis Cluster over TLS only (its bus too): a backfill through the rediss
     assert.ok(keys.length > 0 && keys.every((k) => k.startsWith('{st-tls}:')), 'every key under the hash-tagged prefix');
   } finally {
     for (const n of nodes) n.kill('SIGKILL');
+  }
+});
+
+test('redis:// against a TLS-only port, and rediss:// against a plain one, fail in bounded time saying which scheme to use', async () => {
+  const plain = await RedisServer.start({ aof: false });
+  try {
+    for (const [url, hint] of [
+      [`redis://127.0.0.1:${port}`, /if this port serves TLS only \(a managed Redis, tls-port\), use rediss:\/\//],
+      [plain.url.replace(/^redis:/, 'rediss:'), /rediss:\/\/ speaks TLS: if this port serves plain Redis, use redis:\/\//],
+    ] as const) {
+      const started = Date.now();
+      const r = await runCli(['status'], { env: { ...envWith('ca.crt', `sqlite:${join(dir, 'tls.db')}`), REDIS_URL: url } });
+      assert.equal(r.code, 1, r.stderr);
+      assert.ok(Date.now() - started < 20_000, `${url}: ${Date.now() - started} ms`);
+      assert.match(r.stderr, /cannot reach Redis at/);
+      assert.match(r.stderr, hint, r.stderr);
+    }
+  } finally {
+    await plain.stop();
   }
 });
