@@ -31,6 +31,8 @@ const STOPPING_ERRORS: Partial<Record<ErrorCode, string>> = {
 
 /** Socket errors of a Redis outage (as opposed to errors of a job or a command). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** The same outage as a Redis Cluster client words it: a master down, its slots unserved. */
+const CLUSTER_OUTAGE = /Too many Cluster redirections|CLUSTERDOWN|Failed to refresh slots cache|Connection is closed/;
 
 /** Redis's answers to a user without the rights a command needs (ACL), or with a wrong password. */
 const REFUSED_BY_REDIS = /\b(NOPERM|WRONGPASS|NOAUTH)\b|can't run this command/;
@@ -86,7 +88,7 @@ export class StageRunner<D, R> {
           );
         return;
       }
-      const isConnection = CONNECTION_CODES.has((err as { code?: string }).code ?? '');
+      const isConnection = CONNECTION_CODES.has((err as { code?: string }).code ?? '') || CLUSTER_OUTAGE.test(messageOf(err));
       if (isConnection && redisDown) return;
       redisDown ||= isConnection;
       log.error({ stage, err: messageOf(err) }, isConnection ? `${stage} worker lost Redis (retrying)` : `${stage} worker error`);

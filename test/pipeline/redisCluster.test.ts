@@ -138,6 +138,31 @@ test('the master holding the queues killed -9 and restarted (AOF) mid-backfill: 
   assertExact(file);
 });
 
+test('the master holding the queues down for seconds: an idle worker says so once per connection, not once per retry', async () => {
+  const file = join(dir, 'o.db');
+  const env = { ...envOf('st-cl-o', file), SANDTRAIL_LOG_LEVEL: 'warn' };
+  const index = startWorker('index', env);
+  const feed = startWorker('feed', env);
+  const r = await runCli(['backfill', '--no-workers', '--source', `dir:${join(dir, 'feed')}`, '--to', START, '--json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  const holder = cluster.nodes[cluster.keysPerNode('{st-cl-o}:*').findIndex((keys) => keys.length > 0)];
+  assert.ok(holder, 'one master holds the queues');
+  const before = index.log().length;
+  await holder.kill();
+  await sleep(6000);
+  const during = index
+    .log()
+    .slice(before)
+    .split('\n')
+    .filter((l) => l.includes('"level":50'));
+  await holder.restart();
+  await cluster.waitServing();
+  assert.ok(during.length >= 1 && during.length <= 3, `error lines while the master was down: ${during.length}\n${during.join('\n')}`);
+  index.child.kill('SIGTERM');
+  feed.child.kill('SIGTERM');
+  await Promise.all([index.exit, feed.exit]);
+});
+
 test('lookup --no-workers with lookup, index and artefact workers on the cluster; the quota ledger is read back from it', async () => {
   const KEY = 'cluster-key-5521';
   const files = [1, 2, 3].map((n) => makeFakeFile(`cluster-${n}`, { behaviours: 2, artefactBytes: 64 }));
