@@ -236,8 +236,8 @@ describe('kibana import', () => {
     received.length = 0;
     reply = { status: 401, body: { statusCode: 401, error: 'Unauthorized', message: 'unable to authenticate' } };
     const r = await runCli(['kibana', 'import', '--url', url], { env: { ELASTICSEARCH_API_KEY: 'dG9wLXNlY3JldA==' } });
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /Kibana import failed with HTTP 401/);
+    assert.equal(r.code, 1, 'refused credentials are exit 1, as on Elasticsearch');
+    assert.match(r.stderr, /Kibana import failed with HTTP 401: .*check kibana\.apiKey/);
     assert.ok(!r.stderr.includes('dG9wLXNlY3JldA=='));
 
     received.length = 0;

@@ -64,8 +64,11 @@ export async function importKibanaNdjson(
   }
   const text = await res.text();
   if (!res.ok) {
-    const code = res.status === 401 || res.status === 403 ? 'CONFIG_INVALID' : res.status >= 500 ? 'SINK_UNAVAILABLE' : 'USAGE';
-    throw new SandtrailError(code, `Kibana import failed with HTTP ${res.status}: ${text.slice(0, 500)}`, { status: res.status });
+    // refused credentials are SINK_AUTH (exit 1), as Elasticsearch's are
+    const refused = res.status === 401 || res.status === 403;
+    const code = refused ? 'SINK_AUTH' : res.status >= 500 ? 'SINK_UNAVAILABLE' : 'USAGE';
+    const fix = refused ? ' (check kibana.apiKey / kibana.username and password, else the Elasticsearch credentials used for Kibana)' : '';
+    throw new SandtrailError(code, `Kibana import failed with HTTP ${res.status}: ${text.slice(0, 500)}${fix}`, { status: res.status });
   }
   const body = JSON.parse(text) as Partial<KibanaImportResult>;
   return { success: body.success === true, successCount: body.successCount ?? 0, errors: body.errors ?? [] };
