@@ -230,6 +230,11 @@ const elasticsearchSchema = z
       .string()
       .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, . _ - only, starting with a letter or digit')
       .max(100)
+      // acme-behaviours-eu's indices would match acme's day-index pattern (acme-behaviours-*)
+      .refine(
+        (p) => !/-behaviours(-|$)/.test(p),
+        'must not hold "-behaviours-" or end in "-behaviours": its indices would fall under another prefix\'s day indices',
+      )
       .default('sandtrail')
       .describe(
         'Prefix of every index, template and alias (<prefix>-behaviours, <prefix>-dead-letters, <prefix>-batches...), so deployments can share a cluster.',

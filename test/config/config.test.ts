@@ -247,3 +247,16 @@ test('webhooks by name: one variable per webhook over the config file; a bad URL
   writeFileSync(badName, JSON.stringify({ webhooks: { 'Has Space': 'https://hooks.example/' } }));
   assert.throws(() => loadConfig({ file: badName }), /a webhook name is lower-case letters, digits, _ and -/);
 });
+
+test('an Elasticsearch index prefix that would nest under another prefix is refused', () => {
+  for (const prefix of ['acme-behaviours-eu', 'acme-behaviours']) {
+    assert.throws(
+      () => loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix } }),
+      /elasticsearch\.indexPrefix: must not hold "-behaviours-" or end in "-behaviours"/,
+      prefix,
+    );
+  }
+  for (const prefix of ['acme', 'acme-eu', 'behaviours', 'acme-behaviours.x', 'acme-behavioursx']) {
+    assert.equal(loadConfig({ env: { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix } }).elasticsearch.indexPrefix, prefix);
+  }
+});

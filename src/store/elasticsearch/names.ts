@@ -38,14 +38,19 @@ export interface EsNames {
 /** Index names are lower-case and cannot hold these characters (nor start with `-`, `_`, `+`). */
 const VALID_PREFIX = /^[a-z0-9][a-z0-9._-]*$/;
 
+/**
+ * A prefix holding `-behaviours-` (or ending in `-behaviours`) is refused: `acme-behaviours-eu`'s
+ * indices would match `acme`'s day-index pattern (`acme-behaviours-*`), under its template, alias
+ * and retention.
+ */
 export function isValidPrefix(prefix: string): boolean {
-  return VALID_PREFIX.test(prefix) && prefix.length <= 100;
+  return VALID_PREFIX.test(prefix) && prefix.length <= 100 && !/-behaviours(-|$)/.test(prefix);
 }
 
 export function esNames(prefix = 'sandtrail'): EsNames {
   if (!isValidPrefix(prefix)) {
     throw new TypeError(
-      `invalid Elasticsearch index prefix "${prefix}": lower-case letters, digits, . _ - only, starting with a letter or digit`,
+      `invalid Elasticsearch index prefix "${prefix}": lower-case letters, digits, . _ - only, starting with a letter or digit, not holding "-behaviours-"`,
     );
   }
   return {

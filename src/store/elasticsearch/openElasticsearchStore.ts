@@ -206,7 +206,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
   if (!isValidPrefix(prefix)) {
     throw new SandtrailError(
       'CONFIG_INVALID',
-      `elasticsearch.indexPrefix "${prefix}" is not a valid index name prefix (lower-case letters, digits, . _ -)`,
+      `elasticsearch.indexPrefix "${prefix}" is not a valid index name prefix (lower-case letters, digits, . _ -; not holding "-behaviours-", whose indices would fall under another prefix's)`,
     );
   }
   const client =
