@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
@@ -372,4 +373,42 @@ test('a read leaves no -wal or -shm beside a store nobody else has open, and nev
   }
   assert.deepEqual(sides(), []);
   assert.equal(await read(), 3);
+});
+
+test("a second open of a store in the same process keeps the first connection's locks, so another process's reader leaves its write-ahead log alone", async () => {
+  const file = join(tempDir(), 'locks.db');
+  const writer = openStore(`sqlite:${file}`);
+  try {
+    await writer.sink.upsert([sinkDocOf(makeDoc('a'.repeat(64), 'Zenbox', 1000, {}))]);
+    const inode = `:${statSync(file).ino}`;
+    // POSIX record locks of this process on the store file itself
+    const held = (): boolean =>
+      readFileSync('/proc/locks', 'utf8')
+        .split('\n')
+        .some((l) => {
+          const f = l.trim().split(/\s+/);
+          return f[4] === String(process.pid) && (f[5] ?? '').endsWith(inode);
+        });
+    assert.ok(held(), 'the writer holds a lock on the file');
+    // what the index thread, a read or a retention step does beside a writer: another open of the same file
+    await openStore(`sqlite:${file}`, {}, { readOnly: true }).close();
+    await openStore(`sqlite:${file}`).close();
+    assert.ok(held(), "the writer's lock survives the other opens");
+    // a reader in another process (sqlite3, Datasette) then sees a connection left, and keeps the -wal
+    const reader = spawnSync(process.execPath, [
+      '-e',
+      `const D = require('better-sqlite3'); const db = new D(${JSON.stringify(file)}); db.prepare('SELECT count(*) FROM behaviours').get(); db.close();`,
+    ]);
+    assert.equal(reader.status, 0, String(reader.stderr));
+    assert.ok(existsSync(`${file}-wal`), 'the -wal the writer appends to is still there');
+    await writer.sink.upsert([sinkDocOf(makeDoc('b'.repeat(64), 'Zenbox', 2000, {}))]);
+  } finally {
+    await writer.close();
+  }
+  const after = openStore(`sqlite:${file}`, {}, { readOnly: true });
+  try {
+    assert.equal(await after.sink.count(), 2, 'both writes are in the store');
+  } finally {
+    await after.close();
+  }
 });

@@ -2,6 +2,7 @@ import { accessSync, closeSync, constants, openSync, readFileSync, readSync, sta
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
+import { heldByThisProcess } from './heldByThisProcess.js';
 import { SqliteArtefactLog } from './SqliteArtefactLog.js';
 import { SqliteBatchLog } from './SqliteBatchLog.js';
 import { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
@@ -67,6 +68,9 @@ export function checkStoreFile(path: string, o: StoreFileAccess): void {
   }
   // an empty file is a database SQLite has not written yet: a write may start it
   if (size === 0) return;
+  // checked when this process opened it; reading it again through a descriptor of its own would
+  // drop the open connections' locks when that descriptor closes
+  if (heldByThisProcess(path)) return;
   let head: Buffer;
   try {
     head = fileHead(path, SQLITE_HEADER.length);
