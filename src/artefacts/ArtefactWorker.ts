@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
 import { UnrecoverableError, type Job, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import type { Store } from '../store/index.js';
 import { blobPath } from './blobPath.js';
-import { streamToBlob } from './downloadArtefact.js';
+import { makeBlobDir, streamToBlob } from './downloadArtefact.js';
 import { ARTEFACT_QUEUE, type ArtefactJobData, type ArtefactJobResult } from './names.js';
 
 /**
@@ -73,6 +73,8 @@ export async function fetchArtefact(o: {
   const known = (await store.artefacts.list(d.behaviourId)).find((a) => a.kind === d.kind);
   const onDisk = known ? await stat(known.path).catch(() => null) : null;
   if (known && onDisk?.size === known.size) return { path: known.path, size: known.size, sha256: known.sha256, skipped: true };
+  // an artefact directory that cannot be written fails before the paid request, naming it
+  await makeBlobDir(path);
   const budget = d.run
     ? new RunBudget(o.redis, RunBudget.keyOf(config.queuePrefix, d.run), d.maxApiUnits ?? Number.POSITIVE_INFINITY)
     : undefined;

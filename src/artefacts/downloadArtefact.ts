@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { SandtrailError } from '../errors/index.js';
 import { makeDirs } from '../files/index.js';
 
@@ -13,10 +15,46 @@ export interface StoredBlob {
 }
 
 /**
+ * A file-system failure of the blob directory as the store fault it is, naming the directory: a
+ * full disk (STORE_FULL, retried later) or a directory that cannot be written (STORE_READONLY,
+ * which stops the stage); anything else is returned as it is.
+ */
+export function blobDirFault(err: unknown, dir: string): unknown {
+  const code = (err as { code?: string } | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new SandtrailError(
+      'STORE_FULL',
+      `the artefact directory ${dir} is full (${code}): free space or move artefacts.dir`,
+      { dir },
+      { cause: err },
+    );
+  }
+  if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOTDIR') {
+    return new SandtrailError(
+      'STORE_READONLY',
+      `the artefact directory ${dir} cannot be written (${code}): fix its permissions or artefacts.dir`,
+      { dir },
+      { cause: err },
+    );
+  }
+  return err;
+}
+
+/** Creates the directory a blob goes to, its failures as blobDirFault says. */
+export async function makeBlobDir(path: string): Promise<void> {
+  try {
+    await makeDirs(dirname(path));
+  } catch (err) {
+    throw blobDirFault(err, dirname(path));
+  }
+}
+
+/**
  * Streams a body to `path` through a temporary name in the same directory, renamed when complete:
  * a reader never sees a partial file, and a download cut or over its cap leaves nothing behind.
  * Never buffered whole: bytes are hashed and written as they arrive. Over `maxBytes` (advertised
- * or counted) is ARTEFACT_TOO_LARGE; a body shorter than advertised is the body's own error.
+ * or counted) is ARTEFACT_TOO_LARGE; a body shorter than advertised is the body's own error; a
+ * full or unwritable disk is the store fault blobDirFault names.
  */
 export async function streamToBlob(
   body: AsyncIterable<Buffer>,
@@ -28,32 +66,28 @@ export async function streamToBlob(
   if (advertised !== null && advertised > maxBytes) {
     throw new SandtrailError('ARTEFACT_TOO_LARGE', `${what} is ${advertised} bytes, over the ${maxBytes}-byte cap (artefacts.maxBytes)`);
   }
-  await makeDirs(dirname(path));
+  await makeBlobDir(path);
   const tmp = `${path}.part-${randomBytes(6).toString('hex')}`;
-  const out = createWriteStream(tmp, { flags: 'wx' });
   const hash = createHash('sha256');
   let size = 0;
-  const closed = new Promise<void>((resolve, reject) => {
-    out.once('close', resolve);
-    out.once('error', reject);
-  });
-  try {
-    for await (const chunk of body) {
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done): void {
       size += chunk.length;
       if (size > maxBytes) {
-        throw new SandtrailError('ARTEFACT_TOO_LARGE', `${what} passed the ${maxBytes}-byte cap (artefacts.maxBytes) while downloading`);
+        done(new SandtrailError('ARTEFACT_TOO_LARGE', `${what} passed the ${maxBytes}-byte cap (artefacts.maxBytes) while downloading`));
+        return;
       }
       hash.update(chunk);
-      if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', r));
-    }
-    out.end();
-    await closed;
+      done(null, chunk);
+    },
+  });
+  try {
+    // one pipeline: an error on either side (the body cut, the disk full) ends both, and is awaited
+    await pipeline(Readable.from(body), counted, createWriteStream(tmp, { flags: 'wx' }));
     await rename(tmp, path);
     return { path, size, sha256: hash.digest('hex') };
   } catch (err) {
-    out.destroy();
-    await closed.catch(() => undefined);
     await rm(tmp, { force: true });
-    throw err;
+    throw blobDirFault(err, dirname(path));
   }
 }

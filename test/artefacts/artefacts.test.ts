@@ -15,6 +15,7 @@ import { QuotaLedger } from '../../src/quota/index.js';
 import { openStore, type ArtefactRecord } from '../../src/store/index.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { smallFilesystem } from '../support/smallFilesystem.js';
 import { makeFakeFile, startFakeGti, type FakeFile } from '../support/fakeGti.js';
 
 const KEY = 'artefact-key-5b0e';
@@ -303,6 +304,27 @@ test('streamToBlob: a body over the cap while streaming (no size advertised), or
   assert.equal(r.sha256, sha256(Buffer.concat(parts)));
   assert.ok(readFileSync(path).equals(Buffer.concat(parts)));
 });
+
+const small = smallFilesystem(tempDir(), 1);
+test.skipIf(typeof small === 'string')(
+  `streamToBlob on a full disk: STORE_FULL naming the artefact directory, nothing left behind, no stray rejection${typeof small === 'string' ? ` [skipped: ${small}]` : ''}`,
+  async () => {
+    const fs = small as Exclude<typeof small, string>;
+    const path = join(fs.path, 'ab', 'x', 'pcap.pcap');
+    async function* body(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 48; i++) yield randomBytes(64 * 1024);
+    }
+    await assert.rejects(streamToBlob(body(), null, path, 10 * 1024 ** 2, 'pcap of x'), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'STORE_FULL');
+      assert.match(err.message, new RegExp(`^the artefact directory ${join(fs.path, 'ab', 'x')} is full \\(ENOSPC\\)`));
+      return true;
+    });
+    assert.deepEqual(readdirSync(join(fs.path, 'ab', 'x')), [], 'no partial file');
+    // with room again the same download completes
+    fs.resize(8);
+    assert.equal((await streamToBlob(body(), null, path, 10 * 1024 ** 2, 'pcap of x')).size, 48 * 64 * 1024);
+  },
+);
 
 test('--artefact-filter: only the reports matching it get their artefacts downloaded', async () => {
   const f = planArtefacts(makeFakeFile('art-filter', { sandboxes: ['CAPE Sandbox', 'Zenbox', 'VirusTotal Jujubox'] }), [

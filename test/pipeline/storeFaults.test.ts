@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, test } from 'vitest';
@@ -14,7 +14,8 @@ import { type SinkDoc } from '../../src/wire/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { baseEnv, builtCli } from '../support/cli.js';
 import { damagePivotPages } from '../support/damageStore.js';
-import { cleanup, tempDir, testConfig } from '../support/env.js';
+import { tempDir, testConfig } from '../support/env.js';
+import { smallFilesystem } from '../support/smallFilesystem.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
 import { storeContents } from '../support/storeContents.js';
 
@@ -109,19 +110,6 @@ test('a SQLite store with damaged pages fails the run naming the damage and the 
     Array(MINUTES).fill('ok'),
   );
 });
-
-/** Mounts a tmpfs of `sizeMb` at a new directory, or says why not (not root, no mount rights). */
-function smallFilesystem(dir: string, sizeMb: number): { path: string; resize(mb: number): void } | string {
-  const path = join(dir, 'small');
-  mkdirSync(path);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'tmpfs', path], { stdio: 'pipe' });
-  } catch (err) {
-    return `cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`;
-  }
-  cleanup(() => execFileSync('umount', ['-l', path], { stdio: 'pipe' }));
-  return { path, resize: (mb) => execFileSync('mount', ['-o', `remount,size=${mb}m`, path], { stdio: 'pipe' }) };
-}
 
 const probeDir = tempDir();
 const probe = smallFilesystem(probeDir, 1);
