@@ -50,6 +50,27 @@ function codeFor(status: number, upstream: string | undefined): ErrorCode {
   return 'GTI_BAD_REQUEST';
 }
 
+/** A download's file is gone: its link expired (410) or never was (404). */
+const isGone = (status: number): boolean => status === 404 || status === 410;
+
+/**
+ * Why a host other than the API (a storage host a download redirects to, a feed link's host)
+ * refused a download: asked again only for what may pass (408, 425, 5xx; a 429 after its
+ * Retry-After); refused access (401, 403) and any other answer are final, never paid for again.
+ */
+function downloadRefused(res: Response, what: string): SandtrailError {
+  const s = res.status;
+  const code: ErrorCode =
+    s === 429
+      ? 'GTI_RATE_LIMITED'
+      : s === 408 || s === 425 || s >= 500
+        ? 'GTI_TRANSIENT'
+        : s === 401 || s === 403
+          ? 'GTI_FORBIDDEN'
+          : 'GTI_BAD_REQUEST';
+  return new SandtrailError(code, `${what}: ${s}`, { status: s, retryAfterS: Number(res.headers.get('retry-after')) || undefined });
+}
+
 /**
  * The one HTTP client for the GTI API: `x-apikey` and `x-tool` headers, a timeout per request,
  * typed errors with the upstream code, and a hook that records every call in the quota ledger.
@@ -83,7 +104,8 @@ export class GtiClient {
       } catch (err) {
         throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${failure(err, this.o.timeoutMs * 20)}`);
       }
-      if (!res.ok) throw new SandtrailError(res.status === 404 ? 'GTI_NOT_FOUND' : 'GTI_TRANSIENT', `download of ${path}: ${res.status}`);
+      if (isGone(res.status)) return null;
+      if (!res.ok) throw downloadRefused(res, `download of ${path}`);
     }
     if (!res.body) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: empty body`);
     const length = contentLength(res);
@@ -145,9 +167,9 @@ export class GtiClient {
     }
     // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
     await this.o.onCall?.({ method: 'GET', path: as, status: res.status });
-    if (res.status === 404) return null;
-    if (!res.ok || !res.body)
-      throw new SandtrailError(res.status === 403 ? 'GTI_FORBIDDEN' : 'GTI_TRANSIENT', `download of ${redactLink(link)}: ${res.status}`);
+    if (isGone(res.status)) return null;
+    if (!res.ok) throw downloadRefused(res, `download of ${redactLink(link)}`);
+    if (!res.body) throw new SandtrailError('GTI_TRANSIENT', `download of ${redactLink(link)}: empty body`);
     const length = contentLength(res);
     return {
       body: bodyChunks(res.body, redactLink(link), length),

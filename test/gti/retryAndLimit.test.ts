@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'vitest';
-import { SandtrailError, type ErrorCode } from '../../src/errors/index.js';
+import { isRetryable, SandtrailError, type ErrorCode } from '../../src/errors/index.js';
 import { callWithRetry, GtiClient, RedisRateLimiter } from '../../src/gti/index.js';
 import { createRedis } from '../../src/queue/index.js';
 import { cleanup, testRedisUrl } from '../support/env.js';
@@ -305,4 +305,37 @@ test('GtiClient.getJson and openJson follow redirects by hand: the key and x-too
     assert.equal(r.tool, r.host === 'api' ? 'sandtrail-test' : undefined, `${r.host} ${r.path}`);
   }
   assert.equal(seen.filter((r) => r.host === 'elsewhere').length, 2);
+});
+
+test('a download refused by a storage host or feed link: 404 and 410 are gone (not retried), 401/403 final, other 4xx final, 408/425/5xx transient, 429 with its Retry-After', async () => {
+  const statuses = [410, 404, 401, 403, 400, 408, 425, 500, 503, 429];
+  const server = createServer((req, res) => {
+    const status = Number(req.url?.split('/')[2]);
+    res.writeHead(status, status === 429 ? { 'retry-after': '7' } : {}).end('no');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new GtiClient({ baseUrl: 'http://127.0.0.1:9/api/v3', apiKey: KEY, timeoutMs: 5000 });
+  const seen: string[] = [];
+  for (const status of statuses) {
+    const r = await client.openLink(`${host}/s/${status}/pcap?token=t0k3n`).then(
+      (opened) => (opened === null ? 'gone' : 'opened'),
+      (err: Error & { code?: string; details?: { retryAfterS?: number } }) =>
+        `${err.code}${isRetryable(err) ? ' retried' : ''}${err.details?.retryAfterS ? ` after ${err.details.retryAfterS} s` : ''}`,
+    );
+    seen.push(`${status}: ${r}`);
+  }
+  assert.deepEqual(seen, [
+    '410: gone',
+    '404: gone',
+    '401: GTI_FORBIDDEN',
+    '403: GTI_FORBIDDEN',
+    '400: GTI_BAD_REQUEST',
+    '408: GTI_TRANSIENT retried',
+    '425: GTI_TRANSIENT retried',
+    '500: GTI_TRANSIENT retried',
+    '503: GTI_TRANSIENT retried',
+    '429: GTI_RATE_LIMITED retried after 7 s',
+  ]);
 });
