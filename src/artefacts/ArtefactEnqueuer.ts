@@ -47,21 +47,41 @@ export class ArtefactEnqueuer {
     let n = 0;
     for (const kind of kinds) {
       if (attrs[HAS_FLAG[kind]] !== true) continue;
-      const data: ArtefactJobData = { behaviourId: doc.id, sha256: doc.sha256, sandbox: doc.sandbox_name, kind, source };
+      const data: ArtefactJobData = {
+        behaviourId: doc.id,
+        sha256: doc.sha256,
+        sandbox: doc.sandbox_name,
+        kind,
+        source,
+        lastModified: doc.last_modification_date,
+      };
       if (source === 'feed_link') {
         const link = linkOf(doc, kind);
         if (!link) continue; // the report says it has one but its line carries no link
         data.link = link;
       }
       if (choice.maxBytes !== undefined) data.maxBytes = choice.maxBytes;
-      if (budget) {
-        data.run = budget.run;
-        if (budget.maxApiUnits !== undefined) data.maxApiUnits = budget.maxApiUnits;
-      }
-      await this.queue.add(kind, data, { jobId: artefactJobId(doc.id, doc.last_modification_date, kind, source) });
+      const run = budget?.run ?? choice.run;
+      if (run) data.run = run;
+      if (budget?.maxApiUnits !== undefined) data.maxApiUnits = budget.maxApiUnits;
+      const jobId = artefactJobId(doc.id, doc.last_modification_date, kind, source);
+      await this.releaseFinished(jobId);
+      await this.queue.add(kind, data, { jobId });
       n += 1;
     }
     return n;
+  }
+
+  /**
+   * The job id is one per (report version, kind), so a download queued twice at once runs once;
+   * a finished job of that id (kept a week) is removed first, so a later run asks again: a failed
+   * download is tried anew, and a done one is checked (nothing is requested when the file is there).
+   */
+  private async releaseFinished(jobId: string): Promise<void> {
+    const job = await this.queue.getJob(jobId);
+    if (!job) return;
+    const state = await job.getState();
+    if (state === 'completed' || state === 'failed') await job.remove().catch(() => undefined);
   }
 
   private filterOf(spec: string | undefined): (d: FilterableDoc) => boolean {

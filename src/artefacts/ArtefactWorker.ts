@@ -9,7 +9,12 @@ import { UnrecoverableError, type Job, QueueWorker, type StageWorkerOptions } fr
 import type { Store } from '../store/index.js';
 import { blobPath } from './blobPath.js';
 import { makeBlobDir, streamToBlob } from './downloadArtefact.js';
-import { ARTEFACT_QUEUE, type ArtefactJobData, type ArtefactJobResult } from './names.js';
+import { ARTEFACT_QUEUE, artefactRunKey, type ArtefactJobData, type ArtefactJobResult } from './names.js';
+
+/** How long a run's download counts are kept (as long as the queue keeps finished jobs). */
+const RUN_COUNTS_TTL_S = 7 * 24 * 3600;
+/** Faults that stop the stage and put the job back for later (StageRunner): no outcome yet. */
+const STAGE_STOPPING = new Set(['STORE_DAMAGED', 'STORE_READONLY']);
 
 /**
  * Downloads artefacts into the blob directory, one job per (report version, kind), apart from
@@ -42,15 +47,28 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
       });
       if (!r.skipped) log.info({ size: r.size }, 'artefact stored');
       record({ m: 'artefact', kind: job.data.kind, outcome: r.skipped ? 'skipped' : 'stored', bytes: r.skipped ? 0 : r.size });
+      await this.countForRun(job.data.run, 'completed');
       return r;
     } catch (err) {
       const code = errorCode(err);
       record({ m: 'artefact', kind: job.data.kind, outcome: code ?? 'error', bytes: 0 });
       if (code === 'GTI_AUTH' || code === 'SINK_AUTH') throw err;
       log.warn({ code, attempt: job.attemptsMade + 1, err: messageOf(err) }, 'artefact download failed');
+      const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      // a fault that stops the stage puts the job back: not this run's failure
+      if (final && !STAGE_STOPPING.has(code ?? '')) await this.countForRun(job.data.run, 'failed');
       if (!isRetryable(err)) throw new UnrecoverableError(`${code ?? 'ERROR'}: ${messageOf(err)}`);
       throw err;
     }
+  }
+
+  /** Counts a finished download for the run that asked (its summary reads these, not the whole queue's week). */
+  private async countForRun(run: string | undefined, outcome: 'completed' | 'failed'): Promise<void> {
+    if (!run) return;
+    const key = artefactRunKey(this.o.config.queuePrefix, run);
+    const redis = this.o.queues.connection;
+    await redis.hincrby(key, outcome, 1).catch(() => undefined);
+    await redis.expire(key, RUN_COUNTS_TTL_S).catch(() => undefined);
   }
 }
 
@@ -72,7 +90,9 @@ export async function fetchArtefact(o: {
   const path = blobPath(config.artefacts.dir, d.sha256, d.sandbox, d.kind);
   const known = (await store.artefacts.list(d.behaviourId)).find((a) => a.kind === d.kind);
   const onDisk = known ? await stat(known.path).catch(() => null) : null;
-  if (known && onDisk?.size === known.size) return { path: known.path, size: known.size, sha256: known.sha256, skipped: true };
+  // the file of this report version, or of a newer one (an older version's job arrives late): kept
+  const current = d.lastModified === undefined || (known?.lastModified !== undefined && known.lastModified >= d.lastModified);
+  if (known && onDisk?.size === known.size && current) return { path: known.path, size: known.size, sha256: known.sha256, skipped: true };
   // an artefact directory that cannot be written fails before the paid request, naming it
   await makeBlobDir(path);
   const budget = d.run
@@ -94,6 +114,13 @@ export async function fetchArtefact(o: {
     },
     { retries: config.gti.maxRetries, backoffMs: config.gti.backoffMs, signal: o.signal, onRetry: o.onRetry },
   );
-  await store.artefacts.record({ behaviourId: d.behaviourId, kind: d.kind, ...blob, source: d.source, fetchedAt: Date.now() });
+  await store.artefacts.record({
+    behaviourId: d.behaviourId,
+    kind: d.kind,
+    ...blob,
+    source: d.source,
+    fetchedAt: Date.now(),
+    ...(d.lastModified !== undefined ? { lastModified: d.lastModified } : {}),
+  });
   return { ...blob, skipped: false };
 }

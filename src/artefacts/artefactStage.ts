@@ -13,8 +13,8 @@ export interface ArtefactStage {
   onLookupDoc(doc: BehaviourDoc, job: LookupJobData): Promise<void>;
   /** The worker running the downloads (started and stopped by superviseWorkers as a producer). */
   worker(onFatal?: (err: Error) => void): ArtefactWorker;
-  /** Waits until the queued downloads are over (a command that asked for artefacts ends after them). */
-  settle(signal?: AbortSignal): Promise<ArtefactCounts>;
+  /** Waits until the queued downloads are over (a command that asked for artefacts ends after them), then counts those of `run`. */
+  settle(run: string, signal?: AbortSignal): Promise<ArtefactCounts>;
   close(): Promise<void>;
 }
 
@@ -30,7 +30,7 @@ export function artefactStage(o: Omit<StageWorkerOptions, 'onFatal'> & { onFatal
       if (job.artefacts) await enqueuer.forDoc(doc, job.artefacts, 'endpoint', { run: job.run, maxApiUnits: job.maxApiUnits });
     },
     worker: (onFatal) => new ArtefactWorker({ ...o, onFatal }),
-    settle: (signal) => waitForArtefacts(queue, signal),
+    settle: (run, signal) => waitForArtefacts(queue, { redis: o.queues.connection, prefix: o.config.queuePrefix, run }, signal),
     close: () => queue.close(),
   };
 }

@@ -15,10 +15,15 @@ export interface ArtefactJobData {
   link?: string;
   /** Size cap of this download (--artefact-max-bytes; else artefacts.maxBytes). */
   maxBytes?: number;
-  /** Lookup runs: the run whose budget (--max-api-units) endpoint calls count against. */
+  /** The report version (last_modification_date) the artefact belongs to. */
+  lastModified?: number;
+  /** The command run that asked: its budget (--max-api-units) for endpoint calls, its counts of downloads. */
   run?: string;
   maxApiUnits?: number;
 }
+
+/** Where a run's finished downloads are counted (a hash: completed, failed), kept a week. */
+export const artefactRunKey = (prefix: string, run: string): string => `${prefix}:artefact-run:${run}`;
 
 export interface ArtefactJobResult {
   path: string;

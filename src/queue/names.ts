@@ -13,6 +13,8 @@ export interface ArtefactChoice {
   kinds: string[];
   filter?: string;
   maxBytes?: number;
+  /** The command run that asked: its downloads are counted for its own summary. */
+  run?: string;
 }
 
 /** Feed job data: which batch, from which source. Never credentials. */

@@ -12,6 +12,8 @@ export interface ArtefactRecord {
   source: 'feed_link' | 'endpoint';
   /** Epoch milliseconds of the download. */
   fetchedAt: number;
+  /** The report version (last_modification_date, epoch seconds) the file belongs to; absent in records of earlier versions. */
+  lastModified?: number;
 }
 
 /**

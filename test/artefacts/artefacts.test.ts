@@ -190,7 +190,14 @@ test('fetchArtefact skips a recorded artefact whose file is there, and downloads
   assert.ok(rec);
   const store = openStore(s.config.store, s.config);
   cleanup(() => store.close());
-  const data = { behaviourId: idOf(f, 0), sha256: f.sha256, sandbox: sandboxOf(f, 0), kind: 'evtx' as const, source: 'endpoint' as const };
+  const data = {
+    behaviourId: idOf(f, 0),
+    sha256: f.sha256,
+    sandbox: sandboxOf(f, 0),
+    kind: 'evtx' as const,
+    source: 'endpoint' as const,
+    lastModified: rec.lastModified,
+  };
   const before = s.fake.requests.length;
   assert.deepEqual(await fetchArtefact({ config: s.config, store, redis: s.redis, data }), {
     path: rec.path,
@@ -213,6 +220,19 @@ test('fetchArtefact skips a recorded artefact whose file is there, and downloads
   );
   const [after] = await s.records(idOf(f, 0));
   assert.ok((after?.fetchedAt as number) >= rec.fetchedAt);
+
+  // the record names the report version its file belongs to: a newer version's job downloads
+  // again, a late job of an older version (or the same one) keeps the file
+  const version = rec.lastModified as number;
+  assert.equal(typeof version, 'number');
+  const asked = s.fake.requests.length;
+  for (const lastModified of [version, version - 100]) {
+    assert.equal((await fetchArtefact({ config: s.config, store, redis: s.redis, data: { ...data, lastModified } })).skipped, true);
+  }
+  assert.equal(s.fake.requests.length, asked, 'nothing requested for the same or an older version');
+  const newer = await fetchArtefact({ config: s.config, store, redis: s.redis, data: { ...data, lastModified: version + 60 } });
+  assert.equal(newer.skipped, false);
+  assert.equal((await s.records(idOf(f, 0)))[0]?.lastModified, version + 60);
 });
 
 test('a truncated artefact download is retried from the start; the file ends complete and no .part file is left', async () => {
@@ -272,6 +292,22 @@ test('--artefact-max-bytes: a bigger artefact is refused (ARTEFACT_TOO_LARGE) an
     'GET /file_behaviours/{id}/evtx': { calls: 1, units: { api_requests: 1 } },
     'GET /file_behaviours/{id}/html': { calls: 1, units: { api_requests: 1 } },
   });
+
+  // the same lookup again with room: the failed downloads are tried anew, the stored one is kept,
+  // and the counts are this run's own
+  const again = await runLookupCommand([f.sha256], { artefacts: 'pcap,evtx,html', refresh: true }, s.ctx);
+  s.account.summary(again?.api_units);
+  assert.deepEqual(again?.artefacts, { completed: 3, failed: 0, open: 0 });
+  assert.equal(lookupExitCode(again as LookupSummary), 0);
+  assert.deepEqual(
+    (await s.records(idOf(f, 0))).map((r) => r.kind),
+    ['evtx', 'html', 'pcap'],
+  );
+  // and a run that asks for nothing new counts nothing of the earlier runs
+  const quiet = await runLookupCommand([f.sha256], { artefacts: 'pcap,evtx,html' }, s.ctx);
+  s.account.summary(quiet?.api_units);
+  assert.deepEqual(quiet?.artefacts, { completed: 0, failed: 0, open: 0 });
+  assert.equal(lookupExitCode(quiet as LookupSummary), 0);
 });
 
 test('streamToBlob: a body over the cap while streaming (no size advertised), or cut, leaves nothing behind; a good one is hashed as written', async () => {
@@ -355,8 +391,8 @@ test('--artefact-filter: only the reports matching it get their artefacts downlo
 
   const byVerdict = await runLookupCommand([g.sha256], { artefacts: 'pcap', artefactFilter: 'verdict=malicious' }, s.ctx);
   s.account.summary(byVerdict?.api_units);
-  // the queue keeps the earlier run's job: two completed in all
-  assert.deepEqual(byVerdict?.artefacts, { completed: 2, failed: 0, open: 0 });
+  // counted for this run only, not with the earlier run's job the queue keeps
+  assert.deepEqual(byVerdict?.artefacts, { completed: 1, failed: 0, open: 0 });
   assert.deepEqual(await s.records(idOf(g, 0)), [], 'CLEAN is not malicious');
   assertStored(s, g, 1, 'pcap', await s.records(idOf(g, 1)), 'endpoint');
   assert.deepEqual(await s.records(idOf(g, 2)), [], 'no verdict is not malicious');

@@ -41,7 +41,12 @@ export function artefactLogConformance(name: string, open: () => Promise<Artefac
         const id = behaviourId('a', 'Zenbox');
         // before anything was recorded (an Elasticsearch store has not even set up its index)
         assert.deepEqual(await f.artefacts.list(id), []);
-        const rec = artefact(id, 'pcap', { size: 987_654_321_012, source: 'endpoint', sha256: 'f'.repeat(64) });
+        const rec = artefact(id, 'pcap', {
+          size: 987_654_321_012,
+          source: 'endpoint',
+          sha256: 'f'.repeat(64),
+          lastModified: 1_793_606_400,
+        });
         await f.artefacts.record(rec);
         assert.deepEqual(await f.artefacts.list(id), [rec]);
         assert.deepEqual(await f.artefacts.list(behaviourId('b', 'Zenbox')), []);
@@ -57,6 +62,7 @@ export function artefactLogConformance(name: string, open: () => Promise<Artefac
         await f.artefacts.record(artefact(id, 'evtx', { size: 1, sha256: '1'.repeat(64), source: 'endpoint', fetchedAt: 1000 }));
         const again = artefact(id, 'evtx', { path: '/elsewhere/x.evtx', size: 2, sha256: '2'.repeat(64), fetchedAt: 2000 });
         await f.artefacts.record(again);
+        // a record without a report version (as earlier versions wrote them) lists without one
         assert.deepEqual(await f.artefacts.list(id), [again]);
         // a retried job writing the same record again leaves it as it is
         await f.artefacts.record(again);

@@ -513,6 +513,7 @@ describe('elasticsearch artefact log: its own index (mock)', () => {
         sha256: 'keyword',
         source: 'keyword',
         fetched_at: 'date',
+        last_modified: 'long',
       });
       assert.equal(got.properties.fetched_at?.format, 'epoch_millis');
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode, isStoreFault, messageOf, SandtrailError } from '../../errors/index.js';
@@ -127,6 +128,8 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
   // the store before Redis: a wrong --store ends the command here, before a private Redis is started
   const { store, redis } = await openStoreAndRedis(ctx);
   const queues = createQueues(redis.url, config, log);
+  // this run's downloads are counted apart from the week of them the queue keeps
+  const artefacts = args.artefacts ? { ...args.artefacts, run: randomUUID() } : undefined;
   let closeOps: (() => Promise<void>) | undefined;
   try {
     const progress = createProgressReporter();
@@ -150,7 +153,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           sourceSpec,
           minutes,
           hourly: args.hourly,
-          artefacts: args.artefacts,
+          artefacts,
           onProgress: progress.update,
           signal,
           log,
@@ -161,7 +164,7 @@ export async function runBackfillCommand(args: BackfillArgs, ctx: CliContext): P
           idleWarnMs: args.workers === false ? config.worker.idleWarnMs : undefined,
         });
         // downloads run apart from indexing; the command ends once they are over too
-        if (args.artefacts) run.summary.artefacts = await parts.artefacts().settle(signal);
+        if (artefacts) run.summary.artefacts = await parts.artefacts().settle(artefacts.run, signal);
         return run;
       },
     });
@@ -232,10 +235,7 @@ export function formatSummary(run: BackfillRun): string {
     `  API units spent: ${run.summary.api_units}`,
   ];
   const a = run.summary.artefacts;
-  if (a)
-    lines.push(
-      `  artefacts: ${a.completed} downloaded, ${a.failed} failed${a.open ? `, ${a.open} still queued` : ''} (artefact queue, kept a week)`,
-    );
+  if (a) lines.push(`  artefacts: ${a.completed} downloaded, ${a.failed} failed${a.open ? `, ${a.open} still queued` : ''} (this run)`);
   if (run.summary.requeued) lines.push(`  queue state lost and rebuilt: ${run.summary.requeued} feed job(s) enqueued again`);
   for (const f of failures.slice(0, SHOWN_FAILURES)) lines.push(`  ${f.status} ${f.batch}: ${f.reason}`);
   if (failures.length > SHOWN_FAILURES) lines.push(`  ... and ${failures.length - SHOWN_FAILURES} more (--json lists all)`);

@@ -69,6 +69,7 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
             sandbox: r.doc.sandbox_name,
             kind,
             source: 'endpoint' as const,
+            lastModified: r.doc.last_modification_date,
             run,
             maxApiUnits,
             maxBytes: choice.maxBytes,

@@ -153,7 +153,7 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
         // downloads run apart from indexing; the command ends once they are over too
         // (fleet workers' downloads too, with --no-workers)
         if (choice) {
-          summary.artefacts = await parts.artefacts().settle(signal);
+          summary.artefacts = await parts.artefacts().settle(run, signal);
         }
         return summary;
       },
@@ -209,9 +209,7 @@ export function formatLookupSummary(s: LookupSummary): string {
     `lookup: ${s.hashes.length} hash(es): ${counts}${s.interrupted ? ' (interrupted)' : ''}`,
     `  documents: ${s.documents.indexed} indexed, ${s.documents.rejected} rejected${s.documents.rejected ? ' (see: sandtrail dlq list)' : ''}`,
     `  API units spent: ${s.api_units}`,
-    ...(s.artefacts
-      ? [`  artefacts: ${s.artefacts.completed} downloaded, ${s.artefacts.failed} failed (artefact queue, kept a week)`]
-      : []),
+    ...(s.artefacts ? [`  artefacts: ${s.artefacts.completed} downloaded, ${s.artefacts.failed} failed (this run)`] : []),
     ...s.hashes.map(
       (h) => `  ${h.outcome.padEnd(13)} ${h.hash ?? h.given}  ${h.reports} report(s), ${h.indexed} indexed${h.error ? `  ${h.error}` : ''}`,
     ),

@@ -14,6 +14,7 @@ interface ArtefactSource {
   sha256: string;
   source: ArtefactRecord['source'];
   fetched_at: number;
+  last_modified?: number;
 }
 
 /**
@@ -33,6 +34,7 @@ function toSource(rec: ArtefactRecord): ArtefactSource {
     sha256: rec.sha256,
     source: rec.source,
     fetched_at: rec.fetchedAt,
+    ...(rec.lastModified !== undefined ? { last_modified: rec.lastModified } : {}),
   };
 }
 
@@ -45,6 +47,7 @@ function fromSource(s: ArtefactSource): ArtefactRecord {
     sha256: s.sha256,
     source: s.source,
     fetchedAt: s.fetched_at,
+    ...(typeof s.last_modified === 'number' ? { lastModified: s.last_modified } : {}),
   };
 }
 

@@ -26,6 +26,8 @@ export function artefactMappings(): Record<string, unknown> {
       sha256: keyword,
       source: keyword,
       fetched_at: { type: 'date', format: 'epoch_millis' },
+      // the report version the file belongs to (epoch seconds); absent in records of earlier versions
+      last_modified: { type: 'long' },
     },
   };
 }
