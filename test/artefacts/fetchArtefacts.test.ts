@@ -78,6 +78,13 @@ test('sandtrail fetch --artefacts: a memdump cut mid-body is fetched again, stor
     listed.map((a) => [a.kind, a.size, a.sha256, a.source, a.path]),
     [['memdump', 524_288, sha256(memdump), 'endpoint', path]],
   );
+  // the sample hash in any case, as get takes it; an id the store does not hold is an error, as in get
+  const sample = id.slice(0, 64);
+  const upper = await runCli(['artefacts', 'list', `${sample.toUpperCase()}${id.slice(64)}`, '--json'], { env });
+  assert.deepEqual(JSON.parse(upper.stdout), listed);
+  const unknown = await runCli(['artefacts', 'list', `${'0'.repeat(64)}${id.slice(64)}`], { env });
+  assert.equal(unknown.code, 1, unknown.stderr);
+  assert.match(unknown.stderr, /nothing with id/);
   const got = await runCli(['get', id, '--json'], { env });
   const doc = JSON.parse(got.stdout) as { artefacts?: Record<string, { size: number; sha256: string }> };
   assert.equal(doc.artefacts?.memdump?.size, 524_288, 'recorded on the document');

@@ -77,7 +77,12 @@ export async function getCommand(id: string, opts: { json?: boolean }, ctx: CliC
 /** `sandtrail artefacts list ID`: what was downloaded for one behaviour report. */
 export async function artefactsListCommand(id: string, opts: { json?: boolean }, ctx: CliContext): Promise<number> {
   return withStore(ctx, async (store) => {
-    const list = await store.artefacts.list(id);
+    // the id as get takes it: the sample hash in any case
+    const canonical = canonicalBehaviourId(id);
+    const list = await store.artefacts.list(canonical);
+    if (list.length === 0 && !(await store.sink.get(canonical))) {
+      throw new SandtrailError('NOT_FOUND', `nothing with id "${id}" in ${store.spec}`);
+    }
     if (opts.json) await writeOut(`${JSON.stringify(list)}\n`);
     else if (list.length === 0) await writeOut(`no artefacts recorded for ${id}\n`);
     else
