@@ -165,12 +165,15 @@ test('a second SIGTERM leaves the active index job to its lock expiry: no attemp
     SANDTRAIL_WORKER_STALLED_INTERVAL_MS: '1000',
   };
   const lock = new BetterSqlite3(storeFile);
-  lock.exec('BEGIN IMMEDIATE');
   const redis = new Redis(redisUrl);
   const started: ReturnType<typeof cli>[] = [];
   try {
     const index = cli(['worker', 'index'], env);
     started.push(index, cli(['worker', 'feed'], env));
+    // the worker has its store open: from now on its index job waits on the lock the test holds
+    for (let i = 0; i < 2400 && !index.err().includes('worker started'); i++) await sleep(25);
+    assert.match(index.err(), /worker started/);
+    lock.exec('BEGIN IMMEDIATE');
     const backfill = cli(['backfill', '--source', `dir:${feed}`, '--no-workers', '--json'], env);
     let active: string[] = [];
     for (let i = 0; i < 2400 && active.length === 0; i++) {

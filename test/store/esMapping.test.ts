@@ -240,7 +240,7 @@ describe('artefact index design', () => {
     );
   });
 
-  test('behaviour_id, kind, path, sha256 and source are keywords; size a long; fetched_at epoch millis', () => {
+  test('behaviour_id, kind, path, sha256 and source are keywords; size and the report version longs; fetched_at epoch millis', () => {
     const am = artefactMappings() as { dynamic: unknown; properties: Props };
     assert.equal(am.dynamic, false);
     const types = Object.fromEntries(Object.entries(am.properties).map(([k, v]) => [k, v.type]));
@@ -252,6 +252,7 @@ describe('artefact index design', () => {
       sha256: 'keyword',
       source: 'keyword',
       fetched_at: 'date',
+      last_modified: 'long',
     });
     // exact ids: the sandbox name in a behaviour id is case-sensitive
     assert.equal(am.properties.behaviour_id?.normalizer, undefined);
