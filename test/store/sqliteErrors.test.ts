@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
-import { isBusy, isTransientSqlite, sqliteStoreFault, SqliteSink } from '../../src/store/index.js';
+import { isBusy, isTransientSqlite, openStore, sqliteStoreFault, SqliteSink } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 import { makeDoc, sinkDocs } from './sinkConformance.js';
 
@@ -149,4 +150,36 @@ test('a full disk (max_page_count reached) fails the whole call with STORE_FULL 
   } finally {
     db.close();
   }
+});
+
+test("a day's table dropped by hand is the store's fault: the write throws STORE_DAMAGED and dead-letters nothing; doctor fails naming it", async () => {
+  const file = join(dir, `lost${n++}.db`);
+  const day = 1_793_491_200 + 3600;
+  const store = openStore(`sqlite:${file}`);
+  try {
+    await store.sink.upsert(sinkDocs([makeDoc('a'.repeat(64), 'Zenbox', day, {})]));
+  } finally {
+    await store.close();
+  }
+  const db = new BetterSqlite3(file);
+  const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'pivots_2%'").pluck().get() as string;
+  db.exec(`DROP TABLE ${table}`);
+  db.close();
+  const again = openStore(`sqlite:${file}`);
+  try {
+    await assert.rejects(again.sink.upsert(sinkDocs([makeDoc('b'.repeat(64), 'Zenbox', day + 60, {})])), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'STORE_DAMAGED');
+      assert.match(e.message, new RegExp(`the store lacks a table or column it needs .*no such table: ${table}`));
+      return true;
+    });
+    assert.equal(await again.dlq.count(), 0, 'no record blamed');
+  } finally {
+    await again.close();
+  }
+  const doctor = await runCli(['doctor', '--json', '--store', `sqlite:${file}`]);
+  const check = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find(
+    (c) => c.id === 'store.integrity',
+  );
+  assert.equal(check?.status, 'fail', doctor.stdout);
+  assert.match(check?.detail ?? '', new RegExp(`lacks parts of its store \\(no such table: main\\.${table}`));
 });

@@ -63,9 +63,21 @@ export function isTransientSqlite(err: unknown): boolean {
   return meaningOf(err)?.kind === 'transient';
 }
 
+/**
+ * A plain SQLITE_ERROR is a statement's or a value's, except one naming a table or column that is
+ * not there: the store's schema lost a part (a day's table dropped by hand, a partition gone).
+ */
+const MISSING_SCHEMA = /\bno such (table|column|index)\b|has no column named/;
+const SCHEMA_LOST = {
+  kind: 'store',
+  code: 'STORE_DAMAGED',
+  words: 'the store lacks a table or column it needs (sandtrail doctor lists the parts missing)',
+} as const;
+
 /** The table's row of a failure: its own extended code's, else its primary code's. */
 function meaningOf(err: unknown): (typeof MEANING)[string] | undefined {
   const code = codeOf(err);
+  if (code === 'SQLITE_ERROR' && MISSING_SCHEMA.test(String((err as Error | null)?.message))) return SCHEMA_LOST;
   return MEANING[code] ?? MEANING[primaryCode(code)];
 }
 
