@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, test } from 'vitest';
-import type { FeedManifest } from '../../src/synth/index.js';
+import { msToMinute } from '../../src/minute/index.js';
+import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
@@ -56,3 +57,24 @@ for (const [name, sink] of sinks)
     assert.equal(none.code, 0, none.stderr);
     assert.doesNotMatch(none.stdout, /recent batches/);
   });
+
+test('status lag stays that of the newest minutes after a backfill of older minutes into the same store', async () => {
+  const dir = tempDir();
+  const recent = msToMinute(Date.now() - 3 * 3600_000);
+  const old = msToMinute(Date.now() - 17 * 86_400_000);
+  await writeFeed({ out: join(dir, 'recent'), seed: 3, start: recent, minutes: 3, perMinute: 2, malformedRate: 0 });
+  await writeFeed({ out: join(dir, 'old'), seed: 4, start: old, minutes: 3, perMinute: 2, malformedRate: 0 });
+  const env = { REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix(), SANDTRAIL_STORE: `sqlite:${join(dir, 's.db')}` };
+  const lag = async (): Promise<number> => {
+    const r = await runCli(['status', '--json'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { lag_seconds: number }).lag_seconds;
+  };
+  assert.equal((await runCli(['backfill', '--source', `dir:${join(dir, 'recent')}`], { env })).code, 0);
+  const before = await lag();
+  // three hours, less the three minutes stored
+  assert.ok(before > 3 * 3600 - 5 * 60 && before < 3 * 3600, `lag ${before} s`);
+  assert.equal((await runCli(['backfill', '--source', `dir:${join(dir, 'old')}`], { env })).code, 0);
+  const after = await lag();
+  assert.ok(Math.abs(after - before) < 120, `lag ${before} s, then ${after} s`);
+});

@@ -106,18 +106,21 @@ async function fromRedis<T>(p: Promise<T>, url: string, ms = STATUS_REDIS_TIMEOU
 }
 
 /**
- * The newest minute of the batch log through which every minute, from the oldest it holds, has
- * its outcome (anything but `pending`): what the live cursor would be, for stores filled by
- * backfills (they keep no cursor).
+ * The newest minute of the batch log through which every minute has its outcome (anything but
+ * `pending`), from the start of the run of consecutive minutes that ends at the newest one: what
+ * the live cursor would be, for stores filled by backfills (they keep no cursor).
  */
 export function doneThrough(entries: readonly Pick<BatchLogEntry, 'batch' | 'status'>[]): MinuteId | null {
   const byBatch = new Map(entries.map((e) => [e.batch, e.status]));
   const sorted = [...byBatch.keys()].sort();
-  const oldest = sorted[0];
   const newest = sorted[sorted.length - 1];
-  if (!oldest || !newest) return null;
+  if (!newest) return null;
+  // the run of consecutive minutes that ends at the newest: older minutes a backfill ran again
+  // (days before, apart from it) say nothing of how far ingestion is
+  let start = newest;
+  while (byBatch.has(addMinutes(start, -1))) start = addMinutes(start, -1);
   let done: MinuteId | null = null;
-  for (const m of minuteRange(oldest, newest)) {
+  for (const m of minuteRange(start, newest)) {
     const status = byBatch.get(m);
     if (status === undefined || status === 'pending') break;
     done = m;
