@@ -209,8 +209,13 @@ test('a store from before the split keeps its tables as the undated partition un
   assert.deepEqual(sql(file, 'SELECT count(*) AS n FROM behaviours_undated'), [{ n: 2 }]);
   await withStore(file, async (s) => {
     assert.equal((await s.hunt.pivotStats('behash', 'b')).behaviours, 3);
+    // a dry run names what the prune drops, the undated tables included
+    const dry = await s.retention.prune({ behavioursBefore: NOV1 + 3 * DAY, dryRun: true });
+    assert.deepEqual([dry.behaviours, dry.partitions], [2, ['behaviours_undated', 'pivots_undated']]);
+    assert.deepEqual((await s.retention.prune({ behavioursBefore: NOV1 + DAY, dryRun: true })).partitions, [], 'one of the two left');
     const r = await s.retention.prune({ behavioursBefore: NOV1 + 3 * DAY });
     assert.equal(r.behaviours, 2);
+    assert.deepEqual(r.partitions, dry.partitions);
   });
   assert.deepEqual(tables(file), ['behaviour_days', 'behaviours_2026_11_04', 'pivots_2026_11_04']);
 });

@@ -115,9 +115,13 @@ export class SqliteRetention implements Retention {
     if (o.dryRun) {
       if (docsBefore !== undefined) {
         for (const p of this.reaching(docsBefore)) {
-          report.behaviours += this.day(p).countExpired.get(docsBefore) as number;
-          // a whole day past the cutoff holds expired behaviours only: it would go
-          if (p.day !== UNDATED && p.end <= docsBefore) report.partitions.push(p.behaviours, p.pivots);
+          const expired = this.day(p).countExpired.get(docsBefore) as number;
+          report.behaviours += expired;
+          // a whole day past the cutoff holds expired behaviours only, and the undated tables of an
+          // older store go once all they hold has expired: either would be dropped
+          const whole =
+            p.day === UNDATED ? this.db.prepare(`SELECT count(*) FROM ${p.behaviours}`).pluck().get() === expired : p.end <= docsBefore;
+          if (whole) report.partitions.push(p.behaviours, p.pivots);
         }
       }
       if (bookBefore !== undefined) for (const t of this.books) report[t.key] = t.count.get(bookBefore) as number;
