@@ -90,7 +90,8 @@ export class GtiClient {
   async openDownload(path: string, signal?: AbortSignal): Promise<{ body: AsyncIterable<Buffer>; bytes: number | null } | null> {
     let res: Response;
     try {
-      res = await this.request('GET', path, 'manual', signal);
+      // an artefact the endpoint serves itself streams under the download's time, not an API call's
+      res = await this.request('GET', path, 'manual', signal, this.o.timeoutMs * 20);
     } catch (err) {
       if ((err as { code?: string }).code === 'GTI_NOT_FOUND') return null;
       throw err;
@@ -231,17 +232,27 @@ export class GtiClient {
     return res;
   }
 
-  private async request(method: string, path: string, redirect: 'follow' | 'manual' = 'follow', signal?: AbortSignal): Promise<Response> {
+  private async request(
+    method: string,
+    path: string,
+    redirect: 'follow' | 'manual' = 'follow',
+    signal?: AbortSignal,
+    /** How long the body may take to read once the answer began (a download: 20× an API call's); unset, the same as its headers. */
+    bodyTimeoutMs?: number,
+  ): Promise<Response> {
+    const timeoutMs = this.o.timeoutMs;
     await this.o.beforeCall?.({ method, path });
     const headers: Record<string, string> = { 'x-apikey': this.o.apiKey, accept: 'application/json' };
     if (this.o.xTool) headers['x-tool'] = this.o.xTool;
     let res: Response;
     try {
       // redirects by hand: fetch would send the key on to whatever host a Location names
-      res = await fetch(`${this.base}${path}`, { method, headers, redirect: 'manual', signal: bounded(signal, this.o.timeoutMs) });
+      const exchange = answerSignal(signal, timeoutMs, bodyTimeoutMs);
+      res = await fetch(`${this.base}${path}`, { method, headers, redirect: 'manual', signal: exchange.signal });
+      exchange.began();
     } catch (err) {
       await this.o.onNoAnswer?.({ method, path });
-      throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${failure(err, this.o.timeoutMs)}`);
+      throw new SandtrailError('GTI_NETWORK', `${method} ${path}: ${failure(err, timeoutMs)}`);
     }
     await this.o.onCall?.({ method, path, status: res.status });
     if (redirect === 'follow') res = await this.followRedirects(res, method, path, headers, signal);
@@ -281,6 +292,23 @@ function isRedirect(status: number): boolean {
  * The caller's signal (a worker's stop) bounded by the request timeout: a caller passing its own
  * signal must not lose the timeout, or a server that never answers holds the call for good.
  */
+/**
+ * The signal of one exchange: its answer must begin within `headersMs`; with `bodyMs`, its body
+ * then has that long in all (a download streams for minutes; an API that hangs is said in seconds).
+ */
+function answerSignal(
+  signal: AbortSignal | undefined,
+  headersMs: number,
+  bodyMs: number | undefined,
+): { signal: AbortSignal; began: () => void } {
+  if (bodyMs === undefined) return { signal: bounded(signal, headersMs), began: () => undefined };
+  const headers = new AbortController();
+  const timer = setTimeout(() => headers.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), headersMs);
+  timer.unref();
+  // once the answer began, only the body's bound (and the caller's signal) stay
+  return { signal: AbortSignal.any([bounded(signal, bodyMs), headers.signal]), began: () => clearTimeout(timer) };
+}
+
 function bounded(signal: AbortSignal | undefined, ms: number): AbortSignal {
   const timeout = AbortSignal.timeout(ms);
   return signal ? AbortSignal.any([signal, timeout]) : timeout;

@@ -339,3 +339,36 @@ test('a download refused by a storage host or feed link: 404 and 410 are gone (n
     '429: GTI_RATE_LIMITED retried after 7 s',
   ]);
 });
+
+test('a download the endpoint serves itself streams under 20× the call timeout; an answer that never begins still fails within the call timeout', async () => {
+  const server = createServer((req, res) => {
+    if (req.url?.endsWith('/hang')) return; // never answers
+    res.writeHead(200, { 'content-length': '1500' });
+    let sent = 0;
+    const tick = setInterval(() => {
+      res.write(Buffer.alloc(100, 1));
+      sent += 100;
+      if (sent >= 1500) {
+        clearInterval(tick);
+        res.end();
+      }
+    }, 100);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3`;
+  const client = new GtiClient({ baseUrl: base, apiKey: KEY, timeoutMs: 400 });
+  // 1.5 s of body, past the call's 400 ms, within its 8 s
+  const opened = await client.openDownload('/file_behaviours/x/pcap');
+  assert.ok(opened);
+  let bytes = 0;
+  for await (const c of opened.body) bytes += c.length;
+  assert.equal(bytes, 1500);
+  const started = Date.now();
+  await assert.rejects(client.openDownload('/file_behaviours/x/hang'), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'GTI_NETWORK');
+    assert.match(err.message, /no answer within 400 ms/);
+    return true;
+  });
+  assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+});
