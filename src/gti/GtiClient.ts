@@ -101,9 +101,12 @@ export class GtiClient {
       if (!location) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: ${res.status} without a Location`);
       const target = new URL(location, `${this.base}${path}`).toString();
       try {
-        res = await fetch(target, { signal: bounded(signal, this.o.timeoutMs * 20) });
+        // the storage host answers within a call's time, then streams within a download's
+        const exchange = answerSignal(signal, this.o.timeoutMs, this.o.timeoutMs * 20);
+        res = await fetch(target, { signal: exchange.signal });
+        exchange.began();
       } catch (err) {
-        throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${failure(err, this.o.timeoutMs * 20)}`);
+        throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${failure(err, this.o.timeoutMs)}`);
       }
       if (isGone(res.status)) return null;
       if (!res.ok) throw downloadRefused(res, `download of ${path}`);
@@ -161,10 +164,12 @@ export class GtiClient {
     await this.o.beforeCall?.({ method: 'GET', path: as });
     let res: Response;
     try {
-      res = await fetch(link, { redirect: 'follow', signal: bounded(signal, this.o.timeoutMs * 20) });
+      const exchange = answerSignal(signal, this.o.timeoutMs, this.o.timeoutMs * 20);
+      res = await fetch(link, { redirect: 'follow', signal: exchange.signal });
+      exchange.began();
     } catch (err) {
       await this.o.onNoAnswer?.({ method: 'GET', path: as });
-      throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs * 20)}`);
+      throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs)}`);
     }
     // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
     await this.o.onCall?.({ method: 'GET', path: as, status: res.status });

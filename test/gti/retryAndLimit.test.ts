@@ -371,4 +371,8 @@ test('a download the endpoint serves itself streams under 20× the call timeout;
     return true;
   });
   assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+  // so does a storage host or feed link (outside the API base) that never answers
+  const linked = Date.now();
+  await assert.rejects(client.openLink(`${base.replace('/api/v3', '')}/storage/hang`), { code: 'GTI_NETWORK' });
+  assert.ok(Date.now() - linked < 3000, `${Date.now() - linked} ms`);
 });
