@@ -170,7 +170,9 @@ const gtiSchema = z
       .optional()
       .describe("GTI user id the key belongs to: the ledger's user and quota check's default (default in the ledger when unset)."),
     group: z.string().min(1).optional().describe("The user's group: every unit is also counted for it (rule 8)."),
-    timeoutMs: positiveInt.default(30_000).describe('Timeout of one API request (downloads get 20×).'),
+    timeoutMs: positiveInt
+      .default(30_000)
+      .describe('Timeout of one API request; a download must begin its answer within it too, and its body then has 20× it.'),
     requestsPerMinute: z
       .number()
       .int()

@@ -106,7 +106,7 @@ export class GtiClient {
         res = await fetch(target, { signal: exchange.signal });
         exchange.began();
       } catch (err) {
-        throw new SandtrailError('GTI_NETWORK', `download of ${path}: ${failure(err, this.o.timeoutMs)}`);
+        throw new SandtrailError(networkCode(err), `download of ${path}: ${failure(err, this.o.timeoutMs)}`);
       }
       if (isGone(res.status)) return null;
       if (!res.ok) throw downloadRefused(res, `download of ${path}`);
@@ -169,7 +169,7 @@ export class GtiClient {
       exchange.began();
     } catch (err) {
       await this.o.onNoAnswer?.({ method: 'GET', path: as });
-      throw new SandtrailError('GTI_NETWORK', `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs)}`);
+      throw new SandtrailError(networkCode(err), `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs)}`);
     }
     // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
     await this.o.onCall?.({ method: 'GET', path: as, status: res.status });
@@ -317,6 +317,16 @@ function answerSignal(
 function bounded(signal: AbortSignal | undefined, ms: number): AbortSignal {
   const timeout = AbortSignal.timeout(ms);
   return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}
+
+/**
+ * A fetch that failed without an answer is worth asking again (GTI_NETWORK), except a storage
+ * host's redirects that never end (fetch gives up after 20): asking again would pay the API's
+ * hop to it each time, for the same loop.
+ */
+function networkCode(err: unknown): ErrorCode {
+  const cause = (err as { cause?: { message?: string } }).cause?.message ?? '';
+  return /redirect count exceeded/i.test(cause) ? 'GTI_BAD_RESPONSE' : 'GTI_NETWORK';
 }
 
 /** Why a fetch failed, with the cause undici keeps apart ("fetch failed" alone names nothing). */

@@ -310,6 +310,7 @@ test('GtiClient.getJson and openJson follow redirects by hand: the key and x-too
 test('a download refused by a storage host or feed link: 404 and 410 are gone (not retried), 401/403 final, other 4xx final, 408/425/5xx transient, 429 with its Retry-After', async () => {
   const statuses = [410, 404, 401, 403, 400, 408, 425, 500, 503, 429];
   const server = createServer((req, res) => {
+    if (req.url?.startsWith('/loop')) return void res.writeHead(302, { location: '/loop' }).end();
     const status = Number(req.url?.split('/')[2]);
     res.writeHead(status, status === 429 ? { 'retry-after': '7' } : {}).end('no');
   });
@@ -338,6 +339,12 @@ test('a download refused by a storage host or feed link: 404 and 410 are gone (n
     '503: GTI_TRANSIENT retried',
     '429: GTI_RATE_LIMITED retried after 7 s',
   ]);
+  // redirects that never end: not asked again (each try would pay the API's hop to them)
+  await assert.rejects(client.openLink(`${host}/loop`), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'GTI_BAD_RESPONSE');
+    assert.equal(isRetryable(err), false);
+    return true;
+  });
 });
 
 test('a download the endpoint serves itself streams under 20× the call timeout; an answer that never begins still fails within the call timeout', async () => {
