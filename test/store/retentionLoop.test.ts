@@ -89,6 +89,20 @@ test('a loop stopped before its first step takes that step at stop (a short back
   assert.equal(lines.filter((l) => l.msg === 'retention removed expired records').length, 1);
   await store.close();
 
+  // a backlog larger than a step: the stop goes on stepping until none is left
+  const big = openStore(`sqlite:${join(tempDir(), 'stop-backlog.db')}`);
+  await big.sink.upsert(sinkDocs(Array.from({ length: 7 }, (_, i) => makeDoc(String(i).repeat(64), 'Zenbox', now - 40 * DAY + i, {}))));
+  const backlog = capture();
+  const stepping = new RetentionLoop(big.retention, { ...settings, stepRows: 2 }, backlog.log);
+  stepping.start();
+  await stepping.stop();
+  assert.equal(await big.sink.count(), 0);
+  assert.deepEqual(
+    backlog.lines.filter((l) => l.msg === 'retention removed expired records').map((l) => l.behaviours),
+    [2, 2, 2, 1],
+  );
+  await big.close();
+
   const forcedStore = await fill('stop-forced.db');
   const forced = new RetentionLoop(forcedStore.retention, settings, capture().log);
   forced.start();
