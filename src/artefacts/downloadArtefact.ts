@@ -81,12 +81,15 @@ export async function streamToBlob(
       done(null, chunk);
     },
   });
+  const out = createWriteStream(tmp, { flags: 'wx' });
   try {
     // one pipeline: an error on either side (the body cut, the disk full) ends both, and is awaited
-    await pipeline(Readable.from(body), counted, createWriteStream(tmp, { flags: 'wx' }));
+    await pipeline(Readable.from(body), counted, out);
     await rename(tmp, path);
     return { path, size, sha256: hash.digest('hex') };
   } catch (err) {
+    // the file may still be opening when the body fails: removed once its descriptor is closed
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     await rm(tmp, { force: true });
     throw blobDirFault(err, dirname(path));
   }
