@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.js';
+import { callSettled, callStarted } from './callsInFlight.js';
 import { SandtrailError } from '../errors/index.js';
 import { GtiClient, type GtiClientOptions } from '../gti/index.js';
 import type { QuotaLedger } from './ledger/QuotaLedger.js';
@@ -33,13 +34,25 @@ export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): G
     apiKey: gti.apiKey,
     xTool: gti.xTool,
     timeoutMs: o.timeoutMs ?? gti.timeoutMs,
-    beforeCall: o.beforeCall,
+    beforeCall: async (c) => {
+      await o.beforeCall?.(c);
+      // counted once it goes out: a stopping process waits for its ledger entry
+      callStarted();
+    },
     onNoAnswer: async (c) => {
-      await o.ledger?.unanswered({ method: c.method, path: c.path, user, group: gti.group }).catch(() => undefined);
+      try {
+        await o.ledger?.unanswered({ method: c.method, path: c.path, user, group: gti.group }).catch(() => undefined);
+      } finally {
+        callSettled();
+      }
       await o.onNoAnswer?.(c);
     },
     onCall: async (c) => {
-      await o.ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
+      try {
+        await o.ledger?.record({ op: 'api', method: c.method, path: c.path, user, group: gti.group });
+      } finally {
+        callSettled();
+      }
       o.afterCall?.(c);
     },
   });

@@ -9,6 +9,7 @@ import { FeedWorker } from '../feed/index.js';
 import { IndexThread, IndexWorker } from '../indexing/index.js';
 import { LookupWorker } from '../lookup/index.js';
 import { createWatchHook } from '../watch/index.js';
+import { callsSettled } from '../quota/index.js';
 import { JobSettles } from './JobSettles.js';
 import { PROCESS_KINDS, type ProcessKind, type ProcessPlan } from './processKinds.js';
 
@@ -248,8 +249,10 @@ function exitOnLateSignals(): void {
 }
 
 /** Closes the queues' connection, waiting at most CLOSE_TIMEOUT_MS. */
-export function closeQueues(queues: Queues, log: Logger): Promise<void> {
-  return bounded(queues.close(), CLOSE_TIMEOUT_MS, log, 'closing the queues');
+export async function closeQueues(queues: Queues, log: Logger): Promise<void> {
+  // the API calls under way (a forced stop leaves them running) get their ledger entries first
+  await bounded(callsSettled(), CLOSE_TIMEOUT_MS, log, 'recording the API calls under way');
+  await bounded(queues.close(), CLOSE_TIMEOUT_MS, log, 'closing the queues');
 }
 
 /** Waits for `p` at most `ms`; a close that hangs (Redis gone) must not keep the process alive. */
