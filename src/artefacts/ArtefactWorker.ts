@@ -5,7 +5,7 @@ import { meteredClient, RunBudget } from '../lookup/index.js';
 import { record } from '../metrics/index.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { UnrecoverableError, type Job, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
+import { stopsStage, UnrecoverableError, type Job, QueueWorker, type StageWorkerOptions } from '../queue/index.js';
 import type { Store } from '../store/index.js';
 import { blobPath } from './blobPath.js';
 import { makeBlobDir, streamToBlob } from './downloadArtefact.js';
@@ -13,8 +13,6 @@ import { ARTEFACT_QUEUE, artefactRunKey, type ArtefactJobData, type ArtefactJobR
 
 /** How long a run's download counts are kept (as long as the queue keeps finished jobs). */
 const RUN_COUNTS_TTL_S = 7 * 24 * 3600;
-/** Faults that stop the stage and put the job back for later (StageRunner): no outcome yet. */
-const STAGE_STOPPING = new Set(['STORE_DAMAGED', 'STORE_READONLY']);
 
 /**
  * Downloads artefacts into the blob directory, one job per (report version, kind), apart from
@@ -56,7 +54,7 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
       log.warn({ code, attempt: job.attemptsMade + 1, err: messageOf(err) }, 'artefact download failed');
       const final = !isRetryable(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       // a fault that stops the stage puts the job back: not this run's failure
-      if (final && !STAGE_STOPPING.has(code ?? '')) await this.countForRun(job.data.run, 'failed');
+      if (final && !stopsStage(code)) await this.countForRun(job.data.run, 'failed');
       if (!isRetryable(err)) throw new UnrecoverableError(`${code ?? 'ERROR'}: ${messageOf(err)}`);
       throw err;
     }
@@ -66,9 +64,13 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
   private async countForRun(run: string | undefined, outcome: 'completed' | 'failed'): Promise<void> {
     if (!run) return;
     const key = artefactRunKey(this.o.config.queuePrefix, run);
-    const redis = this.o.queues.connection;
-    await redis.hincrby(key, outcome, 1).catch(() => undefined);
-    await redis.expire(key, RUN_COUNTS_TTL_S).catch(() => undefined);
+    // one round trip; a count that cannot be written leaves the summary short, never the download failed
+    await this.o.queues.connection
+      .multi()
+      .hincrby(key, outcome, 1)
+      .expire(key, RUN_COUNTS_TTL_S)
+      .exec()
+      .catch(() => undefined);
   }
 }
 

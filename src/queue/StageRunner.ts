@@ -29,6 +29,11 @@ const STOPPING_ERRORS: Partial<Record<ErrorCode, string>> = {
   STORE_READONLY: 'make the store writable',
 };
 
+/** Whether an error code stops a stage (its job is put back, with no outcome of its own). */
+export function stopsStage(code: string | undefined): boolean {
+  return code !== undefined && Object.hasOwn(STOPPING_ERRORS, code);
+}
+
 /** Socket errors of a Redis outage (as opposed to errors of a job or a command). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** The same outage as a Redis Cluster client words it: a master down, its slots unserved. */

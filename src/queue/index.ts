@@ -15,7 +15,7 @@ export { RedisChunkTransport } from './RedisChunkTransport.js';
 export { MemoryChunkTransport, memoryFeedConcurrency } from './MemoryChunkTransport.js';
 export type { HandoffMessage, HandoffReply } from './MemoryChunkTransport.js';
 export type { ChunkTransport } from './ChunkTransport.js';
-export { StageRunner } from './StageRunner.js';
+export { StageRunner, stopsStage } from './StageRunner.js';
 export { QueueWorker } from './QueueWorker.js';
 export type { StageRunnerOptions } from './StageRunner.js';
 export { chunkKey, CHUNK_TTL_SECONDS, QUEUE_STREAMS } from './names.js';

@@ -1,18 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
-import {
-  normalizeWatch,
-  openStore,
-  type Store,
-  type StoreAccess,
-  type Watch,
-  type WatchCondition,
-  type WatchHit,
-} from '../../store/index.js';
+import { normalizeWatch, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
 import { recordRetroHits, shownWebhook, webhookUrlInStore } from '../../watch/index.js';
 import { stopOnSignals } from '../stopOnSignals.js';
-import { writeOut, type CliContext } from '../context.js';
+import { withStore, writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
 import { countFlag } from '../countFlag.js';
 import { parseSince } from '../sinceFlag.js';
@@ -42,18 +34,6 @@ function notifyText(w: Watch): string {
   return parts.filter(Boolean).join(', ') || 'record only';
 }
 
-/** Runs `fn` on the configured store; `readOnly` for the reads (list, hits), which need an existing store. */
-async function withStore<T>(ctx: CliContext, fn: (store: Store) => Promise<T>, access: StoreAccess = {}): Promise<T> {
-  const store = openStore(ctx.config.store, ctx.config, access);
-  try {
-    // a cluster out of reach, or a read of one holding no store under this prefix, is said first
-    await store.check();
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
 const readStore = <T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { readOnly: true });
 /** Removing a watch changes an existing store; it never starts one. */
 const changeStore = <T>(ctx: CliContext, fn: (store: Store) => Promise<T>): Promise<T> => withStore(ctx, fn, { mustExist: true });
@@ -79,26 +59,30 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
       `sandtrail: no store at ${spec.slice('sqlite:'.length)} yet: creating it; the watch fires for behaviours stored there\n`,
     );
   }
-  return withStore(ctx, async (store) => {
-    const watch = await addOrResume(store, { name, conditions, notify, createdAt: Date.now() }, o.retro === true);
-    const retro = o.retro ? await retroUntilSignal(store, watch, ctx) : undefined;
-    if (o.json) {
-      await writeOut(`${JSON.stringify({ watch: shown(watch), ...(retro ? { retro } : {}) })}\n`);
-    } else {
-      const lines = [`watch ${watch.name} added: ${watch.conditions.map(conditionText).join(', ')}; notify: ${notifyText(watch)}`];
-      if (retro) {
-        const delivery = retro.undelivered
-          ? `; ${retro.undelivered} notification(s) could not be delivered and were dead-lettered (sandtrail dlq list --stage watch)`
-          : retro.hits && (watch.notify.file || watch.notify.webhook)
-            ? ' and notified'
-            : '';
-        lines.push(`retro: ${retro.behaviours} stored behaviours match, ${retro.hits} new hits recorded${delivery}`);
-        if (retro.interrupted) lines.push(`retro interrupted: run the same watch add --retro again to record the rest`);
+  return withStore(
+    ctx,
+    async (store) => {
+      const watch = await addOrResume(store, { name, conditions, notify, createdAt: Date.now() }, o.retro === true);
+      const retro = o.retro ? await retroUntilSignal(store, watch, ctx) : undefined;
+      if (o.json) {
+        await writeOut(`${JSON.stringify({ watch: shown(watch), ...(retro ? { retro } : {}) })}\n`);
+      } else {
+        const lines = [`watch ${watch.name} added: ${watch.conditions.map(conditionText).join(', ')}; notify: ${notifyText(watch)}`];
+        if (retro) {
+          const delivery = retro.undelivered
+            ? `; ${retro.undelivered} notification(s) could not be delivered and were dead-lettered (sandtrail dlq list --stage watch)`
+            : retro.hits && (watch.notify.file || watch.notify.webhook)
+              ? ' and notified'
+              : '';
+          lines.push(`retro: ${retro.behaviours} stored behaviours match, ${retro.hits} new hits recorded${delivery}`);
+          if (retro.interrupted) lines.push(`retro interrupted: run the same watch add --retro again to record the rest`);
+        }
+        await writeOut(`${lines.join('\n')}\n`);
       }
-      await writeOut(`${lines.join('\n')}\n`);
-    }
-    return retro?.interrupted ? 130 : 0;
-  });
+      return retro?.interrupted ? 130 : 0;
+    },
+    {},
+  );
 }
 
 /**
