@@ -61,6 +61,23 @@ export const coerceInt: Coerce = (v, parent, key, w): number | undefined => {
   return undefined;
 };
 
+/** 9999-12-31T23:59:59Z: the last second a calendar date (and a day partition's name) can spell. */
+export const MAX_EPOCH_SECONDS = 253_402_300_799;
+
+/**
+ * A Unix time in seconds, coerced as an integer and kept only within 1970 to 9999. A negative
+ * value, or one in milliseconds (any date after 1977 in milliseconds is past year 9999 in
+ * seconds), is dropped (`dropped_field`): kept, it would sort above every real update of the
+ * behaviour and never expire.
+ */
+export const coerceEpochSeconds: Coerce = (v, parent, key, w): number | undefined => {
+  const n = coerceInt(v, parent, key, w) as number | undefined;
+  if (n === undefined || (n >= 0 && n <= MAX_EPOCH_SECONDS)) return n;
+  const why = n < 0 ? 'before 1970' : 'past year 9999 (a time in milliseconds?)';
+  w.addAt('dropped_field', parent, key, `expected a Unix time in seconds, got ${n}: ${why}`);
+  return undefined;
+};
+
 /** Keeps booleans; accepts 0/1 and the strings "true"/"false"/"1"/"0" (`coerced_scalar`). */
 export const coerceBool: Coerce = (v, parent, key, w): boolean | undefined => {
   if (typeof v === 'boolean') return v;

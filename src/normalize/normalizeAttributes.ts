@@ -3,7 +3,7 @@
  * attributes are kept verbatim (by reference), so new upstream fields flow through untouched.
  */
 import type { CanonicalAttributes } from './CanonicalAttributes.js';
-import { coerceBool, coerceInt, coerceString, type Coerce } from './coerceScalar.js';
+import { coerceBool, coerceEpochSeconds, coerceInt, coerceString, type Coerce } from './coerceScalar.js';
 import { coerceHashList, coerceStringList, objectListOf } from './coerceList.js';
 import {
   normalizeContentModelSet,
@@ -71,8 +71,8 @@ const idsAlerts = objectListOf(normalizeIdsAlert);
 
 /** Attribute name → coercer. A Map, so inherited names (`constructor`, `__proto__`) never match. */
 const ATTRIBUTES: ReadonlyMap<string, Coerce> = new Map<string, Coerce>([
-  ['analysis_date', coerceInt],
-  ['last_modification_date', coerceInt],
+  ['analysis_date', coerceEpochSeconds],
+  ['last_modification_date', coerceEpochSeconds],
   ['verdict_confidence', coerceInt],
   ['sandbox_name', coerceString],
   ['behash', coerceString],

@@ -233,6 +233,31 @@ describe('dates', () => {
     );
   });
 
+  test('a date before 1970 or past year 9999 (milliseconds) is dropped, and the fallback applies', () => {
+    const ms = accept(record({ analysis_date: 1700000000, last_modification_date: 1700000000123 }));
+    assert.equal(ms.doc.last_modification_date, 1700000000, 'a date in milliseconds would outrank every real update');
+    assert.equal('last_modification_date' in ms.doc.attributes, false);
+    assert.deepEqual(
+      ms.warnings.map((w) => [w.code, w.path]),
+      [
+        ['dropped_field', '$.attributes.last_modification_date'],
+        ['missing_date', '$.attributes.last_modification_date'],
+      ],
+    );
+    assert.match(ms.warnings[0]?.message ?? '', /Unix time in seconds, got 1700000000123: past year 9999/);
+    const neg = accept(record({ analysis_date: -86400, last_modification_date: '-5' }));
+    assert.equal(neg.doc.analysis_date, null);
+    assert.equal(neg.doc.last_modification_date, 0);
+    assert.deepEqual(
+      neg.warnings.map((w) => w.code),
+      ['dropped_field', 'coerced_scalar', 'dropped_field', 'missing_date'],
+    );
+    const edge = accept(record({ analysis_date: 0, last_modification_date: 253402300799 }));
+    assert.equal(edge.doc.analysis_date, 0);
+    assert.equal(edge.doc.last_modification_date, 253402300799, 'the last second of 9999 is still a date');
+    assert.deepEqual(edge.warnings, []);
+  });
+
   test('-0.5 truncates to 0, never -0', () => {
     assert.ok(Object.is(accept(record({ last_modification_date: -0.5 })).doc.last_modification_date, 0));
   });
