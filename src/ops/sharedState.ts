@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { SharedStateReader } from '../metrics/index.js';
-import { isMinuteId, minuteToMs } from '../minute/index.js';
+import { minuteToMs } from '../minute/index.js';
 import type { Store } from '../store/index.js';
 import { withTimeout } from './withTimeout.js';
 
@@ -20,9 +20,7 @@ export function sharedStateReader(queues: readonly Queue[], store: Store): Share
     },
     deadLetters: () => store.dlq.count(),
     async ingestion() {
-      const done = (await store.batches.recent(RECENT))
-        .filter((e) => isMinuteId(e.batch) && e.status !== 'pending' && e.status !== 'failed')
-        .sort((a, b) => b.batch.localeCompare(a.batch));
+      const done = (await store.batches.minutes(RECENT)).filter((e) => e.status !== 'pending' && e.status !== 'failed');
       const newest = done[0];
       if (!newest) return { lagSeconds: null, missingInARow: 0 };
       let missingInARow = 0;

@@ -173,7 +173,7 @@ export class Scheduler {
 
   /** Where to go on when Redis has no pointers: after the newest minute of the batch log, cursor before the first incomplete one. */
   private async resumeFromBatchLog(): Promise<{ next: MinuteId; cursor: MinuteId } | undefined> {
-    const entries = (await this.o.store.batches.recent(RESUME_WINDOW)).filter((e) => e.source === this.o.sourceSpec);
+    const entries = (await this.o.store.batches.minutes(RESUME_WINDOW)).filter((e) => e.source === this.o.sourceSpec);
     if (entries.length === 0) return undefined;
     const byBatch = new Map(entries.map((e) => [e.batch, e]));
     const sorted = [...byBatch.keys()].sort();

@@ -44,7 +44,13 @@ export interface BatchLog {
   /** Documents written by the stored chunks of the batch among 0..below-1 (what they recorded). */
   storedRecords(batch: string, below: number): Promise<number>;
   get(batches: readonly string[]): Promise<BatchLogEntry[]>;
+  /** The `limit` entries finished last (feed minutes and other batches alike). */
   recent(limit: number): Promise<BatchLogEntry[]>;
+  /**
+   * The entries of the `limit` newest feed minutes (`YYYYMMDDhhmm`), newest first, whenever they
+   * finished: a backfill of older minutes or a run of lookups does not push the live edge out.
+   */
+  minutes(limit: number): Promise<BatchLogEntry[]>;
 }
 
 /** The entry of a batch that failed before any of its records was counted (no lines, no chunks), with the reason. */

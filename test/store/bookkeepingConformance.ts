@@ -177,6 +177,38 @@ export function bookkeepingConformance(name: string, open: () => Promise<Bookkee
       }
     });
 
+    test('batch log: minutes() is the newest feed minutes by id, whenever they finished, lookups and chunk marks aside', async () => {
+      const f = await open();
+      try {
+        // live minutes first, then a backfill of older ones and a run of lookups, finished later
+        await f.batches.record(entry('202611021200', 1000, { chunks: 0 }));
+        await f.batches.record(
+          entry('202611021201', 2000, { status: 'missing', lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0 }),
+        );
+        await f.batches.record(entry('202611021202', 3000, { chunks: 2 }));
+        await f.batches.chunkStored('202611021202', 0);
+        for (let m = 0; m < 3; m++) await f.batches.record(entry(`20261101000${m}`, 10_000 + m, { chunks: 0 }));
+        for (const h of ['aa', 'bb', 'cc']) await f.batches.record(entry(`lookup-${h.repeat(32)}`, 20_000, { source: 'api' }));
+        assert.deepEqual(
+          (await f.batches.recent(3)).map((b) => b.batch),
+          ['lookup-' + 'cc'.repeat(32), 'lookup-' + 'bb'.repeat(32), 'lookup-' + 'aa'.repeat(32)],
+        );
+        assert.deepEqual(
+          (await f.batches.minutes(4)).map((b) => [b.batch, b.status]),
+          [
+            ['202611021202', 'pending'],
+            ['202611021201', 'missing'],
+            ['202611021200', 'ok'],
+            ['202611010002', 'ok'],
+          ],
+        );
+        assert.equal((await f.batches.minutes(100)).length, 6);
+        assert.deepEqual(await f.batches.minutes(0), []);
+      } finally {
+        await f.close();
+      }
+    });
+
     test('batch log: ok only once every chunk is stored, whichever comes first; marks are idempotent', async () => {
       const f = await open();
       try {

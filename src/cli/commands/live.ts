@@ -8,7 +8,7 @@ import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
-import { addMinutes, isMinuteId, minuteRange, minuteToMs, type MinuteId } from '../../minute/index.js';
+import { addMinutes, minuteRange, minuteToMs, type MinuteId } from '../../minute/index.js';
 
 /**
  * `sandtrail run`: live ingestion. A scheduler enqueues each minute once it can be published,
@@ -155,7 +155,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     const depths =
       q && redisUrl ? await fromRedis(Promise.all([q.feed.getJobCounts(...counts), q.index.getJobCounts(...counts)]), redisUrl) : undefined;
     // lookups share the batch log under lookup-<hash> keys; status is about feed minutes
-    const recent = (await store.batches.recent(Math.max(last, 1440))).filter((e) => isMinuteId(e.batch));
+    const recent = await store.batches.minutes(Math.max(last, 1440));
     const missing = recent
       .filter((e) => e.status === 'missing')
       .map((e) => e.batch)

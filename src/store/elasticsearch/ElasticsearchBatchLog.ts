@@ -152,14 +152,29 @@ export class ElasticsearchBatchLog implements BatchLog {
   }
 
   async recent(limit: number): Promise<BatchLogEntry[]> {
+    return this.entries('recent', limit, [], [{ finishedAt: 'desc' }, { batch: 'desc' }]);
+  }
+
+  async minutes(limit: number): Promise<BatchLogEntry[]> {
+    // feed minutes are the ids made of digits (lookup-… sort after them)
+    return this.entries('minutes', limit, [{ range: { batch: { gte: '000000000000', lte: '999999999999' } } }], [{ batch: 'desc' }]);
+  }
+
+  /** The first `limit` batch entries matching `filter` in `sort` order, settled. */
+  private async entries(
+    op: string,
+    limit: number,
+    filter: Record<string, unknown>[],
+    sort: Record<string, 'asc' | 'desc'>[],
+  ): Promise<BatchLogEntry[]> {
     if (!(limit > 0)) return [];
     const out: BatchLogEntry[] = [];
     try {
       for await (const h of scan<BatchLogEntry>(this.client, {
         index: this.index,
         // chunk marks share the index; only batch entries have a status
-        query: { bool: { filter: [{ exists: { field: 'status' } }] } },
-        sort: [{ finishedAt: 'desc' }, { batch: 'desc' }],
+        query: { bool: { filter: [{ exists: { field: 'status' } }, ...filter] } },
+        sort,
         limit,
         pageSize: Math.min(limit, 1000),
         source: { excludes: DERIVED },
@@ -168,7 +183,7 @@ export class ElasticsearchBatchLog implements BatchLog {
       }
     } catch (err) {
       if (isIndexNotFound(err)) return [];
-      throw failure('recent', err);
+      throw failure(op, err);
     }
     return this.settle(out);
   }

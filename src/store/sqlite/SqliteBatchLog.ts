@@ -27,6 +27,9 @@ CREATE TABLE IF NOT EXISTS batch_chunks (
 ) WITHOUT ROWID;
 `;
 
+/** Twelve digits: a feed minute's batch id. */
+const MINUTE_GLOB = '[0-9]'.repeat(12);
+
 const COLUMNS = `batch, source, status, lines, accepted, rejected, chunks, bytes_decoded AS bytesDecoded, error,
   started_at AS startedAt, finished_at AS finishedAt`;
 
@@ -142,5 +145,14 @@ export class SqliteBatchLog implements BatchLog {
 
   async recent(limit: number): Promise<BatchLogEntry[]> {
     return this.db.prepare(`SELECT ${COLUMNS} FROM batches ORDER BY finished_at DESC, batch DESC LIMIT ?`).all(limit) as BatchLogEntry[];
+  }
+
+  async minutes(limit: number): Promise<BatchLogEntry[]> {
+    // the range walks the primary key backwards from the newest minute; other batches (lookup-…) sort after it
+    return this.db
+      .prepare(
+        `SELECT ${COLUMNS} FROM batches WHERE batch BETWEEN '000000000000' AND '999999999999' AND batch GLOB '${MINUTE_GLOB}' ORDER BY batch DESC LIMIT ?`,
+      )
+      .all(limit) as BatchLogEntry[];
   }
 }
