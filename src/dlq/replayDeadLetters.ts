@@ -1,3 +1,4 @@
+import { minuteStartSeconds } from '../minute/index.js';
 import { normalizeLine, type BehaviourDoc } from '../normalize/index.js';
 import { type DeadLetter, type DeadLetterStore, type Sink } from '../store/index.js';
 import { sinkDocOf, type SinkDoc } from '../wire/index.js';
@@ -129,6 +130,7 @@ function reprocess(
       return { rejection: { code: 'not_json', path: '$', message: `stored document is not JSON: ${(err as Error).message}` } };
     }
   }
-  const r = normalizeLine(entry.raw, { maxDepth: opts.maxDepth });
+  // dated as the feed stage would have: by its batch's minute when it has one
+  const r = normalizeLine(entry.raw, { maxDepth: opts.maxDepth, undatedAt: minuteStartSeconds(entry.batch) });
   return r.ok ? { doc: sinkDocOf(r.doc) } : { rejection: { code: r.rejection.code, path: r.rejection.path, message: r.rejection.message } };
 }

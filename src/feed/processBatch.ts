@@ -3,7 +3,7 @@ import { SandtrailError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { describeError, normalizeLine, normalizeRecord, type BehaviourDoc, type NormalizeResult } from '../normalize/index.js';
 import type { FeedSource } from './FeedSource.js';
-import type { MinuteId } from '../minute/index.js';
+import { minuteStartSeconds, type MinuteId } from '../minute/index.js';
 import { readLines, type FeedLine } from './readLines.js';
 import { deadLetterId, type BatchLogEntry, type DeadLetterInput } from '../store/index.js';
 import { metaOf, type SinkDoc } from '../wire/index.js';
@@ -124,6 +124,8 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
 
   const lineStream = readLines(counted(handle.bytes(o.signal)), { maxLineBytes: o.maxLineBytes, prefixBytes: o.prefixBytes });
   const skip = o.skipLines ?? 0;
+  // a record with neither date is dated by the minute that published it
+  const undatedAt = minuteStartSeconds(o.batch);
   for await (const line of lineStream) {
     if (line.lineNo <= skip) continue;
     counts.lines += 1;
@@ -131,7 +133,7 @@ export async function processBatch(o: ProcessBatchOptions): Promise<BatchOutcome
       await addDead(unreadableLetter(o.batch, line, o.maxLineBytes));
       continue;
     }
-    const r = normalizeAndSerialize(line.text, o.maxDepth);
+    const r = normalizeAndSerialize(line.text, o.maxDepth, undatedAt);
     if ('code' in r) {
       await addDead(textLetter(o.batch, line, r, o.prefixBytes));
       continue;
@@ -171,8 +173,8 @@ interface LineRejection {
 }
 
 /** One record through the normalizer and serializer; whatever goes wrong is that record's rejection. */
-export function normalizeAndSerialize(text: string, maxDepth?: number): SerializedDoc | LineRejection {
-  return serialized(() => normalizeLine(text, { maxDepth }));
+export function normalizeAndSerialize(text: string, maxDepth?: number, undatedAt?: number): SerializedDoc | LineRejection {
+  return serialized(() => normalizeLine(text, { maxDepth, undatedAt }));
 }
 
 /**

@@ -11,6 +11,12 @@ export function isMinuteId(s: string): boolean {
   return Number.isFinite(t) && msToMinute(t) === s;
 }
 
+/** Unix seconds of the start of a batch's minute; undefined for a batch that is not a minute (`lookup-…`). */
+export function minuteStartSeconds(batch: string): number | undefined {
+  const ms = minuteToMs(batch);
+  return Number.isFinite(ms) ? ms / 1000 : undefined;
+}
+
 /** Epoch milliseconds of the start of a minute id (NaN when malformed). */
 export function minuteToMs(s: MinuteId): number {
   const m = MINUTE_RE.exec(s);

@@ -55,7 +55,8 @@ export interface Rejection {
  *                       canonical form always carries, replaced by its empty value)
  * - `renamed_field`     `ids_results` folded into `ids_alerts`
  * - `lowercased`        a hash (or the id's hex part) was upper-case
- * - `missing_date`      `last_modification_date` absent: fell back to `analysis_date`, then 0
+ * - `missing_date`      `last_modification_date` absent: fell back to `analysis_date`, then the
+ *                       batch minute's start (NormalizeOptions.undatedAt), then 0
  * - `missing_attributes` the record had no `attributes`
  * - `sandbox_mismatch`  `attributes.sandbox_name` disagrees with the id's sandbox part
  * - `depth_limit`       a process-tree subtree below the depth limit was dropped
@@ -118,7 +119,7 @@ export interface BehaviourDoc {
   sandbox_name: string;
   /** Epoch seconds, or null when the report has none. */
   analysis_date: number | null;
-  /** Epoch seconds; falls back to `analysis_date`, then 0 (with a `missing_date` warning). */
+  /** Epoch seconds; falls back to `analysis_date`, then the batch minute's start, then 0 (with a `missing_date` warning). */
   last_modification_date: number;
   attributes: CanonicalAttributes;
   /** Feed-line extras (artefact links, file hashes with md5/sha1 lower-cased). */

@@ -15,6 +15,11 @@ import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, textDepth, valueDepth } fro
 export interface NormalizeOptions {
   /** Records nested deeper than this are refused with `too_deep` (default DEFAULT_MAX_DEPTH; at most 1,000). */
   maxDepth?: number;
+  /**
+   * `last_modification_date` of a record with neither date (Unix seconds): the start of the feed
+   * minute that published it, so retention keeps it as long as that minute's records; 0 otherwise.
+   */
+  undatedAt?: number;
 }
 
 /** Envelope keys with a meaning here; others are reported (`dropped_field`) and not kept. */
@@ -55,7 +60,7 @@ function normalizeContext(ctx: Record<string, unknown>, path: string, w: Warning
   return out;
 }
 
-function buildDoc(env: Envelope): NormalizeResult {
+function buildDoc(env: Envelope, undatedAt: number | undefined): NormalizeResult {
   const { rec, base, id } = env;
   const w = new WarningLog();
   if (id.hexChanged) w.add('lowercased', `${base}.id`, 'sha256 part of the id was not lower-case');
@@ -82,11 +87,15 @@ function buildDoc(env: Envelope): NormalizeResult {
   const analysisDate = typeof attributes.analysis_date === 'number' ? attributes.analysis_date : null;
   let lastModified = attributes.last_modification_date;
   if (typeof lastModified !== 'number') {
-    lastModified = analysisDate ?? 0;
+    lastModified = analysisDate ?? undatedAt ?? 0;
     w.add(
       'missing_date',
       `${apath}.last_modification_date`,
-      analysisDate === null ? 'no last_modification_date nor analysis_date: using 0' : 'no last_modification_date: using analysis_date',
+      analysisDate !== null
+        ? 'no last_modification_date: using analysis_date'
+        : undatedAt === undefined
+          ? 'no last_modification_date nor analysis_date: using 0'
+          : "no last_modification_date nor analysis_date: using the start of the batch's minute",
     );
   }
 
@@ -128,7 +137,7 @@ export function normalizeRecord(value: unknown, opts: NormalizeOptions = {}): No
   } catch {
     // a hostile value (throwing getter, proxy): the normalizer's own guards name the field
   }
-  return depth > maxDepth ? tooDeep(maxDepth) : normalizeChecked(value, depth);
+  return depth > maxDepth ? tooDeep(maxDepth) : normalizeChecked(value, depth, opts.undatedAt);
 }
 
 /** The nesting limit in force: never above what the recursive serializers downstream survive. */
@@ -140,7 +149,7 @@ function tooDeep(maxDepth: number): NormalizeResult {
   return reject('too_deep', '$', `record is nested more than ${maxDepth} levels deep (feed.maxDepth)`);
 }
 
-function normalizeChecked(value: unknown, depth: number): NormalizeResult {
+function normalizeChecked(value: unknown, depth: number, undatedAt: number | undefined): NormalizeResult {
   let env: Envelope | NormalizeResult;
   try {
     env = readEnvelope(value);
@@ -149,7 +158,7 @@ function normalizeChecked(value: unknown, depth: number): NormalizeResult {
   }
   if ('ok' in env) return env;
   try {
-    const r = buildDoc(env);
+    const r = buildDoc(env, undatedAt);
     if (r.ok) r.depth = depth;
     return r;
   } catch (err) {
@@ -171,5 +180,5 @@ export function normalizeLine(text: string, opts: NormalizeOptions = {}): Normal
   } catch (err) {
     return reject('not_json', '$', `invalid JSON: ${describeError(err)}`);
   }
-  return normalizeChecked(value, depth);
+  return normalizeChecked(value, depth, opts.undatedAt);
 }

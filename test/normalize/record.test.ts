@@ -258,6 +258,17 @@ describe('dates', () => {
     assert.deepEqual(edge.warnings, []);
   });
 
+  test('a record with neither date takes undatedAt (its batch minute) when given, else 0; analysis_date still comes first', () => {
+    const r = normalizeLine(JSON.stringify(record({})), { undatedAt: 1_795_000_000 });
+    assert.ok(r.ok);
+    assert.equal(r.doc.last_modification_date, 1_795_000_000);
+    assert.equal(r.doc.analysis_date, null);
+    assert.match(r.warnings.find((w) => w.code === 'missing_date')?.message ?? '', /start of the batch's minute/);
+    const a = normalizeLine(JSON.stringify(record({ analysis_date: 5 })), { undatedAt: 1_795_000_000 });
+    assert.ok(a.ok);
+    assert.equal(a.doc.last_modification_date, 5);
+  });
+
   test('-0.5 truncates to 0, never -0', () => {
     assert.ok(Object.is(accept(record({ last_modification_date: -0.5 })).doc.last_modification_date, 0));
   });
