@@ -66,8 +66,13 @@ export interface WatchStore {
   get(name: string): Promise<Watch | null>;
   /** Removes a watch and its hits; false when no watch had that name. */
   remove(name: string): Promise<boolean>;
-  /** True the first time this (watch, behaviourId, lastModified) is recorded, false ever after. */
-  recordHit(hit: WatchHit): Promise<boolean>;
+  /**
+   * True the first time this (watch, behaviourId, lastModified) is recorded, false ever after.
+   * `watchCreatedAt` names the watch that matched: when no watch of that name and creation time
+   * is stored any more (removed, or removed and added again while a worker still held the old
+   * one), nothing is recorded and the answer is false, so a removed watch notifies nothing.
+   */
+  recordHit(hit: WatchHit, watchCreatedAt: number): Promise<boolean>;
   /** A watch's hits, newest first (`at`, then lastModified, then behaviour id). */
   hits(name: string, q?: WatchHitQuery): Promise<WatchHit[]>;
 }

@@ -37,7 +37,7 @@ export class HitRecorder {
         matched: m.matched,
         at: now(),
       };
-      if (!(await this.watches.recordHit(hit))) return;
+      if (!(await this.watches.recordHit(hit, m.watch.createdAt))) return;
       record({ m: 'watchHit', watch: hit.watch });
       fresh.push(hit);
       await this.notifier.notify(m.watch, hit);

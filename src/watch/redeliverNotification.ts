@@ -24,6 +24,8 @@ export async function redeliverNotification(
   }
   const watch = typeof hit?.watch === 'string' ? await watches.get(hit.watch) : null;
   if (!watch) return `the watch "${String(hit?.watch)}" no longer exists`;
+  // a watch of the same name added after the hit is another watch: it never matched this
+  if (typeof hit.at === 'number' && watch.createdAt > hit.at) return `the watch "${watch.name}" was removed and added again since this hit`;
   const channel = entry.path === 'file' ? 'file' : 'webhook';
   const target = watch.notify[channel];
   if (!target) return `the watch "${watch.name}" no longer notifies by ${channel}`;

@@ -111,7 +111,7 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
   for (const [k, at] of hitAt.entries()) {
     const d = (await s.store.sink.get(ids[k % ids.length] as string))!;
     const hit = { watch: 'w', behaviourId: d.id, lastModified: d.last_modification_date + k, sha256: d.sha256, sandbox: d.sandbox_name };
-    assert.ok(await s.store.watches.recordHit({ ...hit, matched: [], at }));
+    assert.ok(await s.store.watches.recordHit({ ...hit, matched: [], at }, 1));
   }
   type Hits = { data: { type: string; attributes: { at: number } }[]; links: { next?: string } };
   const hitsAt = async (query: string): Promise<number[]> => {

@@ -188,8 +188,8 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         await s.dlq.put([letter({ id: 'dl-1', batch: '202611010000' })]);
         await s.watches.add({ name: 'w1', conditions: [{ kind: 'sha256', value: doc.sha256 }], notify: {}, createdAt: at(1) * 1000 });
         const hit = { watch: 'w1', behaviourId: doc.id, sha256: doc.sha256, sandbox: 'Zenbox', matched: [] };
-        await s.watches.recordHit({ ...hit, lastModified: at(1), at: at(1) * 1000 });
-        await s.watches.recordHit({ ...hit, lastModified: at(19), at: at(19) * 1000 });
+        await s.watches.recordHit({ ...hit, lastModified: at(1), at: at(1) * 1000 }, at(1) * 1000);
+        await s.watches.recordHit({ ...hit, lastModified: at(19), at: at(19) * 1000 }, at(1) * 1000);
         const art = { behaviourId: doc.id, path: '/blobs/x', size: 1, sha256: 'ab'.repeat(32), source: 'feed_link' as const };
         await s.artefacts.record({ ...art, kind: 'pcap', fetchedAt: at(1) * 1000 });
         await s.artefacts.record({ ...art, kind: 'evtx', fetchedAt: at(19) * 1000 });

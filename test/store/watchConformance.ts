@@ -9,6 +9,8 @@ export interface WatchStoreFixture {
 }
 
 const hex = (c: string, n: number): string => c.repeat(n);
+/** When the fixtures' watches were created: the watch a hit names. */
+const CREATED = 1_700_000_000_000;
 /** A behaviour id as the feed has them: sample sha256, `_`, sandbox name (spaces included). */
 const behaviourId = (c: string, sandbox = 'VirusTotal Jujubox'): string => `${hex(c, 64)}_${sandbox}`;
 
@@ -17,7 +19,7 @@ function watch(name: string, o: Partial<Watch> = {}): Watch {
     name,
     conditions: [{ kind: 'behash', value: hex('e', 32) }],
     notify: { file: `/var/lib/sandtrail/alerts/${name}.jsonl` },
-    createdAt: 1_700_000_000_000,
+    createdAt: CREATED,
     ...o,
   };
 }
@@ -148,17 +150,36 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
         await f.watches.add(watch('w1'));
         await f.watches.add(watch('w2'));
         const first = hit('w1', 'a', 1000, 5000);
-        assert.equal(await f.watches.recordHit(first), true);
+        assert.equal(await f.watches.recordHit(first, CREATED), true);
         // a replay: same identity, later time, other matched conditions: not new, nothing changes
-        assert.equal(await f.watches.recordHit({ ...first, at: 9000, matched: [{ kind: 'ja3', value: hex('1', 32) }] }), false);
+        assert.equal(await f.watches.recordHit({ ...first, at: 9000, matched: [{ kind: 'ja3', value: hex('1', 32) }] }, CREATED), false);
         assert.deepEqual(await f.watches.hits('w1'), [first]);
-        assert.equal(await f.watches.recordHit(hit('w1', 'a', 2000, 6000)), true, 'a newer version is a new hit');
-        assert.equal(await f.watches.recordHit(hit('w2', 'a', 1000, 6000)), true, 'another watch has its own hits');
+        assert.equal(await f.watches.recordHit(hit('w1', 'a', 2000, 6000), CREATED), true, 'a newer version is a new hit');
+        assert.equal(await f.watches.recordHit(hit('w2', 'a', 1000, 6000), CREATED), true, 'another watch has its own hits');
         const spaced = hit('w1', 'b', 1000, 7000, { behaviourId: behaviourId('b', 'CAPE Sandbox'), sandbox: 'CAPE Sandbox' });
-        assert.equal(await f.watches.recordHit(spaced), true);
-        assert.equal(await f.watches.recordHit(spaced), false);
+        assert.equal(await f.watches.recordHit(spaced, CREATED), true);
+        assert.equal(await f.watches.recordHit(spaced, CREATED), false);
         assert.deepEqual(await f.watches.hits('w2'), [hit('w2', 'a', 1000, 6000)]);
         assert.deepEqual(await f.watches.hits('unknown'), []);
+      } finally {
+        await f.close();
+      }
+    });
+
+    test('a hit of a watch removed (or removed and added again) since it was read is not recorded, and says so', async () => {
+      const f = await open();
+      try {
+        await f.watches.add(watch('old'));
+        // a worker still holding the watch it read before `watch remove`
+        assert.equal(await f.watches.remove('old'), true);
+        assert.equal(await f.watches.recordHit(hit('old', 'a', 1000, 5000), CREATED), false);
+        assert.deepEqual(await f.watches.hits('old'), []);
+        // the name taken by another watch: the old one's hits neither count nor block the new one's
+        await f.watches.add(watch('old', { createdAt: CREATED + 60_000 }));
+        assert.equal(await f.watches.recordHit(hit('old', 'a', 1000, 5000), CREATED), false);
+        assert.deepEqual(await f.watches.hits('old'), []);
+        assert.equal(await f.watches.recordHit(hit('old', 'a', 1000, 70_000), CREATED + 60_000), true);
+        assert.deepEqual(await f.watches.hits('old'), [hit('old', 'a', 1000, 70_000)]);
       } finally {
         await f.close();
       }
@@ -169,7 +190,7 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
       try {
         await f.watches.add(watch('race'));
         const h = hit('race', 'f', 1234, 1000);
-        const answers = await Promise.all(Array.from({ length: 8 }, (_, k) => f.watches.recordHit({ ...h, at: 1000 + k })));
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, k) => f.watches.recordHit({ ...h, at: 1000 + k }, CREATED)));
         assert.equal(answers.filter(Boolean).length, 1, JSON.stringify(answers));
         assert.equal((await f.watches.hits('race')).length, 1);
       } finally {
@@ -189,7 +210,7 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
           hit('page', '5', 100, 3000),
           hit('page', '1', 300, 4000, { matched: [{ kind: 'sha256', value: hex('1', 64) }] }),
         ];
-        for (const h of all) assert.equal(await f.watches.recordHit(h), true);
+        for (const h of all) assert.equal(await f.watches.recordHit(h, CREATED), true);
         const newest = [all[5], all[3], all[1], all[4], all[2], all[0]];
         assert.deepEqual(await f.watches.hits('page'), newest);
         assert.deepEqual(await f.watches.hits('page', { since: 3000 }), newest.slice(0, 4));
@@ -208,8 +229,8 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
         await f.watches.add(watch('gone'));
         await f.watches.add(watch('kept'));
         const h = hit('gone', 'a', 1000, 1000);
-        await f.watches.recordHit(h);
-        await f.watches.recordHit(hit('kept', 'a', 1000, 1000));
+        await f.watches.recordHit(h, CREATED);
+        await f.watches.recordHit(hit('kept', 'a', 1000, 1000), CREATED);
         assert.equal(await f.watches.remove('gone'), true);
         assert.equal(await f.watches.get('gone'), null);
         assert.deepEqual(
@@ -222,7 +243,7 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
         assert.equal(await f.watches.remove('never-was'), false);
         await f.watches.add(watch('gone', { conditions: [{ kind: 'ja3s', value: hex('9', 32) }] }));
         assert.deepEqual(await f.watches.hits('gone'), []);
-        assert.equal(await f.watches.recordHit(h), true, 'the old hit is new again for the new watch');
+        assert.equal(await f.watches.recordHit(h, CREATED), true, 'the old hit is new again for the new watch');
       } finally {
         await f.close();
       }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -216,6 +216,13 @@ describe('webhook delivery', () => {
     assert.equal(await redeliverNotification(store, { raw, path: 'file' }), null);
     assert.equal(readFileSync(watches.get('w')!.notify.file as string, 'utf8'), `${raw}\n`);
     assert.match((await redeliverNotification(store, { raw: raw.replace('"w"', '"gone"'), path: 'webhook' }))!, /no longer exists/);
+    // a watch of the same name added after the hit is another watch: it is not sent the old one's hits
+    watches.set('w2', { ...watch('w2', [{ kind: 'sha256', value: SHA('b') }], { file: join(tempDir(), 'w2.jsonl') }), createdAt: 3 });
+    assert.match(
+      (await redeliverNotification(store, { raw: raw.replace('"w"', '"w2"'), path: 'file' }))!,
+      /the watch "w2" was removed and added again since this hit/,
+    );
+    assert.equal(existsSync(watches.get('w2')!.notify.file as string), false);
 
     // a URL kept by a store written before webhooks were named is still delivered to
     const down = await receiver([503]);

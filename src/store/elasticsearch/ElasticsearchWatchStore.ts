@@ -127,7 +127,7 @@ export class ElasticsearchWatchStore implements WatchStore {
     return existed;
   }
 
-  async recordHit(hit: WatchHit): Promise<boolean> {
+  async recordHit(hit: WatchHit, watchCreatedAt: number): Promise<boolean> {
     const document: HitSource = {
       watch: hit.watch,
       behaviour_id: hit.behaviourId,
@@ -137,15 +137,25 @@ export class ElasticsearchWatchStore implements WatchStore {
       matched: hit.matched,
       at: hit.at,
     };
+    const id = watchHitKey(hit);
     try {
       await this.o.ready?.();
-      await this.client.create({ index: this.hitIndex, id: watchHitKey(hit), document, refresh: this.refresh() });
-      return true;
+      await this.client.create({ index: this.hitIndex, id, document, refresh: this.refresh() });
     } catch (err) {
       // recorded before (a replayed job, another worker, a --retro run): not new
       if (isConflict(err)) return false;
       throw storeFailure('watch store recordHit', err);
     }
+    // no transaction spans two indices: the hit is taken back when its watch is gone (a get is
+    // real-time), and a remove under way deletes it by query after deleting the watch
+    const current = await this.get(hit.watch);
+    if (current?.createdAt === watchCreatedAt) return true;
+    try {
+      await this.client.delete({ index: this.hitIndex, id, refresh: this.refresh() });
+    } catch (err) {
+      if (!isNotFound(err)) throw storeFailure('watch store recordHit', err);
+    }
+    return false;
   }
 
   async hits(name: string, q: WatchHitQuery = {}): Promise<WatchHit[]> {

@@ -69,10 +69,12 @@ export class SqliteWatchStore implements WatchStore {
     // a read-only connection finds the schema in place (openForReads checks it) and never writes
     if (!db.readonly) db.exec(SCHEMA);
     this.insertWatch = db.prepare('INSERT INTO watches (name, conditions, notify, created_at) VALUES (?, ?, ?, ?)');
-    // the primary key decides "first time": a replayed job's insert changes nothing
+    // the primary key decides "first time": a replayed job's insert changes nothing; and only the
+    // watch as it is stored now records hits (one statement, so a remove cannot fall between)
     this.insertHit = db.prepare(`
       INSERT OR IGNORE INTO watch_hits (watch, behaviour_id, last_modified, sha256, sandbox, matched, at)
-      VALUES (@watch, @behaviourId, @lastModified, @sha256, @sandbox, @matched, @at)`);
+      SELECT @watch, @behaviourId, @lastModified, @sha256, @sandbox, @matched, @at
+      WHERE EXISTS (SELECT 1 FROM watches WHERE name = @watch AND created_at = @watchCreatedAt)`);
   }
 
   async add(watch: Watch): Promise<Watch> {
@@ -107,8 +109,8 @@ export class SqliteWatchStore implements WatchStore {
       .immediate();
   }
 
-  async recordHit(hit: WatchHit): Promise<boolean> {
-    return this.insertHit.run({ ...hit, matched: JSON.stringify(hit.matched) }).changes === 1;
+  async recordHit(hit: WatchHit, watchCreatedAt: number): Promise<boolean> {
+    return this.insertHit.run({ ...hit, matched: JSON.stringify(hit.matched), watchCreatedAt }).changes === 1;
   }
 
   async hits(name: string, q: WatchHitQuery = {}): Promise<WatchHit[]> {
