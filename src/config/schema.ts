@@ -198,6 +198,11 @@ const liveSchema = z
   .object({
     lagMinutes: z.number().int().min(0).default(60).describe('Live mode asks for a minute this long after it ends.'),
     tickMs: positiveInt.default(15_000).describe('How often the live scheduler looks for newly publishable minutes.'),
+    retryFailedMs: positiveInt
+      .default(300_000)
+      .describe(
+        'A live minute that failed (its tries spent: the API down, a refused download link, a store fault) is run again this long after it failed, until it succeeds or leaves the feed retention; the cursor waits before it meanwhile.',
+      ),
   })
   .strict();
 

@@ -10,6 +10,10 @@ export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 const MAX_PER_TICK = 600;
 /** Batch-log entries read to resume after Redis lost the scheduler's pointers (a few days of minutes). */
 const RESUME_WINDOW = 5000;
+/** Minutes past the cursor a tick looks at for failed ones to run again (a day). */
+const RETRY_WINDOW = 1440;
+/** Job states of a minute no worker holds: it may be enqueued again. */
+const SETTLED_STATES: ReadonlySet<string> = new Set(['completed', 'failed', 'unknown']);
 
 export interface SchedulerOptions {
   queues: Queues;
@@ -20,6 +24,8 @@ export interface SchedulerOptions {
   /** Minutes become available about this long after they end. */
   lagMs: number;
   tickMs: number;
+  /** A failed minute is run again this long after it failed (live.retryFailedMs); the cursor waits before it. */
+  retryFailedMs: number;
   /** Where to begin when no cursor is saved (default: now − lag). */
   start?: FeedCursor;
   /** Artefacts to download through the feed lines' links (every minute's job carries the choice). */
@@ -45,7 +51,9 @@ export const pointerKeys = (prefix: string): { scheduled: string; cursor: string
 /**
  * Live mode: enqueues every minute as soon as it can be published, oldest first, from a cursor
  * saved in Redis, so a restart after hours down catches up (within the feed's retention). The
- * cursor only moves past a minute once its feed job has completed, i.e. all its chunks are queued.
+ * cursor only moves past a minute once it is stored whole (or known missing); a minute that failed
+ * is run again every retryFailedMs until it succeeds, and is given up only when it leaves the
+ * feed's retention.
  */
 export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
@@ -138,25 +146,53 @@ export class Scheduler {
   private async advanceCursor(): Promise<void> {
     const redis = this.o.queues.connection;
     const [cursor, scheduled] = await Promise.all([redis.get(this.keys.cursor), redis.get(this.keys.scheduled)]);
-    if (!cursor || !scheduled) return;
+    if (!cursor || !scheduled || cursor >= scheduled) return;
+    const floor = msToMinute(this.now() - RETENTION_MS + 10 * 60_000);
+    const window = [...minuteRange(addMinutes(cursor, 1), scheduled)].slice(0, RETRY_WINDOW);
+    const entries = new Map((await this.o.store.batches.get(window)).map((e) => [e.batch, e]));
     let c = cursor;
-    while (c < scheduled) {
-      const next = addMinutes(c, 1);
-      const [entry] = await this.o.store.batches.get([next]);
-      const state = await this.o.queues.feed.getJobState(feedJobId(next));
-      // complete: a final outcome in the batch log (`pending` is not: chunks are still on their way)
-      if (entry && entry.status !== 'pending' && (state === 'completed' || state === 'unknown' || state === 'failed')) {
-        c = next;
+    let walking = true;
+    for (const m of window) {
+      const entry = entries.get(m);
+      if (entry?.status === 'failed') {
+        // never passed while it can still be fetched: run again once its wait is over
+        if (m < floor) {
+          this.o.log.error({ batch: m, error: entry.error }, 'a failed minute left the feed retention before it could be stored: given up');
+          if (walking) c = m;
+          continue;
+        }
+        walking = false;
+        await this.retryFailed(m, entry);
         continue;
       }
-      if (await this.isLost(next, entry, state)) {
-        this.o.log.warn({ batch: next }, 'queue state lost for this minute (Redis restarted empty or flushed?): enqueued again');
-        await (await this.o.queues.feed.getJob(feedJobId(next)))?.remove();
-        await this.o.queues.feed.add('batch', { batch: next, source: this.o.sourceSpec, ...this.extra() }, { jobId: feedJobId(next) });
+      if (!walking) continue;
+      const state = await this.o.queues.feed.getJobState(feedJobId(m));
+      // complete: a final outcome in the batch log (`pending` is not: chunks are still on their way)
+      if (entry && entry.status !== 'pending' && SETTLED_STATES.has(state)) {
+        c = m;
+        continue;
       }
-      break;
+      walking = false;
+      if (await this.isLost(m, entry, state)) {
+        this.o.log.warn({ batch: m }, 'queue state lost for this minute (Redis restarted empty or flushed?): enqueued again');
+        await this.enqueueAgain(m);
+      }
     }
     if (c !== cursor) await redis.set(this.keys.cursor, c);
+  }
+
+  /** A failed minute is enqueued afresh once retryFailedMs has passed since it failed, unless a worker holds it. */
+  private async retryFailed(batch: MinuteId, entry: BatchLogEntry): Promise<void> {
+    if (this.now() - entry.finishedAt < this.o.retryFailedMs) return;
+    if (!SETTLED_STATES.has(await this.o.queues.feed.getJobState(feedJobId(batch)))) return;
+    this.o.log.warn({ batch, error: entry.error }, 'running a failed minute again; the cursor waits before it until it is stored');
+    await this.enqueueAgain(batch);
+  }
+
+  /** The minute's feed job, removed whatever its state and added anew (its tries start again). */
+  private async enqueueAgain(batch: MinuteId): Promise<void> {
+    await (await this.o.queues.feed.getJob(feedJobId(batch)))?.remove();
+    await this.o.queues.feed.add('batch', { batch, source: this.o.sourceSpec, ...this.extra() }, { jobId: feedJobId(batch) });
   }
 
   /** True when nothing in the queue will ever finish this minute: its jobs vanished before its work was stored. */

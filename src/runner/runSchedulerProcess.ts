@@ -32,6 +32,7 @@ export async function runSchedulerProcess(
     log,
     lagMs: config.live.lagMinutes * 60_000,
     tickMs: config.live.tickMs,
+    retryFailedMs: config.live.retryFailedMs,
     start: o.start,
     artefacts: o.artefacts,
   });

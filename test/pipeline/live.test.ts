@@ -15,7 +15,7 @@ import { tempDir, testConfig, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
 import { storeContents } from '../support/storeContents.js';
-import { addMinutes, minuteToMs } from '../../src/minute/index.js';
+import { addMinutes, minuteToMs, msToMinute } from '../../src/minute/index.js';
 
 const KEY = 'live-key-77';
 
@@ -51,6 +51,7 @@ async function lostStateRig(dir: string, feedDir: string, now: () => number, log
       log,
       lagMs: 60 * 60_000,
       tickMs: 60_000,
+      retryFailedMs: 300_000,
       start: parseCursor(start),
       now,
     });
@@ -102,6 +103,7 @@ test('live mode: minutes are enqueued as they become publishable, the cursor wai
       log,
       lagMs: 60 * 60_000,
       tickMs: 60_000,
+      retryFailedMs: 300_000,
       start: parseCursor(`${start}-3`),
       now: () => now,
     });
@@ -225,5 +227,67 @@ test('live mode after Redis restarted empty with no new minute due yet: the sche
     assert.equal(minute1?.status, 'ok');
   } finally {
     await rig.close();
+  }
+});
+
+test('live mode: a minute that failed (the API down past its tries) holds the cursor and is run again after live.retryFailedMs', async () => {
+  const dir = tempDir();
+  const lagMs = 60 * 60_000;
+  // minutes 0..2 are publishable on the real clock: the batch log's failure times are real too
+  const first = msToMinute(Math.floor((Date.now() - lagMs - 4 * 60_000) / 60_000) * 60_000);
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 21, start: first, minutes: 3, perMinute: 5, malformedRate: 0 });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  cleanup(() => fake.close());
+  const config = await testConfig(dir, {
+    gti: { apiKey: KEY, baseUrl: fake.baseUrl, maxRetries: 0, backoffMs: 20 },
+    feed: { attempts: 2, backoffMs: 20, notAvailableDelayMs: 100 },
+  });
+  accountApi(fake, config);
+  const log = createLogger('silent');
+  const store = openStore(config.store, config);
+  const queues = createQueues(config.redisUrl!, config);
+  const opts = { redisUrl: config.redisUrl!, config, store, queues, log };
+  const workers = [new FeedWorker(opts), new IndexWorker(opts)];
+  workers.forEach((w) => w.start());
+  const minutes = manifest.files.map((f) => f.minute);
+  const s = new Scheduler({
+    queues,
+    store,
+    prefix: config.queuePrefix,
+    sourceSpec: 'api',
+    log,
+    lagMs,
+    tickMs: 60_000,
+    retryFailedMs: 3000,
+    start: parseCursor(first),
+  });
+  try {
+    fake.setFaults({ burst: { status: 503, count: 100_000 } });
+    const statuses = async (): Promise<string[]> => (await store.batches.get(minutes)).map((e) => e.status);
+    for (let i = 0; i < 200 && (await statuses()).join() !== 'failed,failed,failed'; i++) {
+      await s.tick();
+      await sleep(100);
+    }
+    assert.deepEqual(await statuses(), ['failed', 'failed', 'failed']);
+    for (let i = 0; i < 3; i++) await s.tick();
+    assert.equal(
+      (await Scheduler.pointers(queues, config.queuePrefix)).cursor,
+      addMinutes(first, -1),
+      'the cursor waits before a failed minute',
+    );
+
+    // the API is back: within retryFailedMs nothing is asked again, after it every failed minute is
+    fake.clearFaults();
+    const asked = fake.requests.length;
+    await s.tick();
+    assert.equal(fake.requests.length, asked, 'not run again before its wait is over');
+    await waitCursor(queues, config.queuePrefix, s, minutes[2]!);
+    assert.deepEqual(await statuses(), ['ok', 'ok', 'ok']);
+    assert.deepEqual(storeContents(join(dir, 'store.db')).ids, manifest.expectedIds);
+  } finally {
+    await s.stop();
+    await Promise.all(workers.map((w) => w.stop(true)));
+    await queues.close();
+    await store.close();
   }
 });

@@ -42,6 +42,7 @@ export async function runCommand(
     log,
     lagMs: lagMinutes * 60_000,
     tickMs: config.live.tickMs,
+    retryFailedMs: config.live.retryFailedMs,
     start,
     artefacts,
   });
