@@ -59,7 +59,14 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     if (!s) {
       const { feed, gti, queuePrefix } = this.o.config;
       let api;
-      if (spec === 'api' && gti.apiKey) {
+      // a fleet worker started without the key: it stops and keeps the minute for a worker that has one
+      if (spec === 'api' && !gti.apiKey) {
+        throw new SandtrailError(
+          'GTI_AUTH',
+          'this feed worker has no GTI API key, which minutes of the api source need: set GTI_APIKEY in its environment',
+        );
+      }
+      if (spec === 'api') {
         // every request is on record: feed reads at 0 API units (rule 3)
         const client = ledgerClient(gti, { ledger: new QuotaLedger(this.o.queues.connection, queuePrefix) });
         api = { client, pathSpelling: feed.pathSpelling };

@@ -20,6 +20,10 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   if (!config.redisUrl) {
     throw new SandtrailError('USAGE', 'workers share a Redis: set REDIS_URL (or SANDTRAIL_REDIS_URL, --redis-url)');
   }
+  // every job of these workers calls the API: without a key each would fail, one by one
+  if ((kind === 'worker lookup' || kind === 'worker artefacts') && !config.gti.apiKey) {
+    throw new SandtrailError('USAGE', `${kind} calls the GTI API for every job: set GTI_APIKEY (or SANDTRAIL_GTI_API_KEY)`);
+  }
   // unreachable, or an ACL user without the rights the workers need: one line now, not retries
   await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
   const store = openStore(config.store, config);
