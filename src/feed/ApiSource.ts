@@ -1,3 +1,4 @@
+import { SandtrailError } from '../errors/index.js';
 import type { GtiClient } from '../gti/index.js';
 import { decodeStream, type DecoderChoice } from './decoders.js';
 import type { BatchHandle, FeedSource } from './FeedSource.js';
@@ -44,6 +45,10 @@ export class ApiSource implements FeedSource {
     // Probe once so a missing minute is known before the stage starts; bytes() re-opens for each read.
     const first = await this.o.client.openDownload(path);
     if (!first) return null;
+    // a batch is bzip2, never nothing: an empty answer is a bad transfer, fetched again like one cut short
+    const empty = (): SandtrailError =>
+      new SandtrailError('BATCH_CORRUPT', `download of ${path}: the answer had no bytes, where a bzip2 batch was expected`);
+    if (first.bytes === 0) throw empty();
     let pending: typeof first | null = first;
     const { decoder, decoderThreads } = this.o;
     return {
@@ -55,7 +60,12 @@ export class ApiSource implements FeedSource {
           const dl = pending ?? (await this.o.client.openDownload(path, signal));
           pending = null;
           if (!dl) return;
-          yield* dl.body;
+          let bytes = 0;
+          for await (const chunk of dl.body) {
+            bytes += chunk.length;
+            yield chunk;
+          }
+          if (bytes === 0) throw empty();
         }.call(this);
         return decodeStream(take, 'bz2', { decoder, threads: decoderThreads, signal });
       },

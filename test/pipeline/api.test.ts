@@ -122,6 +122,24 @@ test('downloads sent chunked (no content-length), one of them cut, are read whol
   assert.equal(downloads.length, 9, 'the cut minute downloaded again');
 });
 
+test('a download answered 200 with no bytes is a bad transfer, fetched again: never a minute recorded empty', async () => {
+  const s = await setup();
+  const sized = addMinutes(start, 2);
+  const chunked = addMinutes(start, 3);
+  s.fake.setFaults({ emptyTimes: { [sized]: 1 } });
+  const first = runBackfillCommand({ source: 'api', from: start, to: addMinutes(start, 2) }, s.ctx);
+  const run = await first;
+  s.fake.setFaults({ emptyTimes: { [chunked]: 2 }, chunkedDownloads: true });
+  const run2 = await runBackfillCommand({ source: 'api', from: addMinutes(start, 3), to: addMinutes(start, 7) }, s.ctx);
+  assert.deepEqual(run.summary.batches, { ok: 3, empty: 0, missing: 0, failed: 0, pending: 0 });
+  assert.deepEqual(run2.summary.batches, { ok: 5, empty: 0, missing: 0, failed: 0, pending: 0 });
+  const downloads = (m: string): number => s.fake.requests.filter((r) => r.path === `/download/minute/${m}`).length;
+  assert.equal(downloads(sized), 2);
+  assert.equal(downloads(chunked), 3);
+  s.account.summary(run.summary.api_units + run2.summary.api_units);
+  assert.deepEqual(storeContents(join(s.dir, 'store.db')).ids, s.manifest.expectedIds);
+});
+
 test('a download that does not decode is fetched again, a few times at most: a bad transfer once is stored whole, one always bad fails BATCH_CORRUPT', async () => {
   const s = await setup();
   const once = addMinutes(start, 1);

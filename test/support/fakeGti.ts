@@ -188,6 +188,10 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
         return reply(403, err('ForbiddenError', 'invalid or expired download token'));
       const file = kind === 'minute' ? await batches.minuteFile(id) : await batches.hourFile(id);
       if (!file) return notFound(`batch ${id}`);
+      if (faults.takeEmpty(id)) {
+        settle(200);
+        return sendBytes(res, Buffer.alloc(0), { chunked: faults.chunkedDownloads });
+      }
       if (faults.takeCorrupt(id)) {
         const bytes = readFileSync(file.path);
         const mid = Math.floor(bytes.length / 2);

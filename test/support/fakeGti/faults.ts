@@ -97,9 +97,19 @@ export interface FakeGtiFaults {
   chunkedDownloads?: boolean;
   /** Minute (or hour) → its next N downloads have one byte flipped mid-file (a CRC error), their length right. */
   corruptTimes?: Record<string, number>;
+  /** Minute (or hour) → its next N downloads answer 200 with no bytes at all (chunked when chunkedDownloads). */
+  emptyTimes?: Record<string, number>;
 }
 
 const ID_RE = /^\d{10}(\d{2})?$/;
+
+/** Consumes one of the counts left for `id`; false when none is left. */
+function take(left: Map<string, number>, id: string): boolean {
+  const n = left.get(id) ?? 0;
+  if (n <= 0) return false;
+  left.set(id, n - 1);
+  return true;
+}
 const HASH_RE = /^(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 function checkHashes(where: string, list: unknown): void {
@@ -164,9 +174,11 @@ function validate(f: FakeGtiFaults): void {
     if (f.resetMidObject.times !== undefined) checkCount('resetMidObject.times', f.resetMidObject.times);
   }
   if (f.resetApiBeforeHeaders !== undefined) checkCount('resetApiBeforeHeaders', f.resetApiBeforeHeaders);
-  for (const [id, n] of Object.entries(f.corruptTimes ?? {})) {
-    checkId('corruptTimes', id);
-    checkCount(`corruptTimes[${id}]`, n);
+  for (const key of ['corruptTimes', 'emptyTimes'] as const) {
+    for (const [id, n] of Object.entries(f[key] ?? {})) {
+      checkId(key, id);
+      checkCount(`${key}[${id}]`, n);
+    }
   }
   if (f.truncateArtefact) {
     checkFraction('truncateArtefact.atFraction', f.truncateArtefact.atFraction);
@@ -195,6 +207,7 @@ export class FaultState {
   private apiResetLeft = 0;
   private truncateArtefactLeft = 0;
   private corruptLeft = new Map<string, number>();
+  private emptyLeft = new Map<string, number>();
 
   constructor(initial: FakeGtiFaults | undefined) {
     if (initial) this.set(initial);
@@ -220,6 +233,7 @@ export class FaultState {
     if ('resetMidObject' in patch) this.resetMidObjectLeft = patch.resetMidObject ? (patch.resetMidObject.times ?? 1) : 0;
     if ('resetApiBeforeHeaders' in patch) this.apiResetLeft = patch.resetApiBeforeHeaders ?? 0;
     if ('corruptTimes' in patch) this.corruptLeft = new Map(Object.entries(patch.corruptTimes ?? {}));
+    if ('emptyTimes' in patch) this.emptyLeft = new Map(Object.entries(patch.emptyTimes ?? {}));
     if ('truncateArtefact' in patch)
       this.truncateArtefactLeft = patch.truncateArtefact ? (patch.truncateArtefact.times ?? Number.POSITIVE_INFINITY) : 0;
   }
@@ -235,6 +249,7 @@ export class FaultState {
     this.apiResetLeft = 0;
     this.truncateArtefactLeft = 0;
     this.corruptLeft.clear();
+    this.emptyLeft.clear();
   }
 
   /** The faults in force, counters showing what is left. */
@@ -249,6 +264,7 @@ export class FaultState {
     if (s.resetApiBeforeHeaders !== undefined) s.resetApiBeforeHeaders = this.apiResetLeft;
     if (s.truncateArtefact && this.truncateArtefactLeft !== Number.POSITIVE_INFINITY) s.truncateArtefact.times = this.truncateArtefactLeft;
     if (s.corruptTimes) s.corruptTimes = Object.fromEntries(this.corruptLeft);
+    if (s.emptyTimes) s.emptyTimes = Object.fromEntries(this.emptyLeft);
     return s;
   }
 
@@ -305,10 +321,12 @@ export class FaultState {
 
   /** True when this download of `id` must be sent corrupt (consumes a `corruptTimes` count). */
   takeCorrupt(id: string): boolean {
-    const left = this.corruptLeft.get(id) ?? 0;
-    if (left <= 0) return false;
-    this.corruptLeft.set(id, left - 1);
-    return true;
+    return take(this.corruptLeft, id);
+  }
+
+  /** True when this download of `id` must be sent empty (consumes an `emptyTimes` count). */
+  takeEmpty(id: string): boolean {
+    return take(this.emptyLeft, id);
   }
 
   /** Whether feed downloads go out chunked, without a content-length. */
