@@ -1,3 +1,4 @@
+import { METHODS, STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
@@ -23,7 +24,8 @@ export interface ReadApi {
 const HEX = /^[0-9a-fA-F]+$/;
 const MAX_PARAM_LENGTH = 2048;
 const REQUEST_TIMEOUT_MS = 30_000;
-const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** An epoch `since` this large is in milliseconds (after 1973 in ms, after year 5138 in seconds). */
+const MS_FROM = 1e11;
 /** How long a stop waits for requests under way before it cuts their connections. */
 const CLOSE_GRACE_MS = 5_000;
 const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
@@ -60,6 +62,31 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // a client that never finishes its request is cut off, so neither it nor a stop waits on it
     requestTimeout: REQUEST_TIMEOUT_MS,
+    // a request Node cannot parse (a bad header, one past 16 KB, one cut off) in the API's envelope too
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      const body = JSON.stringify(
+        v3Error(
+          'BadRequestError',
+          status === 408 ? 'request not received in time' : status === 431 ? 'request headers too large' : 'malformed request',
+        ),
+      );
+      if (socket.writable)
+        socket.write(
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+        );
+      socket.destroy();
+    },
+  });
+  // every method Node parses (PROPFIND, SEARCH...) routed, so a path the API answers says 405 to each
+  for (const m of METHODS) if (m !== 'CONNECT' && !app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
+  // this API reads: a body is never parsed (another method than GET is 405 whatever it sends)
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, payload, done) => {
+    // drained, not kept: left unread, its bytes would be parsed as the connection's next request
+    payload.resume();
+    done(null, undefined);
   });
   // links name the address clients were given when there is one, not what a request's Host says
   const publicBase = serve.publicUrl ? `${serve.publicUrl.replace(/\/+$/, '')}/api/v3` : undefined;
@@ -95,13 +122,31 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   });
   app.setNotFoundHandler((req, reply) => fail(reply, 'NotFoundError', `Resource not found: ${req.url.split('?')[0]}`));
 
+  /**
+   * A page's links: `self` with the query it was asked with, `next` with the same query and the
+   * next cursor (a filter such as `since` must hold on every page).
+   */
+  const pageLinks = (req: FastifyRequest, path: string, query: Record<string, string | undefined>, next: string | undefined) => {
+    const url = (q: Record<string, string | undefined>): string => {
+      const given = Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined);
+      return `${base(req)}/${path}${given.length ? `?${new URLSearchParams(given).toString()}` : ''}`;
+    };
+    return { self: url(query), ...(next ? { next: url({ ...query, cursor: next }) } : {}) };
+  };
+
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(HUNT_PAGE));
 
   const behaviourObject = (req: FastifyRequest, doc: Record<string, unknown> & { id: string }): Record<string, unknown> => {
     const extra: Record<string, unknown> = {};
     if (doc.relationships) extra.relationships = doc.relationships;
     if (doc.context_attributes) extra.context_attributes = doc.context_attributes;
-    return v3Object('file_behaviour', doc.id, doc.attributes, `${base(req)}/file_behaviours/${encodeURIComponent(doc.id)}`, extra);
+    return v3Object(
+      'file_behaviour',
+      doc.id,
+      doc.attributes,
+      `${base(req)}/file_behaviours/${encodeURIComponent(doc.id)}`,
+      withoutLinks(extra),
+    );
   };
 
   app.get<{ Params: { id: string } }>('/api/v3/file_behaviours/:id', async (req, reply) => {
@@ -131,15 +176,11 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
         if (doc) data.push(behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string }));
       }
       const more = offset + limit < ids.length;
-      const self = `${base(req)}/files/${hash}/behaviours?limit=${limit}`;
       const next = more ? encodeCursor(offset + limit) : undefined;
       return {
         data,
         meta: { count: ids.length, ...(next ? { cursor: next } : {}) },
-        links: {
-          self: req.query.cursor ? `${self}&cursor=${req.query.cursor}` : self,
-          ...(next ? { next: `${self}&cursor=${next}` } : {}),
-        },
+        links: pageLinks(req, `files/${hash}/behaviours`, { limit: String(limit), cursor: req.query.cursor }, next),
       };
     },
   );
@@ -157,18 +198,6 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const KINDS = 'behash, sigma_rule_id (or sigma-rule), ja3, ja3s, dropped_sha256 (or dropped-sha256)';
   const sandtrail = (req: FastifyRequest, type: string, id: string, attributes: unknown, path: string): Record<string, unknown> =>
     v3Object(type, id, attributes, `${base(req)}/sandtrail/${path}`);
-  /**
-   * A page's links: `self` with the query it was asked with, `next` with the same query and the
-   * next cursor (a filter such as `since` must hold on every page).
-   */
-  const pageLinks = (req: FastifyRequest, path: string, query: Record<string, string | undefined>, next: string | undefined) => {
-    const url = (q: Record<string, string | undefined>): string => {
-      const given = Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined);
-      return `${base(req)}/sandtrail/${path}${given.length ? `?${new URLSearchParams(given).toString()}` : ''}`;
-    };
-    return { self: url(query), ...(next ? { next: url({ ...query, cursor: next }) } : {}) };
-  };
-
   app.get<{ Params: { kind: string; value: string }; Querystring: { limit?: string; cursor?: string } }>(
     '/api/v3/sandtrail/pivots/:kind/:value',
     async (req, reply) => {
@@ -197,7 +226,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
           // more behaviours than any page reaches: the total is in attributes.behaviours
           ...(after >= window && after < stats.behaviours ? { window_end: true } : {}),
         },
-        links: pageLinks(req, path, { limit: req.query.limit, cursor: req.query.cursor }, next),
+        links: pageLinks(req, `sandtrail/${path}`, { limit: req.query.limit, cursor: req.query.cursor }, next),
       };
     },
   );
@@ -209,8 +238,10 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (!kind || kind === 'sha256') return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-      const since = epochParam(req.query.since);
-      if (since === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds');
+      const sinceRaw = epochParam(req.query.since);
+      if (sinceRaw === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds (or milliseconds)');
+      // 12 digits or more are milliseconds, as the watch hits route reads them
+      const since = sinceRaw !== undefined && sinceRaw >= MS_FROM ? Math.floor(sinceRaw / 1000) : sinceRaw;
       const top = await store.hunt.top(kind, { since, limit });
       return {
         data: top.map((t) => sandtrail(req, 'sandtrail_pivot', `${kind}:${t.value}`, t, `pivots/${kind}/${encodeURIComponent(t.value)}`)),
@@ -246,7 +277,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (sinceRaw === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds (or milliseconds)');
       // epoch seconds, as `top` takes; 12 digits or more (after 1973 in milliseconds, after 5138 in
       // seconds) are milliseconds, the unit hits are kept in and the first form this route took
-      const since = sinceRaw !== undefined && sinceRaw < 1e11 ? sinceRaw * 1000 : sinceRaw;
+      const since = sinceRaw !== undefined && sinceRaw < MS_FROM ? sinceRaw * 1000 : sinceRaw;
       // one more than asked says whether a next page exists
       const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, offset });
       const more = hits.length > limit;
@@ -257,14 +288,16 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
           .slice(0, limit)
           .map((h) => sandtrail(req, 'sandtrail_watch_hit', `${h.watch}:${h.behaviourId}:${h.lastModified}`, h, path)),
         meta: next ? { cursor: next } : {},
-        links: pageLinks(req, path, { limit: req.query.limit, since: req.query.since, cursor: req.query.cursor }, next),
+        links: pageLinks(req, `sandtrail/${path}`, { limit: req.query.limit, since: req.query.since, cursor: req.query.cursor }, next),
       };
     },
   );
 
+  // every method but GET and HEAD (TRACE, PROPFIND...), not only the common ones
+  const otherMethods = app.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD');
   for (const url of paths) {
     app.route({
-      method: OTHER_METHODS,
+      method: otherMethods,
       url,
       handler: async (req, reply) =>
         fail(reply.header('allow', 'GET, HEAD'), 'MethodNotAllowedError', `${req.method} is not allowed here: this API only reads (GET)`),
@@ -292,6 +325,24 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
 function epochParam(raw: string | undefined): number | undefined | null {
   if (raw === undefined) return undefined;
   return /^\d{1,16}$/.test(raw) ? Number(raw) : null;
+}
+
+/**
+ * The feed's relationships as stored, without their `links`: those name the upstream API
+ * (www.virustotal.com), which a client following them would send its key to, and this API
+ * serves no relationship routes of its own.
+ */
+function withoutLinks(extra: Record<string, unknown>): Record<string, unknown> {
+  const rel = extra.relationships;
+  if (!rel || typeof rel !== 'object') return extra;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(rel as Record<string, unknown>)) {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const { links: _links, ...rest } = value as Record<string, unknown>;
+      out[name] = rest;
+    } else out[name] = value;
+  }
+  return { ...extra, relationships: out };
 }
 
 /** A file known to the store only by its private report still exists for the API. */

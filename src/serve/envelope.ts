@@ -37,7 +37,8 @@ export function encodeCursor(offset: number): string {
 export function decodeCursor(cursor: string): number | null {
   const s = Buffer.from(cursor, 'base64url').toString('utf8');
   const m = /^o(\d{1,9})$/.exec(s);
-  return m ? Number(m[1]) : null;
+  // Buffer reads base64 leniently (skipping junk, padding): only the exact spelling given out is one
+  return m && encodeCursor(Number(m[1])) === cursor ? Number(m[1]) : null;
 }
 
 /** `limit` of a collection request: 1..40 (the upstream maximum), default 10; null when invalid. */

@@ -41,7 +41,8 @@ $('#key').value = sessionStorage.getItem('sandtrail-key') || '';
 $('#key').addEventListener('change', () => sessionStorage.setItem('sandtrail-key', $('#key').value));
 async function api(path) {
   const headers = $('#key').value ? { 'x-apikey': $('#key').value } : {};
-  const r = await fetch('/api/v3/sandtrail/' + path, { headers });
+  // relative: the page works behind a proxy that serves it under a path (serve.publicUrl)
+  const r = await fetch('api/v3/sandtrail/' + path, { headers });
   const body = await r.json();
   if (!r.ok) throw new Error((body.error && body.error.code + ': ' + body.error.message) || r.status);
   return body;

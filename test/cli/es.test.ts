@@ -125,6 +125,7 @@ test('reads of a cluster holding no store under the prefix fail naming the alias
     ['watch', 'list'],
     ['status'],
     ['dlq', 'replay', '--all'],
+    ['serve', '--port', '0'],
   ];
   const failures: string[] = [];
   for (const args of reads) {

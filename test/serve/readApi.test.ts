@@ -197,7 +197,7 @@ function rawGet(
   url: string,
   target: string,
   host: string,
-  more: { method?: string; headers?: Record<string, string> } = {},
+  more: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; body: string; allow?: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
@@ -207,8 +207,19 @@ function rawGet(
       res.setEncoding('utf8').on('data', (s: string) => (body += s));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, allow: res.headers.allow }));
     });
-    req.on('error', reject).end();
+    req.on('error', reject).end(more.body);
   });
+}
+
+/** Sends `raw` bytes as they are and reads the whole answer (a request no HTTP client would send). */
+async function rawRequest(url: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let answer = '';
+  socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+  socket.write(raw);
+  await once(socket, 'close');
+  return answer;
 }
 
 test('keys guard every route by its match, not its spelling; keyless answers loopback host names only; store faults in the envelope; a stop cuts a stalled request', async () => {
@@ -354,4 +365,72 @@ test('another method on a path the API answers is 405 naming GET; links start wi
   assert.equal(page.data.links.self, `${base}pivots/behash/${encodeURIComponent(top.value)}`);
   assert.equal(page.links.self, `${base}pivots/behash/${encodeURIComponent(top.value)}?limit=1`);
   if (top.count > 1) assert.ok(page.links.next?.startsWith(base));
+});
+
+test('every other method is 405 whatever its body; malformed requests and bogus cursors are 400 in the envelope; links are encoded; upstream links are not served; since in milliseconds', async () => {
+  const s = await setup();
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const v3 = `${api.url}/api/v3`;
+  const host = new URL(api.url).host;
+  const [top] = await s.store.sink.top('behash', 1);
+  assert.ok(top);
+  const path = `/api/v3/sandtrail/pivots/behash/${encodeURIComponent(top.value)}`;
+  for (const [method, headers, body] of [
+    ['TRACE', {}, undefined],
+    ['PROPFIND', {}, undefined],
+    ['POST', { 'content-type': 'application/json' }, '{not json'],
+    ['POST', { 'content-type': 'text/xml' }, '<a/>'],
+    // (the length said: Node's client sends a DELETE body with neither a length nor chunks)
+    ['DELETE', { 'content-type': 'application/json', 'content-length': '2000000' }, 'x'.repeat(2_000_000)],
+  ] as const) {
+    const r = await rawGet(api.url, path, host, { method, headers, body });
+    assert.equal(r.status, 405, `${method} ${r.body}`);
+    assert.equal((JSON.parse(r.body) as { error: { code: string } }).error.code, 'MethodNotAllowedError');
+  }
+  for (const raw of [
+    'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n',
+    'NOT HTTP AT ALL\r\n\r\n',
+    `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+  ]) {
+    const answer = await rawRequest(api.url, raw);
+    assert.match(answer, /^HTTP\/1\.1 4(00|31) /, answer);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'BadRequestError');
+  }
+
+  // a file's pages: only the cursor given out is one; the self link carries it encoded
+  const ids = await s.store.sink.query('behash', top.value);
+  const doc = (await s.store.sink.get(ids[0] as string))!;
+  const files = `${v3}/files/${doc.sha256}/behaviours`;
+  for (const bad of ['bzE%20', 'b!z*E', 'bzE=', `${encodeCursor(1)}%3D`]) {
+    const r = await fetch(`${files}?limit=1&cursor=${bad}`);
+    assert.equal(r.status, 400, bad);
+  }
+  const tampered = await fetch(`${files}?limit=1&cursor=${encodeURIComponent(`${encodeCursor(0)}&limit=40#x`)}`);
+  assert.equal(tampered.status, 400);
+  const page = (await (await fetch(`${files}?limit=1&cursor=${encodeCursor(0)}`)).json()) as { links: { self: string } };
+  assert.equal(page.links.self, `${files}?limit=1&cursor=${encodeCursor(0)}`);
+
+  // relationships as stored, but no link to the upstream API a client would send its key to
+  const rel = {
+    file: {
+      data: { type: 'file', id: doc.sha256 },
+      links: { self: 'https://www.virustotal.com/api/v3/x', related: 'https://www.virustotal.com/api/v3/y' },
+    },
+  };
+  const stored = { ...makeDoc('e'.repeat(64), 'Zenbox', 1_790_000_000, {}), relationships: rel };
+  await s.store.sink.upsert(sinkDocs(stored));
+  const served = (await (await fetch(`${v3}/file_behaviours/${encodeURIComponent(stored.id)}`)).json()) as {
+    data: { relationships: unknown };
+  };
+  assert.deepEqual(served.data.relationships, { file: { data: { type: 'file', id: doc.sha256 } } });
+  assert.ok(!JSON.stringify(served).includes('virustotal.com'));
+
+  // since: epoch seconds, or milliseconds (12 digits or more), on top as on watch hits
+  const since = doc.analysis_date ?? 0;
+  const inS = (await (await fetch(`${v3}/sandtrail/top/behash?since=${since}`)).json()) as { data: unknown[] };
+  const inMs = (await (await fetch(`${v3}/sandtrail/top/behash?since=${since * 1000}`)).json()) as { data: unknown[] };
+  assert.ok(inS.data.length > 0);
+  assert.deepEqual(inMs, inS);
 });

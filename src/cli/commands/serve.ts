@@ -4,17 +4,26 @@ import { isIP } from 'node:net';
 import { SandtrailError } from '../../errors/index.js';
 import { startReadApi } from '../../serve/index.js';
 import { openStore } from '../../store/index.js';
+import { stopOnSignals } from '../stopOnSignals.js';
 import type { CliContext } from '../context.js';
 
 /** `sandtrail serve`: the v3-compatible read API and the hunting page, until SIGINT/SIGTERM. */
 export async function serveCommand(ctx: CliContext): Promise<number> {
   const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
   try {
+    // a cluster out of reach, or holding no store under this prefix, is said now, as every read says it
+    await store.check();
     const api = await startReadApi({ config: ctx.config, store, log: ctx.log });
     process.stderr.write(`sandtrail serve: ${api.url}/ (hunting page), API base ${api.url}/api/v3\n`);
-    await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
-    ctx.log.info('stopping the read API');
-    await api.close();
+    // the first SIGINT or SIGTERM lets requests under way finish; a second of either stops at once
+    const stop = stopOnSignals('the read API lets requests under way finish');
+    try {
+      await once(stop.signal, 'abort');
+      ctx.log.info('stopping the read API');
+      await api.close();
+    } finally {
+      stop.dispose();
+    }
     return 0;
   } finally {
     await store.close();
@@ -23,7 +32,8 @@ export async function serveCommand(ctx: CliContext): Promise<number> {
 
 /** `--port` / `--host` of serve over the configured ones. */
 export async function serveContext(base: CliContext, opts: { port?: string; host?: string }): Promise<CliContext> {
-  const port = opts.port === undefined ? base.config.serve.port : Number(opts.port);
+  // digits only: Number() would also read 1e3, 0x50 and an empty string
+  const port = opts.port === undefined ? base.config.serve.port : /^\d{1,5}$/.test(opts.port) ? Number(opts.port) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandtrailError('USAGE', '--port must be a port number (0-65535)');
   const host = opts.host ?? base.config.serve.host;
   // an address that is none (empty, 999.1.1.1) is a usage error, not "reachable beyond this machine"
