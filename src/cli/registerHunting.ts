@@ -19,7 +19,8 @@ within a few seconds. Hits are appended to --file as JSON lines and POSTed to
 
 Example:
   sandtrail watch add apt-loader --behash 0e3e4f... --ja3 a0e9f5d64349fb13191bc781f81f42e1 \\
-    --file ./alerts/apt-loader.jsonl --webhook https://hooks.example/T0/B0/XX --retro`;
+    --file ./alerts/apt-loader.jsonl --webhook soc --retro
+  (soc: a webhook named in the configuration, SANDTRAIL_WEBHOOK_SOC=https://hooks.example/T0/B0/XX)`;
 
 /** Hunting: pivot statistics, top values, related behaviours, file roll-ups, the read API, and watchlists that alert. */
 export function registerHunting(program: Command, kit: ProgramKit): void {

@@ -63,7 +63,8 @@ export async function replayDeadLetters(
     'all' in select
       ? dlq.iterate(PAGE)
       : (async function* () {
-          for (const id of select.ids) {
+          // an id given twice is replayed once (asked again, it would read as not found)
+          for (const id of new Set(select.ids)) {
             const entry = await dlq.get(id);
             if (!entry) result.notFound.push(id);
             yield entry;

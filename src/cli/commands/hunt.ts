@@ -43,7 +43,9 @@ export async function pivotCommand(opts: Record<string, unknown>, ctx: CliContex
         .join(', ')}`,
     );
   }
-  const [, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
+  const [flag, key, kind] = given[0] as (typeof PIVOT_FLAGS)[number];
+  // an empty value (an unset shell variable) matches nothing: a mistake in the command, as in query
+  if ((opts[key] as string).trim() === '') throw new SandtrailError('USAGE', `${flag.split(' ')[0]} needs a value, got an empty one`);
   const limit = countFlag('--limit', opts.limit as string | undefined, 20, { min: 0, max: 1000 });
   const offset = countFlag('--offset', opts.offset as string | undefined, 0, { min: 0, max: 1_000_000_000 });
   // past the window a store cannot read the page: refused, not answered with another page

@@ -8,6 +8,7 @@ import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
+import { countFlag } from '../countFlag.js';
 import { addMinutes, minuteRange, minuteToMs, type MinuteId } from '../../minute/index.js';
 
 /**
@@ -136,8 +137,7 @@ export function doneThrough(entries: readonly Pick<BatchLogEntry, 'batch' | 'sta
  */
 export async function statusCommand(opts: { json?: boolean; last?: string }, ctx: CliContext): Promise<number> {
   const { config } = ctx;
-  const last = opts.last ? Number(opts.last) : 10;
-  if (!Number.isInteger(last) || last < 0) throw new SandtrailError('USAGE', '--last must be a whole number of batches');
+  const last = countFlag('--last', opts.last, 10, { min: 0, max: 100_000 });
   const store = openStore(config.store, config, { readOnly: true });
   const redisUrl = config.redisUrl;
   let queues: Queues | undefined;

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
-import { normalizeWatch, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
+import { conditionKey, normalizeWatch, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
 import { recordRetroHits, shownWebhook, webhookUrlInStore } from '../../watch/index.js';
 import { stopOnSignals } from '../stopOnSignals.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
@@ -96,7 +96,9 @@ async function addOrResume(store: Store, asked: Watch, retro: boolean): Promise<
     const existing = retro && (err as { code?: string }).code === 'WATCH_EXISTS' ? await store.watches.get(asked.name) : null;
     if (!existing) throw err;
     const same = normalizeWatch({ ...asked, createdAt: existing.createdAt });
-    if (JSON.stringify([same.conditions, same.notify]) !== JSON.stringify([existing.conditions, existing.notify])) throw err;
+    // the same conditions in any order: a resumed run may name them otherwise
+    const key = (w: typeof same): string => JSON.stringify([w.conditions.map((c) => conditionKey(c.kind, c.value)).sort(), w.notify]);
+    if (key(same) !== key(existing)) throw err;
     process.stderr.write(`sandtrail: watch ${asked.name} exists as given: its retro run resumes\n`);
     return existing;
   }
@@ -121,9 +123,14 @@ function checkWebhook(name: string, ctx: CliContext): void {
 
 /** A --file hits are appended to (its directories are made at the first hit): refused before the watch is stored when it is a directory. */
 function checkHitFile(file: string): void {
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new SandtrailError('USAGE', `--file ${file} is a directory: give the file hits are appended to`);
+  let isDirectory: boolean | undefined;
+  try {
+    isDirectory = statSync(file, { throwIfNoEntry: false })?.isDirectory();
+  } catch (err) {
+    // a path through a regular file (ENOTDIR), too long, looping links: no file could ever be made there
+    throw new SandtrailError('USAGE', `--file ${file} cannot be a file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  if (isDirectory) throw new SandtrailError('USAGE', `--file ${file} is a directory: give the file hits are appended to`);
 }
 
 /**
