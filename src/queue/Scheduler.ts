@@ -10,6 +10,8 @@ export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 const MAX_PER_TICK = 600;
 /** Batch-log entries read to resume after Redis lost the scheduler's pointers (a few days of minutes). */
 const RESUME_WINDOW = 5000;
+/** How often a running scheduler says again, in the batch log, that it runs on this source (bookkeeping expires). */
+const MARK_EVERY_MS = 3_600_000;
 /** Minutes past the cursor a tick looks at for failed ones to run again (a day). */
 const RETRY_WINDOW = 1440;
 /** Job states of a minute no worker holds: it may be enqueued again. */
@@ -41,6 +43,9 @@ export interface SchedulerPointers {
   cursor: MinuteId | null;
 }
 
+/** The batch-log key of a live scheduler's mark on a source (Scheduler.mark). */
+export const liveMark = (sourceSpec: string): string => `live-${sourceSpec}`;
+
 /** Redis keys of the scheduler's pointers. */
 export const pointerKeys = (prefix: string): { scheduled: string; cursor: string; skip: string } => ({
   scheduled: `${prefix}:live:scheduled`,
@@ -62,6 +67,8 @@ export class Scheduler {
   private storeId: string | undefined;
   private readonly keys: ReturnType<typeof pointerKeys>;
   private readonly now: () => number;
+  /** When this scheduler last wrote its mark in the batch log (liveMark). */
+  private markedAt = -Infinity;
 
   constructor(private readonly o: SchedulerOptions) {
     this.keys = pointerKeys(o.prefix);
@@ -141,6 +148,27 @@ export class Scheduler {
       await redis.set(this.keys.scheduled, last);
     }
     await this.advanceCursor();
+    await this.mark();
+  }
+
+  /**
+   * The batch log's row saying a live scheduler runs on this source: what tells a Redis that lost
+   * the pointers (resume from the batch log) from a first `run` on a store of backfills (start at
+   * now − lag). Written again every hour, so bookkeeping retention never takes it.
+   */
+  private async mark(): Promise<void> {
+    const now = this.now();
+    if (now - this.markedAt < MARK_EVERY_MS) return;
+    const none = { lines: 0, accepted: 0, rejected: 0, chunks: 0, bytesDecoded: 0, error: null };
+    await this.o.store.batches.record({
+      batch: liveMark(this.o.sourceSpec),
+      source: this.o.sourceSpec,
+      status: 'ok',
+      ...none,
+      startedAt: now,
+      finishedAt: now,
+    });
+    this.markedAt = now;
   }
 
   private async advanceCursor(): Promise<void> {
@@ -209,6 +237,8 @@ export class Scheduler {
 
   /** Where to go on when Redis has no pointers: after the newest minute of the batch log, cursor before the first incomplete one. */
   private async resumeFromBatchLog(): Promise<{ next: MinuteId; cursor: MinuteId } | undefined> {
+    // minutes of backfills alone: no scheduler ran here, so nothing was lost; a first run starts at now − lag
+    if ((await this.o.store.batches.get([liveMark(this.o.sourceSpec)])).length === 0) return undefined;
     const entries = (await this.o.store.batches.minutes(RESUME_WINDOW)).filter((e) => e.source === this.o.sourceSpec);
     if (entries.length === 0) return undefined;
     const byBatch = new Map(entries.map((e) => [e.batch, e]));

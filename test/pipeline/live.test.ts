@@ -5,7 +5,7 @@ import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { createLogger } from '../../src/log/index.js';
-import { createQueues, parseCursor, Scheduler, type Queues } from '../../src/queue/index.js';
+import { createQueues, feedJobId, parseCursor, Scheduler, type Queues } from '../../src/queue/index.js';
 import { FeedWorker } from '../../src/feed/index.js';
 import { IndexWorker } from '../../src/indexing/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -289,5 +289,72 @@ test('live mode: a minute that failed (the API down past its tries) holds the cu
     await Promise.all(workers.map((w) => w.stop(true)));
     await queues.close();
     await store.close();
+  }
+});
+
+test('a first live run on a store of backfills starts at now − lag, as documented; only a store a scheduler ran on is resumed from', async () => {
+  const dir = tempDir();
+  const feedDir = join(dir, 'feed');
+  await writeFeed({ out: feedDir, seed: 14, start, minutes: 3, perMinute: 4, malformedRate: 0 });
+  const lines: { msg: string }[] = [];
+  const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
+  const now = minuteToMs(addMinutes(start, 40)) + 60 * 60_000;
+  const rig = await lostStateRig(dir, feedDir, () => now, log);
+  const { config, queues, store } = rig;
+  try {
+    // a backfill of two minutes, then a gap of 30, then two more: done by backfills, not a scheduler
+    const none = { lines: 1, accepted: 1, rejected: 0, chunks: 0, bytesDecoded: 1, error: null };
+    for (const m of [0, 1, 32, 33]) {
+      await store.batches.record({
+        batch: addMinutes(start, m),
+        source: `dir:${feedDir}`,
+        status: 'ok',
+        ...none,
+        startedAt: now,
+        finishedAt: now,
+      });
+    }
+    const s = new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: `dir:${feedDir}`,
+      log,
+      lagMs: 60 * 60_000,
+      tickMs: 60_000,
+      retryFailedMs: 300_000,
+      now: () => now,
+    });
+    await s.tick();
+    await s.stop();
+    // now − lag is minute 39: that is where it starts, and no minute of the gap is enqueued
+    assert.deepEqual(await Scheduler.pointers(queues, config.queuePrefix), {
+      scheduled: addMinutes(start, 39),
+      cursor: addMinutes(start, 38),
+    });
+    assert.equal(await queues.feed.getJobState(feedJobId(addMinutes(start, 2))), 'unknown');
+    assert.deepEqual(
+      lines.filter((l) => /queue state was lost|queue state lost/.test(l.msg)),
+      [],
+    );
+
+    // that scheduler left its mark: a Redis lost from now on is resumed from the batch log
+    await rig.redis.restart({ empty: true });
+    const again = new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: `dir:${feedDir}`,
+      log,
+      lagMs: 60 * 60_000,
+      tickMs: 60_000,
+      retryFailedMs: 300_000,
+      now: () => now,
+    });
+    await again.tick();
+    await again.stop();
+    assert.equal(lines.filter((l) => l.msg.startsWith('no scheduler state in Redis')).length, 1, JSON.stringify(lines));
+  } finally {
+    await rig.close();
   }
 });
