@@ -42,7 +42,8 @@ async function lostStateRig(dir: string, feedDir: string, now: () => number, log
   const opts = { redisUrl: redis.url, config, store, queues, log: createLogger('silent') };
   const workers = [new FeedWorker(opts), new IndexWorker(opts)];
   workers.forEach((w) => w.start());
-  const scheduler = (): Scheduler =>
+  /** A scheduler from `start`, or (`fromStart` false) one given no --start. */
+  const scheduler = (fromStart = true): Scheduler =>
     new Scheduler({
       queues,
       store,
@@ -52,7 +53,7 @@ async function lostStateRig(dir: string, feedDir: string, now: () => number, log
       lagMs: 60 * 60_000,
       tickMs: 60_000,
       retryFailedMs: 300_000,
-      start: parseCursor(start),
+      ...(fromStart ? { start: parseCursor(start) } : {}),
       now,
     });
   /** Minute `m`'s chunks were lost with Redis: its marks go, and its batch reads pending again. */
@@ -314,17 +315,7 @@ test('a first live run on a store of backfills starts at now − lag, as documen
         finishedAt: now,
       });
     }
-    const s = new Scheduler({
-      queues,
-      store,
-      prefix: config.queuePrefix,
-      sourceSpec: `dir:${feedDir}`,
-      log,
-      lagMs: 60 * 60_000,
-      tickMs: 60_000,
-      retryFailedMs: 300_000,
-      now: () => now,
-    });
+    const s = rig.scheduler(false);
     await s.tick();
     await s.stop();
     // now − lag is minute 39: that is where it starts, and no minute of the gap is enqueued
@@ -340,17 +331,7 @@ test('a first live run on a store of backfills starts at now − lag, as documen
 
     // that scheduler left its mark: a Redis lost from now on is resumed from the batch log
     await rig.redis.restart({ empty: true });
-    const again = new Scheduler({
-      queues,
-      store,
-      prefix: config.queuePrefix,
-      sourceSpec: `dir:${feedDir}`,
-      log,
-      lagMs: 60 * 60_000,
-      tickMs: 60_000,
-      retryFailedMs: 300_000,
-      now: () => now,
-    });
+    const again = rig.scheduler(false);
     await again.tick();
     await again.stop();
     assert.equal(lines.filter((l) => l.msg.startsWith('no scheduler state in Redis')).length, 1, JSON.stringify(lines));
