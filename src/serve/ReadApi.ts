@@ -6,7 +6,17 @@ import type { Logger } from '../log/index.js';
 import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, type Store } from '../store/index.js';
-import { decodeCursor, encodeCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
+import {
+  decodeAfterCursor,
+  decodeCursor,
+  encodeAfterCursor,
+  encodeCursor,
+  parseLimit,
+  v3Error,
+  v3Object,
+  V3_ERRORS,
+  type V3ErrorCode,
+} from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
 
 export interface ReadApiOptions {
@@ -26,6 +36,8 @@ const MAX_PARAM_LENGTH = 2048;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** An epoch `since` this large is in milliseconds (after 1973 in ms, after year 5138 in seconds). */
 const MS_FROM = 1e11;
+/** A page of whole reports ends once it holds this many characters of JSON (reports run to MBs). */
+const PAGE_MAX_BYTES = 16 * 1024 * 1024;
 /** How long a stop waits for requests under way before it cuts their connections. */
 const CLOSE_GRACE_MS = 5_000;
 const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
@@ -162,21 +174,30 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (!isFileHash(hash)) return fail(reply, 'InvalidArgumentError', `"${hash}" is not a valid file hash (MD5, SHA-1 or SHA-256)`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-      const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
-      if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+      // the id the last page ended with: a behaviour added or removed meanwhile moves no page
+      const after = req.query.cursor === undefined ? '' : decodeAfterCursor(req.query.cursor);
+      if (after === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
       const ids =
         hash.length === 64
           ? await store.sink.query('sha256', hash)
           : ((await store.hunt.fileRollup(hash))?.reports.map((r) => r.id).sort() ?? []);
       if (ids.length === 0 && !(await knownFile(store, hash))) return fail(reply, 'NotFoundError', `File "${hash}" not found`);
-      const page = ids.slice(offset, offset + limit);
+      // in the order `>` compares them, whatever order the store listed them in
+      const rest = ids.filter((id) => id > after).sort();
       const data = [];
-      for (const id of page) {
+      let bytes = 0;
+      let last: string | undefined;
+      // reports run to MBs each: a page also ends past PAGE_MAX_BYTES (one report at least), the rest on the next
+      for (const id of rest.slice(0, limit)) {
+        if (data.length > 0 && bytes >= PAGE_MAX_BYTES) break;
         const doc = await store.sink.get(id);
-        if (doc) data.push(behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string }));
+        last = id;
+        if (!doc) continue;
+        const object = behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string });
+        bytes += JSON.stringify(object).length;
+        data.push(object);
       }
-      const more = offset + limit < ids.length;
-      const next = more ? encodeCursor(offset + limit) : undefined;
+      const next = last !== undefined && last < (rest[rest.length - 1] as string) ? encodeAfterCursor(last) : undefined;
       return {
         data,
         meta: { count: ids.length, ...(next ? { cursor: next } : {}) },

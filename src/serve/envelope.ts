@@ -41,6 +41,17 @@ export function decodeCursor(cursor: string): number | null {
   return m && encodeCursor(Number(m[1])) === cursor ? Number(m[1]) : null;
 }
 
+/** An opaque cursor naming the last item a page gave (items sort by it): the next page starts after it. */
+export function encodeAfterCursor(last: string): string {
+  return Buffer.from(`a${last}`).toString('base64url');
+}
+
+/** The item a cursor of encodeAfterCursor names, or null when it is not one of ours. */
+export function decodeAfterCursor(cursor: string): string | null {
+  const s = Buffer.from(cursor, 'base64url').toString('utf8');
+  return s.startsWith('a') && s.length > 1 && encodeAfterCursor(s.slice(1)) === cursor ? s.slice(1) : null;
+}
+
 /** `limit` of a collection request: 1..40 (the upstream maximum), default 10; null when invalid. */
 export function parseLimit(raw: unknown, fallback = 10): number | null {
   if (raw === undefined) return fallback;

@@ -402,15 +402,49 @@ test('every other method is 405 whatever its body; malformed requests and bogus 
   // a file's pages: only the cursor given out is one; the self link carries it encoded
   const ids = await s.store.sink.query('behash', top.value);
   const doc = (await s.store.sink.get(ids[0] as string))!;
-  const files = `${v3}/files/${doc.sha256}/behaviours`;
-  for (const bad of ['bzE%20', 'b!z*E', 'bzE=', `${encodeCursor(1)}%3D`]) {
+  // a file of three reports
+  const three = ['Zenbox', 'CAPE Sandbox', 'VirusTotal Jujubox'].map((box) => makeDoc('f'.repeat(64), box, 1_790_000_000, {}));
+  await s.store.sink.upsert(sinkDocs(three));
+  const files = `${v3}/files/${'f'.repeat(64)}/behaviours`;
+  const firstPage = (await (await fetch(`${files}?limit=1`)).json()) as { meta: { cursor: string } };
+  const cursor = firstPage.meta.cursor;
+  for (const bad of ['bzE%20', 'b!z*E', 'bzE=', `${cursor}%3D`, `${cursor}%20`, encodeCursor(1)]) {
     const r = await fetch(`${files}?limit=1&cursor=${bad}`);
     assert.equal(r.status, 400, bad);
   }
-  const tampered = await fetch(`${files}?limit=1&cursor=${encodeURIComponent(`${encodeCursor(0)}&limit=40#x`)}`);
+  const tampered = await fetch(`${files}?limit=1&cursor=${encodeURIComponent(`${cursor}&limit=40#x`)}`);
   assert.equal(tampered.status, 400);
-  const page = (await (await fetch(`${files}?limit=1&cursor=${encodeCursor(0)}`)).json()) as { links: { self: string } };
-  assert.equal(page.links.self, `${files}?limit=1&cursor=${encodeCursor(0)}`);
+  const page = (await (await fetch(`${files}?limit=1&cursor=${cursor}`)).json()) as { links: { self: string } };
+  assert.equal(page.links.self, `${files}?limit=1&cursor=${cursor}`);
+
+  // a report added before the page a client was on moves no page: nothing is repeated or skipped
+  const walk = async (add?: () => Promise<unknown>): Promise<string[]> => {
+    const seen: string[] = [];
+    let url: string | undefined = `${files}?limit=1`;
+    while (url) {
+      const p = (await (await fetch(url)).json()) as { data: { id: string }[]; links: { next?: string } };
+      seen.push(...p.data.map((d) => d.id));
+      if (seen.length === 2 && add) await add();
+      url = p.links.next;
+    }
+    return seen;
+  };
+  const before = await walk(() => s.store.sink.upsert(sinkDocs(makeDoc('f'.repeat(64), 'AAA Box', 1_790_000_000, {}))));
+  assert.deepEqual(before, three.map((d) => d.id).sort());
+
+  // reports of MBs: a page ends once it holds 16 MiB, the rest follows on the next
+  const big = ['B1', 'B2', 'B3'].map((box) => makeDoc('9'.repeat(64), box, 1_790_000_000, { hosts_file: box.repeat(4_500_000) }));
+  await s.store.sink.upsert(sinkDocs(big));
+  const sizes: number[] = [];
+  const bigIds: string[] = [];
+  for (let url: string | undefined = `${v3}/files/${'9'.repeat(64)}/behaviours?limit=40`; url;) {
+    const p = (await (await fetch(url)).json()) as { data: { id: string }[]; links: { next?: string } };
+    sizes.push(p.data.length);
+    bigIds.push(...p.data.map((d) => d.id));
+    url = p.links.next;
+  }
+  assert.deepEqual(sizes, [2, 1]);
+  assert.deepEqual(bigIds, big.map((d) => d.id).sort());
 
   // relationships as stored, but no link to the upstream API a client would send its key to
   const rel = {
