@@ -292,18 +292,21 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (!watch) return fail(reply, 'NotFoundError', `Watch "${req.params.name}" not found`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-      const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
-      if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+      // the last hit a page gave: hits recorded meanwhile (newest first) move no page
+      const after = req.query.cursor === undefined ? undefined : hitAfter(decodeAfterCursor(req.query.cursor));
+      if (after === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
       const sinceRaw = epochParam(req.query.since);
       if (sinceRaw === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds (or milliseconds)');
       // epoch seconds, as `top` takes; 12 digits or more (after 1973 in milliseconds, after 5138 in
       // seconds) are milliseconds, the unit hits are kept in and the first form this route took
       const since = sinceRaw !== undefined && sinceRaw < MS_FROM ? sinceRaw * 1000 : sinceRaw;
       // one more than asked says whether a next page exists
-      const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, offset });
+      const hits = await store.watches.hits(watch.name, { since, limit: limit + 1, ...(after ? { after } : {}) });
       const more = hits.length > limit;
       const path = `watches/${encodeURIComponent(watch.name)}/hits`;
-      const next = more ? encodeCursor(offset + limit) : undefined;
+      const lastGiven = hits[limit - 1];
+      const next =
+        more && lastGiven ? encodeAfterCursor(JSON.stringify([lastGiven.at, lastGiven.lastModified, lastGiven.behaviourId])) : undefined;
       return {
         data: hits
           .slice(0, limit)
@@ -346,6 +349,20 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
 function epochParam(raw: string | undefined): number | undefined | null {
   if (raw === undefined) return undefined;
   return /^\d{1,16}$/.test(raw) ? Number(raw) : null;
+}
+
+/** The hit a watch-hits cursor names ([at, lastModified, behaviourId]), null when it names none. */
+function hitAfter(text: string | null): { at: number; lastModified: number; behaviourId: string } | null {
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (Array.isArray(v) && v.length === 3 && Number.isSafeInteger(v[0]) && Number.isSafeInteger(v[1]) && typeof v[2] === 'string') {
+      return { at: v[0] as number, lastModified: v[1] as number, behaviourId: v[2] };
+    }
+  } catch {
+    // not JSON: not one of ours
+  }
+  return null;
 }
 
 /**

@@ -50,6 +50,8 @@ export interface WatchHitQuery {
   since?: number;
   limit?: number;
   offset?: number;
+  /** Only hits after this one in the listing's order (a page's last hit): hits recorded meanwhile move no page. */
+  after?: Pick<WatchHit, 'at' | 'lastModified' | 'behaviourId'>;
 }
 
 /**

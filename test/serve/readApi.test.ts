@@ -150,6 +150,17 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
     [hitAt[1]],
   );
   assert.equal(sinceRest.links.next, undefined);
+  // a hit recorded between two pages (the newest of all) moves no page: the next one is not repeated
+  const page1 = (await (await fetch(`${v3}/sandtrail/watches/w/hits?limit=2`)).json()) as Hits;
+  const d0 = (await s.store.sink.get(ids[0] as string))!;
+  const late = { watch: 'w', behaviourId: d0.id, lastModified: d0.last_modification_date + 7, sha256: d0.sha256, sandbox: d0.sandbox_name };
+  assert.ok(await s.store.watches.recordHit({ ...late, matched: [], at: 1_700_000_300_000 }, 1));
+  const page2 = (await (await fetch(page1.links.next as string)).json()) as Hits;
+  assert.deepEqual(
+    page2.data.map((d) => d.attributes.at),
+    [hitAt[0]],
+  );
+  assert.deepEqual(await hitsAt('?limit=1'), [1_700_000_300_000]);
   await err('/sandtrail/watches/w/hits?since=1e9', 400, 'InvalidArgumentError');
   await err('/sandtrail/watches/nope/hits', 404, 'NotFoundError');
 });

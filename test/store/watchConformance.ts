@@ -218,6 +218,12 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
         assert.deepEqual(await f.watches.hits('page', { limit: 2, offset: 1 }), newest.slice(1, 3));
         assert.deepEqual(await f.watches.hits('page', { since: 2000, offset: 4 }), newest.slice(4, 5));
         assert.deepEqual(await f.watches.hits('page', { limit: 0 }), []);
+        // after a page's last hit: the rest in order, whatever was recorded meanwhile
+        const anchor = newest[2] as WatchHit;
+        assert.deepEqual(await f.watches.hits('page', { after: anchor, limit: 2 }), newest.slice(3, 5));
+        assert.equal(await f.watches.recordHit(hit('page', '6', 100, 9000), CREATED), true);
+        assert.deepEqual(await f.watches.hits('page', { after: anchor }), newest.slice(3));
+        assert.deepEqual(await f.watches.hits('page', { after: newest[0] as WatchHit, since: 3000 }), newest.slice(1, 4));
       } finally {
         await f.close();
       }

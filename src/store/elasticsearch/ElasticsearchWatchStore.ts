@@ -167,6 +167,8 @@ export class ElasticsearchWatchStore implements WatchStore {
         index: this.hitIndex,
         query: { bool: { filter } },
         sort: HIT_SORT,
+        // date fields sort by epoch milliseconds, last_modified (epoch seconds) included
+        ...(q.after ? { searchAfter: [q.after.at, q.after.lastModified * 1000, q.after.behaviourId] } : {}),
         offset: q.offset ?? 0,
         limit: q.limit ?? 1000,
         pageSize: 1000,

@@ -13,6 +13,8 @@ export interface ScanOptions {
   offset?: number;
   /** Stop after this many documents. */
   limit?: number;
+  /** Start after the document with these sort values (a page's last one). */
+  searchAfter?: estypes.SortResults;
 }
 
 /**
@@ -23,7 +25,7 @@ export async function* scan<T>(client: Client, o: ScanOptions): AsyncGenerator<{
   const pageSize = Math.min(MAX_RESULT_WINDOW, Math.max(1, o.pageSize ?? 1000));
   let skip = o.offset ?? 0;
   let left = o.limit ?? Infinity;
-  let after: estypes.SortResults | undefined;
+  let after: estypes.SortResults | undefined = o.searchAfter;
   while (left > 0) {
     // a small offset folds into the first page's `from` (one request instead of several)
     const from = after === undefined && skip > 0 && skip + Math.min(pageSize, left) <= MAX_RESULT_WINDOW ? skip : 0;

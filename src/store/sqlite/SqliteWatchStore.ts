@@ -114,12 +114,21 @@ export class SqliteWatchStore implements WatchStore {
   }
 
   async hits(name: string, q: WatchHitQuery = {}): Promise<WatchHit[]> {
+    const a = q.after;
+    // after a hit in the listing's order: older, or as old and of an older version, or the same and a later id
+    const after = a ? 'AND (at < @at OR (at = @at AND (last_modified < @lm OR (last_modified = @lm AND behaviour_id > @id))))' : '';
     const rows = this.db
       .prepare(
-        `SELECT * FROM watch_hits WHERE watch = ? AND at >= ?
-         ORDER BY at DESC, last_modified DESC, behaviour_id ASC LIMIT ? OFFSET ?`,
+        `SELECT * FROM watch_hits WHERE watch = @name AND at >= @since ${after}
+         ORDER BY at DESC, last_modified DESC, behaviour_id ASC LIMIT @limit OFFSET @offset`,
       )
-      .all(name, q.since ?? 0, q.limit ?? 1000, q.offset ?? 0) as HitRow[];
+      .all({
+        name,
+        since: q.since ?? 0,
+        limit: q.limit ?? 1000,
+        offset: q.offset ?? 0,
+        ...(a ? { at: a.at, lm: a.lastModified, id: a.behaviourId } : {}),
+      }) as HitRow[];
     return rows.map(fromHitRow);
   }
 }
