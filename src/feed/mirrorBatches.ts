@@ -21,7 +21,7 @@ export interface MirrorOptions {
   decoderThreads?: number;
   /** Stops the run: the download under way is dropped (its `.part` removed) and no other starts. */
   signal?: AbortSignal;
-  onMinute?: (minute: MinuteId, outcome: MirrorOutcome) => void;
+  onMinute?: (minute: MinuteId, outcome: MirrorOutcome, reason?: string) => void;
 }
 
 export type MirrorOutcome = 'downloaded' | 'skipped' | 'missing' | 'not_available' | 'failed';
@@ -48,22 +48,22 @@ export async function mirrorBatches(o: MirrorOptions): Promise<MirrorSummary> {
       summary.interrupted = true;
       break;
     }
-    summary[outcome] += 1;
-    o.onMinute?.(minute, outcome);
+    summary[outcome.outcome] += 1;
+    o.onMinute?.(minute, outcome.outcome, outcome.reason);
   }
   return summary;
 }
 
-/** A minute's outcome; null when the run was stopped before it ended. */
-async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutcome | null> {
+/** A minute's outcome (with the last error when it failed); null when the run was stopped before it ended. */
+async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<{ outcome: MirrorOutcome; reason?: string } | null> {
   const final = join(o.out, mirrorFileName(minute));
-  if (await stat(final).catch(() => null)) return 'skipped';
+  if (await stat(final).catch(() => null)) return { outcome: 'skipped' };
   const part = `${final}.part`;
   const attempts = o.attempts ?? 5;
   for (let attempt = 1; ; attempt++) {
     try {
       const dl = await o.client.openDownload(`/feeds/${o.pathSpelling ?? 'file_behaviours'}/${minute}`, o.signal);
-      if (!dl) return 'missing';
+      if (!dl) return { outcome: 'missing' };
       const file = createWriteStream(part);
       try {
         for await (const chunk of dl.body) if (!file.write(chunk)) await new Promise<void>((r) => file.once('drain', () => r()));
@@ -73,17 +73,15 @@ async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<MirrorOutc
       // kept only once it decodes whole: an archive is read back after the feed has dropped the minute
       for await (const _ of decodeStream(part, 'bz2', { decoder: o.decoder, threads: o.decoderThreads, signal: o.signal })) void _;
       await rename(part, final);
-      return 'downloaded';
+      return { outcome: 'downloaded' };
     } catch (err) {
       await rm(part, { force: true });
       if (o.signal?.aborted) return null;
       const code = errorCode(err);
-      if (code === 'GTI_NOT_AVAILABLE_YET') return 'not_available';
+      if (code === 'GTI_NOT_AVAILABLE_YET') return { outcome: 'not_available' };
+      // refused by the API itself (the key, the account's access): every other minute would be too
       if (code === 'GTI_AUTH' || code === 'GTI_FORBIDDEN') throw err;
-      if (attempt >= attempts) {
-        process.emitWarning(`mirror ${minute}: ${messageOf(err)}`);
-        return 'failed';
-      }
+      if (attempt >= attempts) return { outcome: 'failed', reason: `${code ?? 'ERROR'}: ${messageOf(err)}` };
       const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
       await sleep(retryAfterS ? retryAfterS * 1000 : (o.backoffMs ?? 1000) * 2 ** (attempt - 1), undefined, { signal: o.signal }).catch(
         () => undefined,

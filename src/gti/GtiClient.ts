@@ -109,7 +109,19 @@ export class GtiClient {
         throw new SandtrailError(networkCode(err), `download of ${path}: ${failure(err, this.o.timeoutMs)}`);
       }
       if (isGone(res.status)) return null;
-      if (!res.ok) throw downloadRefused(res, `download of ${path}`);
+      if (!res.ok) {
+        const refused = downloadRefused(res, `download of ${path}`);
+        // a feed batch's signed link refused (expired on the way): the API gives a new one when asked
+        // again, at no cost, so the minute is retried like a cut download, not failed at once
+        if (refused.code === 'GTI_FORBIDDEN' && path.startsWith('/feeds/')) {
+          throw new SandtrailError(
+            'GTI_TRANSIENT',
+            `download of ${path}: the storage host refused the link the API gave (${res.status}): asked again for a new one`,
+            { status: res.status },
+          );
+        }
+        throw refused;
+      }
     }
     if (!res.body) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: empty body`);
     const length = contentLength(res);

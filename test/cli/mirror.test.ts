@@ -85,6 +85,37 @@ test('mirror keeps only downloads that decode whole: a CRC error, a chunked body
   assert.deepEqual([downloads(addMinutes(start, 0)), downloads(addMinutes(start, 1)), downloads(addMinutes(start, 2))], [3, 1, 2]);
 }, 90_000);
 
+test('a storage host refusing the link of a minute is asked again through the API; a minute it always refuses fails alone, named in the log, and the run goes on', async () => {
+  const dir = tempDir();
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 17, start, minutes: 3, perMinute: 5, malformedRate: 0 });
+  const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
+  cleanup(() => fake.close());
+  fake.setFaults({ storageForbiddenTimes: { [addMinutes(start, 0)]: 1, [addMinutes(start, 1)]: 100 } });
+  const out = join(dir, 'archive');
+  const env = {
+    GTI_APIKEY: KEY,
+    GTI_BASE_URL: fake.baseUrl,
+    REDIS_URL: await testRedisUrl(),
+    SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
+    SANDTRAIL_FEED_BACKOFF_MS: '20',
+  };
+  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
+  const r = await runCli(['mirror', '--from', start, '--to', addMinutes(start, 2), '--out', out, '--json'], { env });
+  assert.equal(r.code, 1, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { downloaded: 2, skipped: 0, missing: 0, not_available: 0, failed: 1, interrupted: false });
+  const failed = r.stderr.split('\n').filter((l) => l.includes('mirror: minute failed'));
+  assert.equal(failed.length, 1, r.stderr);
+  assert.match(
+    failed[0] as string,
+    /"minute":"202611..0001".*GTI_TRANSIENT: download of \/feeds\/file_behaviours\/\d{12}: the storage host refused the link the API gave \(403\)/,
+  );
+  assert.doesNotMatch(r.stderr, /Warning:/);
+  for (const f of [manifest.files[0], manifest.files[2]])
+    assert.ok(readFileSync(join(out, `${f!.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f!.file))));
+  const downloads = (m: string): number => fake.requests.filter((q) => q.path === `/download/minute/${m}`).length;
+  assert.deepEqual([downloads(addMinutes(start, 0)), downloads(addMinutes(start, 1)), downloads(addMinutes(start, 2))], [2, 5, 1]);
+}, 90_000);
+
 test('mirror stopped by SIGINT drops the download under way, prints what it did and exits 130; a re-run completes the range', async () => {
   const dir = tempDir();
   const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 16, start, minutes: 3, perMinute: 40, malformedRate: 0 });

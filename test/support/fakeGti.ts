@@ -188,6 +188,7 @@ export async function startFakeGti(o: FakeGtiOptions): Promise<FakeGti> {
         return reply(403, err('ForbiddenError', 'invalid or expired download token'));
       const file = kind === 'minute' ? await batches.minuteFile(id) : await batches.hourFile(id);
       if (!file) return notFound(`batch ${id}`);
+      if (faults.takeStorageForbidden(id)) return reply(403, err('ForbiddenError', 'signed link expired'));
       if (faults.takeEmpty(id)) {
         settle(200);
         return sendBytes(res, Buffer.alloc(0), { chunked: faults.chunkedDownloads });

@@ -38,8 +38,14 @@ export async function mirrorCommand(
       pathSpelling: feed.pathSpelling,
       decoder: feed.decoder,
       decoderThreads: feed.decoderThreads,
+      // the feed's own retry pace (feed.attempts, feed.backoffMs)
+      attempts: feed.attempts,
+      backoffMs: feed.backoffMs,
       signal: stop.signal,
-      onMinute: (minute, outcome) => ctx.log.info({ minute, outcome }, 'mirror'),
+      onMinute: (minute, outcome, reason) =>
+        outcome === 'failed'
+          ? ctx.log.error({ minute, outcome, err: reason }, 'mirror: minute failed')
+          : ctx.log.info({ minute, outcome }, 'mirror'),
     });
     const { interrupted, ...counts } = summary;
     await writeOut(

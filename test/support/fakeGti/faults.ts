@@ -99,6 +99,8 @@ export interface FakeGtiFaults {
   corruptTimes?: Record<string, number>;
   /** Minute (or hour) → its next N downloads answer 200 with no bytes at all (chunked when chunkedDownloads). */
   emptyTimes?: Record<string, number>;
+  /** Minute (or hour) → the storage host refuses its next N downloads 403 (a signed link expired on the way). */
+  storageForbiddenTimes?: Record<string, number>;
 }
 
 const ID_RE = /^\d{10}(\d{2})?$/;
@@ -174,7 +176,7 @@ function validate(f: FakeGtiFaults): void {
     if (f.resetMidObject.times !== undefined) checkCount('resetMidObject.times', f.resetMidObject.times);
   }
   if (f.resetApiBeforeHeaders !== undefined) checkCount('resetApiBeforeHeaders', f.resetApiBeforeHeaders);
-  for (const key of ['corruptTimes', 'emptyTimes'] as const) {
+  for (const key of ['corruptTimes', 'emptyTimes', 'storageForbiddenTimes'] as const) {
     for (const [id, n] of Object.entries(f[key] ?? {})) {
       checkId(key, id);
       checkCount(`${key}[${id}]`, n);
@@ -208,6 +210,7 @@ export class FaultState {
   private truncateArtefactLeft = 0;
   private corruptLeft = new Map<string, number>();
   private emptyLeft = new Map<string, number>();
+  private storageForbiddenLeft = new Map<string, number>();
 
   constructor(initial: FakeGtiFaults | undefined) {
     if (initial) this.set(initial);
@@ -234,6 +237,7 @@ export class FaultState {
     if ('resetApiBeforeHeaders' in patch) this.apiResetLeft = patch.resetApiBeforeHeaders ?? 0;
     if ('corruptTimes' in patch) this.corruptLeft = new Map(Object.entries(patch.corruptTimes ?? {}));
     if ('emptyTimes' in patch) this.emptyLeft = new Map(Object.entries(patch.emptyTimes ?? {}));
+    if ('storageForbiddenTimes' in patch) this.storageForbiddenLeft = new Map(Object.entries(patch.storageForbiddenTimes ?? {}));
     if ('truncateArtefact' in patch)
       this.truncateArtefactLeft = patch.truncateArtefact ? (patch.truncateArtefact.times ?? Number.POSITIVE_INFINITY) : 0;
   }
@@ -250,6 +254,7 @@ export class FaultState {
     this.truncateArtefactLeft = 0;
     this.corruptLeft.clear();
     this.emptyLeft.clear();
+    this.storageForbiddenLeft.clear();
   }
 
   /** The faults in force, counters showing what is left. */
@@ -265,6 +270,7 @@ export class FaultState {
     if (s.truncateArtefact && this.truncateArtefactLeft !== Number.POSITIVE_INFINITY) s.truncateArtefact.times = this.truncateArtefactLeft;
     if (s.corruptTimes) s.corruptTimes = Object.fromEntries(this.corruptLeft);
     if (s.emptyTimes) s.emptyTimes = Object.fromEntries(this.emptyLeft);
+    if (s.storageForbiddenTimes) s.storageForbiddenTimes = Object.fromEntries(this.storageForbiddenLeft);
     return s;
   }
 
@@ -327,6 +333,11 @@ export class FaultState {
   /** True when this download of `id` must be sent empty (consumes an `emptyTimes` count). */
   takeEmpty(id: string): boolean {
     return take(this.emptyLeft, id);
+  }
+
+  /** True when the storage host must refuse this download of `id` (consumes a `storageForbiddenTimes` count). */
+  takeStorageForbidden(id: string): boolean {
+    return take(this.storageForbiddenLeft, id);
   }
 
   /** Whether feed downloads go out chunked, without a content-length. */
