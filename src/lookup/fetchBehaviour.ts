@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import { errorCode, SandtrailError } from '../errors/index.js';
+import { errorCode, messageOf, SandtrailError } from '../errors/index.js';
 import { normalizeAndSerialize, rejectedTextLetter } from '../feed/index.js';
 import { callWithRetry, PagingGuard, type GtiClient } from '../gti/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
@@ -49,15 +49,26 @@ export async function fetchBehaviour(o: {
     throw new SandtrailError('GTI_BAD_RESPONSE', `GET /file_behaviours/{id}: the answer has no "data" object`);
   const record: Record<string, unknown> = { ...answer.data };
   const counts: FetchResult['relationships'] = {};
+  // the budget reached while reading relationships: the report, paid for already, is stored without the rest
+  let stopped: { err: unknown; unread: string[] } | undefined;
   if (o.relationships) {
     const rels: Record<string, unknown> =
       typeof record.relationships === 'object' && record.relationships ? { ...record.relationships } : {};
     for (const name of FETCHED_RELATIONSHIPS) {
+      if (stopped) {
+        stopped.unread.push(name);
+        continue;
+      }
       // a relationship the API has no object for (its file unknown to it) is empty, not the report's loss
       const items = await readRelationship(client, `${base}/${name}`, config.lookup.pageSize, retry).catch((err: unknown) => {
         if (errorCode(err) === 'GTI_NOT_FOUND') return [];
+        if (errorCode(err) === 'BUDGET_EXCEEDED') {
+          stopped = { err, unread: [name] };
+          return null;
+        }
         throw err;
       });
+      if (items === null) continue;
       rels[name] = { data: name === 'file' ? (items[0] ?? null) : items };
       counts[name] = items.length;
     }
@@ -74,6 +85,12 @@ export async function fetchBehaviour(o: {
     const reason = r ? `${r.code}: ${r.reason}` : 'no result';
     if (r?.status === 'retryable') throw new SandtrailError('SINK_BUSY', `the store did not take ${o.id}: ${reason}`);
     return { id: n.doc.id, status: 'rejected', doc: n.doc, relationships: counts, apiUnits: spent(), reason };
+  }
+  if (stopped) {
+    throw new SandtrailError(
+      'BUDGET_EXCEEDED',
+      `${messageOf(stopped.err)}; the report ${n.doc.id} is stored without its relationships ${stopped.unread.join(', ')}`,
+    );
   }
   return { id: n.doc.id, status: r.stale ? 'stale' : 'stored', doc: n.doc, relationships: counts, apiUnits: spent() };
 }

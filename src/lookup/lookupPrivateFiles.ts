@@ -12,7 +12,7 @@ import { RunBudget } from './RunBudget.js';
 export interface PrivateLookupReport {
   given: string;
   sha256?: string;
-  outcome: 'stored' | 'stale' | 'not_found' | 'invalid' | 'rejected' | 'failed';
+  outcome: 'stored' | 'stale' | 'not_found' | 'invalid' | 'rejected' | 'failed' | 'budget';
   /** The report carried gti_assessment (it does when the x-tool header is sent). */
   gtiAssessment?: boolean;
   warnings?: number;
@@ -66,8 +66,14 @@ export async function lookupPrivateFiles(o: {
   }
   // the client is made only when something will be asked (refused input needs no key)
   const metered = valid.length ? meteredClient({ config, redis: o.redis, budget, signal: o.signal }) : undefined;
+  let spent: string | undefined;
   for (const { given, sha256 } of valid) {
     if (!metered) break;
+    // the budget stops the run: what was read stays stored, the rest is reported, not asked
+    if (spent !== undefined) {
+      files.push({ given, sha256, outcome: 'budget', error: spent });
+      continue;
+    }
     let answer: unknown;
     try {
       answer = await callWithRetry(() => metered.client.getJson(`/private/files/${sha256}`, o.signal), {
@@ -87,7 +93,12 @@ export async function lookupPrivateFiles(o: {
           'the GTI account lacks the Private Scanning licence (GET /private/files answered 403): private file reports cannot be read with this key',
         );
       }
-      if (code === 'GTI_AUTH' || code === 'BUDGET_EXCEEDED') throw err;
+      if (code === 'BUDGET_EXCEEDED') {
+        spent = `${code}: ${messageOf(err)}`;
+        files.push({ given, sha256, outcome: 'budget', error: spent });
+        continue;
+      }
+      if (code === 'GTI_AUTH') throw err;
       files.push({ given, sha256, outcome: 'failed', error: `${code ?? 'ERROR'}: ${messageOf(err)}` });
       continue;
     }

@@ -13,21 +13,22 @@ import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
 const KEY = 'fetch-key-09bc';
 
-test('fetch stores one behaviour (its id has a space, sent encoded) with its file and attack_techniques relationships, 1 unit per request', async () => {
-  const f = makeFakeFile('fetch-a', { sandboxes: ['VirusTotal Jujubox', 'Zenbox'] });
+/** A fake GTI API serving `name`'s file, and a store, a Redis client and accounting for it. */
+async function rig(name: string, sandboxes: string[], lookup: { pageSize?: number } = {}) {
+  const f = makeFakeFile(name, { sandboxes });
   const fake = await startFakeGti({ apiKey: KEY, files: [f] });
   cleanup(() => fake.close());
-  const dir = tempDir();
-  const config = await testConfig(dir, {
-    gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 },
-    lookup: { pageSize: 1 },
-  });
+  const config = await testConfig(tempDir(), { gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20 }, lookup });
   const account = accountApi(fake, config);
   const redis = createRedis(config.redisUrl as string, { redisCluster: false });
   cleanup(() => redis.disconnect());
   const store = openStore(config.store, config);
   cleanup(() => store.close());
-  const id = String(f.behaviours[0]?.id);
+  return { f, fake, config, account, redis, store, id: String(f.behaviours[0]?.id) };
+}
+
+test('fetch stores one behaviour (its id has a space, sent encoded) with its file and attack_techniques relationships, 1 unit per request', async () => {
+  const { f, fake, config, account, redis, store, id } = await rig('fetch-a', ['VirusTotal Jujubox', 'Zenbox'], { pageSize: 1 });
   assert.match(id, /_VirusTotal Jujubox$/);
 
   const r = await fetchBehaviour({ config, redis, store, id, relationships: true, run: 'f1' });
@@ -125,4 +126,16 @@ test('fetch --relationships keeps the report when a relationship is not found (4
   const doc = JSON.parse(got.stdout) as { relationships: { file: { data: unknown }; attack_techniques: { data: unknown[] } } };
   assert.equal(doc.relationships.file.data, null);
   assert.equal(doc.relationships.attack_techniques.data.length, 1);
+});
+
+test('the budget reached while reading relationships keeps the report it paid for: stored, and the error names what was not read', async () => {
+  const { fake, config, account, redis, store, id } = await rig('fetch-budget', ['Zenbox']);
+  await assert.rejects(
+    fetchBehaviour({ config, redis, store, id, relationships: true, run: 'f-budget', maxApiUnits: 1 }),
+    (e: { code?: string; message: string }) =>
+      e.code === 'BUDGET_EXCEEDED' && e.message.includes(`the report ${id} is stored without its relationships file, attack_techniques`),
+  );
+  assert.ok(await store.sink.get(id), 'the report paid for is stored');
+  assert.equal(fake.requests.length, 1);
+  account.summary(1);
 });

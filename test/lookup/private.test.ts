@@ -119,3 +119,25 @@ test('private lookup: a 403 ends the command with one message about the Private 
   assert.equal(r.stderr.match(/Private Scanning licence/g)?.length, 1, r.stderr);
   assert.equal(denied.requests.length, 1, 'stops at the first 403: no retry, no further hash');
 });
+
+test('the budget stops a private lookup: what was read stays stored and is reported, the rest is reported budget, exit 1', async () => {
+  const files = ['private-c', 'private-d', 'private-e'].map((n) => makeFakeFile(n, { withPrivate: true }));
+  const s = await setup(files);
+  const summary = await lookupPrivateFiles({
+    config: s.config,
+    redis: s.redis,
+    store: s.store,
+    hashes: files.map((f) => f.sha256),
+    run: 'r-budget',
+    maxApiUnits: 1,
+  });
+  assert.deepEqual(
+    summary.files.map((f) => f.outcome),
+    ['stored', 'budget', 'budget'],
+  );
+  assert.match(summary.files[1]?.error ?? '', /^BUDGET_EXCEEDED: /);
+  assert.equal(summary.api_units, 1);
+  assert.ok(await s.store.privateFiles.get(files[0]!.sha256));
+  assert.equal(s.fake.requests.filter((r) => r.path.startsWith('/api/v3/private/files/')).length, 1);
+  s.account.summary(summary.api_units);
+});

@@ -49,7 +49,7 @@ export async function privateLookupCommand(
     const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
     const s = await lookupPrivateFiles({ config, redis: connection, store, hashes: given, run: randomUUID(), maxApiUnits });
     await print(s, o.json);
-    return (s.counts.failed ?? 0) + (s.counts.rejected ?? 0) > 0 ? 1 : 0;
+    return (s.counts.failed ?? 0) + (s.counts.rejected ?? 0) + (s.counts.budget ?? 0) > 0 ? 1 : 0;
   } finally {
     connection.disconnect();
     await store.close();
