@@ -6,18 +6,9 @@ import type { Logger } from '../log/index.js';
 import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, type Store } from '../store/index.js';
-import {
-  decodeAfterCursor,
-  decodeCursor,
-  encodeAfterCursor,
-  encodeCursor,
-  parseLimit,
-  v3Error,
-  v3Object,
-  V3_ERRORS,
-  type V3ErrorCode,
-} from './envelope.js';
+import { decodeAfterCursor, encodeAfterCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
 import { HUNT_PAGE } from './huntPage.js';
+import { decodePivotCursor, encodePivotCursor, pivotPage } from './pivotPage.js';
 
 export interface ReadApiOptions {
   config: Config;
@@ -226,20 +217,21 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       if (!kind) return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}, sha256`);
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-      const offset = req.query.cursor === undefined ? 0 : decodeCursor(req.query.cursor);
-      if (offset === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+      // the last behaviour the previous page gave: behaviours stored or expired meanwhile move no page
+      const anchor = req.query.cursor === undefined ? undefined : decodePivotCursor(req.query.cursor);
+      if (anchor === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
       // the stores page through the newest 10,000 of a value's behaviours: a cursor past them is
       // refused, not answered with another page, and the last page ends at the window
       const window = HUNT_LIMITS.window;
-      if (offset >= window)
+      if (anchor && anchor.offset >= window)
         return fail(reply, 'InvalidArgumentError', `cursor past the first ${window} behaviours of a value, the window pivots page through`);
-      const size = Math.min(limit, window - offset);
-      const stats = await store.hunt.pivotStats(kind, req.params.value, { limit: size, offset });
-      const after = offset + size;
-      const more = after < stats.behaviours && after < window;
+      const { stats, start } = await pivotPage(store.hunt, kind, req.params.value, limit, anchor);
+      const after = Math.min(start + stats.newest.length, window);
+      const last = stats.newest[stats.newest.length - 1];
+      const more = last !== undefined && after < stats.behaviours && after < window;
       // the value as the store compares it (hashes lower-case), in the id and links alike
       const path = `pivots/${kind}/${encodeURIComponent(stats.value)}`;
-      const next = more ? encodeCursor(after) : undefined;
+      const next = more ? encodePivotCursor({ offset: after, date: last.analysis_date, id: last.id }) : undefined;
       return {
         data: sandtrail(req, 'sandtrail_pivot', `${kind}:${stats.value}`, stats, path),
         meta: {

@@ -28,19 +28,6 @@ export function v3Object(
   return { type, id, attributes, links: { self }, ...extra };
 }
 
-/** An opaque cursor: the offset of the next page. */
-export function encodeCursor(offset: number): string {
-  return Buffer.from(`o${offset}`).toString('base64url');
-}
-
-/** The offset a cursor stands for, or null when it is not one of ours. */
-export function decodeCursor(cursor: string): number | null {
-  const s = Buffer.from(cursor, 'base64url').toString('utf8');
-  const m = /^o(\d{1,9})$/.exec(s);
-  // Buffer reads base64 leniently (skipping junk, padding): only the exact spelling given out is one
-  return m && encodeCursor(Number(m[1])) === cursor ? Number(m[1]) : null;
-}
-
 /** An opaque cursor naming the last item a page gave (items sort by it): the next page starts after it. */
 export function encodeAfterCursor(last: string): string {
   return Buffer.from(`a${last}`).toString('base64url');
