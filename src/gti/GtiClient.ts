@@ -22,6 +22,8 @@ export interface GtiClientOptions {
    * budgets hook in here (feed reads and feed links, which cost nothing, are told apart by path).
    */
   beforeCall?: (call: { method: string; path: string }) => void | Promise<void>;
+  /** Read as each request starts: aborting it ends the request before its answer (onNoAnswer then). */
+  stopSignal?: () => AbortSignal;
 }
 
 /** Redirects followed for one API request before it is refused. */
@@ -264,7 +266,8 @@ export class GtiClient {
     let res: Response;
     try {
       // redirects by hand: fetch would send the key on to whatever host a Location names
-      const exchange = answerSignal(signal, timeoutMs, bodyTimeoutMs);
+      const stop = this.o.stopSignal?.();
+      const exchange = answerSignal(stop ? (signal ? AbortSignal.any([signal, stop]) : stop) : signal, timeoutMs, bodyTimeoutMs);
       res = await fetch(`${this.base}${path}`, { method, headers, redirect: 'manual', signal: exchange.signal });
       exchange.began();
     } catch (err) {

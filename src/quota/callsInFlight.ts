@@ -5,6 +5,27 @@
  */
 let open = 0;
 let waiters: (() => void)[] = [];
+let stop = new AbortController();
+
+/** Aborted when the calls under way are given up (abandonCalls); each call reads the one in force as it starts. */
+export function callsStopSignal(): AbortSignal {
+  return stop.signal;
+}
+
+/**
+ * Gives up on the calls under way: each ends now and is recorded unanswered (its answer, if one
+ * ever comes, is not waited for). Calls started afterwards are not affected.
+ */
+export function abandonCalls(): void {
+  const given = stop;
+  stop = new AbortController();
+  given.abort();
+}
+
+/** How many calls await their answer or their ledger entry. */
+export function callsOpen(): number {
+  return open;
+}
 
 /** A call went out. */
 export function callStarted(): void {

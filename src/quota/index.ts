@@ -5,5 +5,5 @@ export { operationLabel } from './ledger/operationLabel.js';
 export { BudgetGuard, estimate, formatEstimate, apiUnitsOf } from './BudgetGuard.js';
 export type { BudgetOptions, Estimate, EstimateLine } from './BudgetGuard.js';
 export { ledgerClient } from './ledgerClient.js';
-export { callsSettled } from './callsInFlight.js';
+export { abandonCalls, callsOpen, callsSettled } from './callsInFlight.js';
 export type { LedgerClientOptions } from './ledgerClient.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { callSettled, callStarted } from './callsInFlight.js';
+import { callSettled, callStarted, callsStopSignal } from './callsInFlight.js';
 import { SandtrailError } from '../errors/index.js';
 import { GtiClient, type GtiClientOptions } from '../gti/index.js';
 import type { QuotaLedger } from './ledger/QuotaLedger.js';
@@ -34,6 +34,8 @@ export function ledgerClient(gti: Config['gti'], o: LedgerClientOptions = {}): G
     apiKey: gti.apiKey,
     xTool: gti.xTool,
     timeoutMs: o.timeoutMs ?? gti.timeoutMs,
+    // a stopping process that gives up on its calls ends them (recorded unanswered), not waits for them
+    stopSignal: callsStopSignal,
     beforeCall: async (c) => {
       await o.beforeCall?.(c);
       // counted once it goes out: a stopping process waits for its ledger entry

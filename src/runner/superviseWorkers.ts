@@ -9,7 +9,7 @@ import { FeedWorker } from '../feed/index.js';
 import { IndexThread, IndexWorker } from '../indexing/index.js';
 import { LookupWorker } from '../lookup/index.js';
 import { createWatchHook } from '../watch/index.js';
-import { callsSettled } from '../quota/index.js';
+import { abandonCalls, callsOpen, callsSettled } from '../quota/index.js';
 import { JobSettles } from './JobSettles.js';
 import { PROCESS_KINDS, type ProcessKind, type ProcessPlan } from './processKinds.js';
 
@@ -213,6 +213,8 @@ function assemble(
 
 /** How long closing the queues may take once the workers stopped (Redis gone: it never would). */
 const CLOSE_TIMEOUT_MS = 5000;
+/** How long the calls given up at close get to write their unanswered entries. */
+const ABANDON_TIMEOUT_MS = 1000;
 
 /** How long a stop waits for Redis to answer a PING before it gives up the drain. */
 const PING_TIMEOUT_MS = 2000;
@@ -250,8 +252,14 @@ function exitOnLateSignals(): void {
 
 /** Closes the queues' connection, waiting at most CLOSE_TIMEOUT_MS. */
 export async function closeQueues(queues: Queues, log: Logger): Promise<void> {
-  // the API calls under way (a forced stop leaves them running) get their ledger entries first
+  // the API calls under way (a forced stop leaves them running) get their ledger entries first;
+  // those still unanswered then are given up, and recorded so, before the connection goes
   await bounded(callsSettled(), CLOSE_TIMEOUT_MS, log, 'recording the API calls under way');
+  if (callsOpen() > 0) {
+    log.warn({ calls: callsOpen() }, 'API calls still unanswered: given up, recorded on the ledger as unanswered');
+    abandonCalls();
+    await bounded(callsSettled(), ABANDON_TIMEOUT_MS, log, 'recording the API calls given up');
+  }
   await bounded(queues.close(), CLOSE_TIMEOUT_MS, log, 'closing the queues');
 }
 

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createRedis } from '../../src/queue/index.js';
+import { QuotaLedger } from '../../src/quota/index.js';
 import { test } from 'vitest';
 import { accountApi, ledgerTotals, serverTotals } from '../support/apiAccounting.js';
 import { builtCli, startCli } from '../support/cli.js';
@@ -46,4 +51,45 @@ test('a lookup stopped by SIGINT counts in its summary the units its drain spent
   assert.deepEqual(ledger, serverTotals([fake]));
   assert.equal(summary.api_units, units);
   account.summary(summary.api_units);
+}, 60_000);
+
+test('a lookup stopped twice while its request hangs: the request is given up and on the ledger as unanswered, and the command ends', async () => {
+  let asked: () => void = () => undefined;
+  const requested = new Promise<void>((resolve) => (asked = resolve));
+  // an API that takes requests and never answers them
+  const hanging = createServer(() => asked());
+  hanging.listen(0, '127.0.0.1');
+  await once(hanging, 'listening');
+  cleanup(() => (hanging.closeAllConnections(), new Promise<void>((resolve) => hanging.close(() => resolve()))));
+  const redisUrl = await testRedisUrl();
+  const queuePrefix = uniquePrefix();
+  const { child, exited } = startCli(
+    ['lookup', 'ab'.repeat(32), '--json', '--store', `sqlite:${join(tempDir(), 's.db')}`],
+    {
+      GTI_APIKEY: KEY,
+      GTI_BASE_URL: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/api/v3`,
+      GTI_USER: 'analyst',
+      SANDTRAIL_GTI_TIMEOUT_MS: '120000',
+      REDIS_URL: redisUrl,
+      SANDTRAIL_QUEUE_PREFIX: queuePrefix,
+      SANDTRAIL_LOG_LEVEL: 'warn',
+    },
+    builtCli(),
+  );
+  await requested;
+  const t0 = Date.now();
+  child.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 500));
+  child.kill('SIGINT');
+  const r = await exited;
+  assert.equal(r.code, 130, r.stderr);
+  assert.ok(Date.now() - t0 < 15_000, `ended ${Date.now() - t0} ms after the signal`);
+  assert.match(r.stderr, /API calls still unanswered: given up, recorded on the ledger as unanswered/);
+  const redis = createRedis(redisUrl, { redisCluster: false });
+  cleanup(() => redis.disconnect());
+  const lost = (await new QuotaLedger(redis, queuePrefix).audit(10)).filter((e) => e.answered === false);
+  assert.deepEqual(
+    lost.map((e) => e.op),
+    ['GET /files/{id}/behaviours'],
+  );
 }, 60_000);
