@@ -11,3 +11,8 @@ export function countFlag(flag: string, raw: string | undefined, fallback: numbe
     throw new SandtrailError('USAGE', `${flag} must be a whole number from ${o.min} to ${o.max}, got "${raw}"`);
   return n;
 }
+
+/** `--lag-minutes` of `run` and `worker scheduler`: whole minutes, at most the feed's 7 days. */
+export function lagMinutesFlag(raw: string | undefined, configured: number): number {
+  return countFlag('--lag-minutes', raw, configured, { min: 0, max: 7 * 24 * 60 });
+}

@@ -13,6 +13,7 @@ import { refuseRepeatedOptions } from './refuseRepeatedOptions.js';
 import { registerAdminCommands } from './registerAdmin.js';
 import { registerHunting } from './registerHunting.js';
 import { registerContractCommands, withArtefactOptions } from './registerContract.js';
+import { lagMinutesFlag } from './countFlag.js';
 
 // Command modules load when their command runs: the queue stack (BullMQ, ioredis, prom-client,
 // the progress bar) is ~0.25 s of start-up that a query or a dead-letter listing does not need.
@@ -252,14 +253,17 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .description('run the live scheduler alone (feed and index workers run as separate processes)')
     .option('--source <spec>', 'api or dir:PATH', 'api')
     .option('--start <cursor>', 'where to begin without a saved cursor: YYYYMMDDhhmm or YYYYMMDDhhmm-N')
+    .option('--lag-minutes <n>', 'minutes after which a minute is published (default 60, env SANDTRAIL_LIVE_LAG_MINUTES)')
     .action(
-      action(async (o: { source: string; start?: string }, cmd: Command) => {
+      action(async (o: { source: string; start?: string; lagMinutes?: string }, cmd: Command) => {
         const ctx = processCtxOf(cmd, 'scheduler');
         const [{ parseCursor }, { runSchedulerProcess }] = await Promise.all([loadQueue(), loadRunner()]);
         const start = o.start ? parseCursor(o.start) : undefined;
+        const lagMinutes = lagMinutesFlag(o.lagMinutes, ctx.config.live.lagMinutes);
+        const config = Object.freeze({ ...ctx.config, live: { ...ctx.config.live, lagMinutes } });
         const log = ctx.log.child({ worker: 'scheduler' });
         // a long-running process reports even its last error as one JSON log line
-        return asLogged(log, async () => ((await runSchedulerProcess(ctx.config, log, { sourceSpec: o.source, start })) ? 130 : 0));
+        return asLogged(log, async () => ((await runSchedulerProcess(config, log, { sourceSpec: o.source, start })) ? 130 : 0));
       }),
     );
   for (const kind of ['feed', 'index'] as const) {

@@ -67,6 +67,8 @@ export class Scheduler {
   private storeId: string | undefined;
   private readonly keys: ReturnType<typeof pointerKeys>;
   private readonly now: () => number;
+  /** Whether the --start a saved cursor overrides was said. */
+  private startSaid = false;
   /** When this scheduler last wrote its mark in the batch log (liveMark). */
   private markedAt = -Infinity;
 
@@ -110,6 +112,14 @@ export class Scheduler {
     const resume = saved ? undefined : await this.resumeFromBatchLog();
     if (saved) {
       next = addMinutes(saved, 1);
+      if (this.o.start && !this.startSaid) {
+        // said once: a --start that does nothing looks like one that worked
+        this.startSaid = true;
+        this.o.log.warn(
+          { start: this.o.start.minute, scheduledThrough: saved },
+          '--start is ignored: this queue prefix has a live cursor saved in Redis, which the scheduler goes on from (a new start needs another queue prefix)',
+        );
+      }
     } else if (resume && (!this.o.start || resume.next > this.o.start.minute)) {
       // Redis lost the pointers (restarted empty, flushed) but the store remembers: go on from there,
       // and walk the cursor again over every minute not known to be complete

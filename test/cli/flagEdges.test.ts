@@ -31,6 +31,14 @@ test('flags read as every command reads them: --last digits only, an empty pivot
     assert.match(r.stderr, /--last must be a whole number/);
   }
   assert.equal((await runCli(['status', '--last', '3'], { env })).code, 0);
+  for (const args of [
+    ['run', '--source', 'dir:/nonexistent', '--lag-minutes', '1e1'],
+    ['worker', 'scheduler', '--lag-minutes', '0x10'],
+  ]) {
+    const r = await runCli(args, { env: { ...env, REDIS_URL: 'redis://127.0.0.1:1' } });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /--lag-minutes must be a whole number from 0 to 10080/);
+  }
 
   const empty = await runCli(['pivot', '--behash', ' '], { env });
   assert.equal(empty.code, 2, empty.stderr);

@@ -30,6 +30,13 @@ async function waitCursor(queues: Queues, prefix: string, s: Scheduler, minute: 
 }
 const start = '202611040000';
 
+/** A logger at warn whose lines are kept, parsed. */
+function capturedLog(): { lines: { msg: string }[]; log: ReturnType<typeof createLogger> } {
+  const lines: { msg: string }[] = [];
+  const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
+  return { lines, log };
+}
+
 /**
  * A feed directory's pipeline on a Redis of its own (no AOF: a restart empties it): feed and index
  * workers, and schedulers of that directory from `start` on the clock `now()`, logging to `log`.
@@ -78,6 +85,16 @@ async function lostStateRig(dir: string, feedDir: string, now: () => number, log
     await redis.stop();
   };
   return { redis, config, store, queues, scheduler, loseChunks, close };
+}
+
+/** A feed of `minutes` from `start` and its lostStateRig, on a clock where every one of them is publishable and the newest. */
+async function feedRig(seed: number, minutes: number, perMinute: number) {
+  const dir = tempDir();
+  const feedDir = join(dir, 'feed');
+  await writeFeed({ out: feedDir, seed, start, minutes, perMinute, malformedRate: 0 });
+  const { lines, log } = capturedLog();
+  const now = minuteToMs(addMinutes(start, minutes - 1)) + 60_000 + 60 * 60_000;
+  return { lines, rig: await lostStateRig(dir, feedDir, () => now, log) };
 }
 
 test('live mode: minutes are enqueued as they become publishable, the cursor waits for NotAvailableYet, a restart resumes from the saved cursor', async () => {
@@ -203,14 +220,8 @@ test('live mode after Redis restarted empty: the scheduler resumes from the batc
 });
 
 test('live mode after Redis restarted empty with no new minute due yet: the scheduler says so once, and its cursor walk redoes a lost minute', async () => {
-  const dir = tempDir();
-  const feedDir = join(dir, 'feed');
-  await writeFeed({ out: feedDir, seed: 13, start, minutes: 3, perMinute: 6, malformedRate: 0 });
-  const lines: { msg: string }[] = [];
-  const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
   // minutes 0..2 are publishable, and stay the newest: the clock does not move
-  const now = minuteToMs(addMinutes(start, 2)) + 60_000 + 60 * 60_000;
-  const rig = await lostStateRig(dir, feedDir, () => now, log);
+  const { lines, rig } = await feedRig(13, 3, 6);
   const { config, queues, store } = rig;
   try {
     const s1 = rig.scheduler();
@@ -297,8 +308,7 @@ test('a first live run on a store of backfills starts at now − lag, as documen
   const dir = tempDir();
   const feedDir = join(dir, 'feed');
   await writeFeed({ out: feedDir, seed: 14, start, minutes: 3, perMinute: 4, malformedRate: 0 });
-  const lines: { msg: string }[] = [];
-  const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
+  const { lines, log } = capturedLog();
   const now = minuteToMs(addMinutes(start, 40)) + 60 * 60_000;
   const rig = await lostStateRig(dir, feedDir, () => now, log);
   const { config, queues, store } = rig;
@@ -335,6 +345,25 @@ test('a first live run on a store of backfills starts at now − lag, as documen
     await again.tick();
     await again.stop();
     assert.equal(lines.filter((l) => l.msg.startsWith('no scheduler state in Redis')).length, 1, JSON.stringify(lines));
+  } finally {
+    await rig.close();
+  }
+});
+
+test('a --start given where a cursor is saved is said to be ignored, once', async () => {
+  const { lines, rig } = await feedRig(15, 2, 3);
+  try {
+    const s1 = rig.scheduler();
+    await s1.tick();
+    await s1.stop();
+    assert.deepEqual(
+      lines.filter((l) => l.msg.startsWith('--start is ignored')),
+      [],
+    );
+    const s2 = rig.scheduler();
+    for (let i = 0; i < 3; i++) await s2.tick();
+    await s2.stop();
+    assert.equal(lines.filter((l) => l.msg.startsWith('--start is ignored')).length, 1);
   } finally {
     await rig.close();
   }

@@ -8,7 +8,7 @@ import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
-import { countFlag } from '../countFlag.js';
+import { countFlag, lagMinutesFlag } from '../countFlag.js';
 import { addMinutes, minuteRange, minuteToMs, type MinuteId } from '../../minute/index.js';
 
 /**
@@ -23,8 +23,7 @@ export async function runCommand(
   const artefacts = artefactChoiceOf(opts);
   const { config, log } = ctx;
   const start = opts.start ? parseCursor(opts.start) : undefined;
-  const lagMinutes = opts.lagMinutes !== undefined ? Number(opts.lagMinutes) : config.live.lagMinutes;
-  if (!Number.isInteger(lagMinutes) || lagMinutes < 0) throw new SandtrailError('USAGE', '--lag-minutes must be a whole number of minutes');
+  const lagMinutes = lagMinutesFlag(opts.lagMinutes, config.live.lagMinutes);
   const source = opts.source === 'api' ? undefined : createSource(opts.source);
   const sourceSpec = source?.spec ?? 'api';
   if (sourceSpec === 'api' && !config.gti.apiKey) throw new SandtrailError('USAGE', 'the api source needs GTI_APIKEY');
