@@ -329,10 +329,10 @@ test('a first live run on a store of backfills starts at now − lag, as documen
     await s.tick();
     await s.stop();
     // now − lag is minute 39: that is where it starts, and no minute of the gap is enqueued
-    assert.deepEqual(await Scheduler.pointers(queues, config.queuePrefix), {
-      scheduled: addMinutes(start, 39),
-      cursor: addMinutes(start, 38),
-    });
+    // (the cursor is past minute 39 too once a worker found it missing)
+    const p = await Scheduler.pointers(queues, config.queuePrefix);
+    assert.equal(p.scheduled, addMinutes(start, 39));
+    assert.ok(p.cursor === addMinutes(start, 38) || p.cursor === addMinutes(start, 39), JSON.stringify(p));
     assert.equal(await queues.feed.getJobState(feedJobId(addMinutes(start, 2))), 'unknown');
     assert.deepEqual(
       lines.filter((l) => /queue state was lost|queue state lost/.test(l.msg)),

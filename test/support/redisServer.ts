@@ -27,7 +27,7 @@ export class RedisServer {
 
   /** Starts a server; `aof`: appendonly yes with an fsync per write, as docs/reliability.md advises; `args`: more of redis-server's flags (ACL users). */
   static async start(o: { aof: boolean; args?: readonly string[] }): Promise<RedisServer> {
-    const s = new RedisServer(await freePort(), o.aof, o.args);
+    const s = new RedisServer(await serverPort(), o.aof, o.args);
     await s.launch();
     return s;
   }
@@ -106,5 +106,27 @@ export async function freePort(): Promise<number> {
       const a = s.address();
       s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
     });
+  });
+}
+
+/**
+ * A port for a server a test kills and starts again on the same port: picked at random below the
+ * kernel's ephemeral range (32768 and up; a cluster node's bus port, 10000 above, too). A port
+ * from listen(0) is an ephemeral one, which a client socket or another test's listen(0) may take
+ * in the seconds the server is down, and its restart then fails.
+ */
+export async function serverPort(): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const port = 10_000 + Math.floor(Math.random() * 12_000);
+    if ((await bindable(port)) && (await bindable(port + 10_000))) return port;
+  }
+  return freePort();
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer()
+      .once('error', () => resolve(false))
+      .listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
