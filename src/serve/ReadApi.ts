@@ -1,4 +1,4 @@
-import { METHODS, STATUS_CODES } from 'node:http';
+import { METHODS } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
@@ -6,7 +6,20 @@ import type { Logger } from '../log/index.js';
 import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, type Store } from '../store/index.js';
-import { decodeAfterCursor, encodeAfterCursor, parseLimit, v3Error, v3Object, V3_ERRORS, type V3ErrorCode } from './envelope.js';
+import {
+  decodeAfterCursor,
+  decodeHitCursor,
+  encodeAfterCursor,
+  encodeHitCursor,
+  parseLimit,
+  v3Error,
+  v3Object,
+  V3_ERRORS,
+  withoutLinks,
+  type V3ErrorCode,
+} from './envelope.js';
+import { answerClientError } from './clientError.js';
+import { filePage } from './filePage.js';
 import { HUNT_PAGE } from './huntPage.js';
 import { decodePivotCursor, encodePivotCursor, pivotPage } from './pivotPage.js';
 
@@ -27,8 +40,6 @@ const MAX_PARAM_LENGTH = 2048;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** An epoch `since` this large is in milliseconds (after 1973 in ms, after year 5138 in seconds). */
 const MS_FROM = 1e11;
-/** A page of whole reports ends once it holds this many characters of JSON (reports run to MBs). */
-const PAGE_MAX_BYTES = 16 * 1024 * 1024;
 /** How long a stop waits for requests under way before it cuts their connections. */
 const CLOSE_GRACE_MS = 5_000;
 const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
@@ -66,21 +77,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     // a client that never finishes its request is cut off, so neither it nor a stop waits on it
     requestTimeout: REQUEST_TIMEOUT_MS,
     // a request Node cannot parse (a bad header, one past 16 KB, one cut off) in the API's envelope too
-    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
-      if (err.code === 'ECONNRESET' || socket.destroyed) return;
-      const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = JSON.stringify(
-        v3Error(
-          'BadRequestError',
-          status === 408 ? 'request not received in time' : status === 431 ? 'request headers too large' : 'malformed request',
-        ),
-      );
-      if (socket.writable)
-        socket.write(
-          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
-        );
-      socket.destroy();
-    },
+    clientErrorHandler: answerClientError,
   });
   // every method Node parses (PROPFIND, SEARCH...) routed, so a path the API answers says 405 to each
   for (const m of METHODS) if (m !== 'CONNECT' && !app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
@@ -168,30 +165,13 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       // the id the last page ended with: a behaviour added or removed meanwhile moves no page
       const after = req.query.cursor === undefined ? '' : decodeAfterCursor(req.query.cursor);
       if (after === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
-      const ids =
-        hash.length === 64
-          ? await store.sink.query('sha256', hash)
-          : ((await store.hunt.fileRollup(hash))?.reports.map((r) => r.id).sort() ?? []);
-      if (ids.length === 0 && !(await knownFile(store, hash))) return fail(reply, 'NotFoundError', `File "${hash}" not found`);
-      // in the order `>` compares them, whatever order the store listed them in
-      const rest = ids.filter((id) => id > after).sort();
-      const data = [];
-      let bytes = 0;
-      let last: string | undefined;
-      // reports run to MBs each: a page also ends past PAGE_MAX_BYTES (one report at least), the rest on the next
-      for (const id of rest.slice(0, limit)) {
-        if (data.length > 0 && bytes >= PAGE_MAX_BYTES) break;
-        const doc = await store.sink.get(id);
-        last = id;
-        if (!doc) continue;
-        const object = behaviourObject(req, doc as unknown as Record<string, unknown> & { id: string });
-        bytes += JSON.stringify(object).length;
-        data.push(object);
-      }
-      const next = last !== undefined && last < (rest[rest.length - 1] as string) ? encodeAfterCursor(last) : undefined;
+      const page = await filePage(store, hash, limit, after, (doc) => behaviourObject(req, doc));
+      if (!page) return fail(reply, 'NotFoundError', `File "${hash}" not found`);
+      const { data, count, last } = page;
+      const next = last === undefined ? undefined : encodeAfterCursor(last);
       return {
         data,
-        meta: { count: ids.length, ...(next ? { cursor: next } : {}) },
+        meta: { count, ...(next ? { cursor: next } : {}) },
         links: pageLinks(req, `files/${hash}/behaviours`, { limit: String(limit), cursor: req.query.cursor }, next),
       };
     },
@@ -285,7 +265,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       const limit = parseLimit(req.query.limit);
       if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
       // the last hit a page gave: hits recorded meanwhile (newest first) move no page
-      const after = req.query.cursor === undefined ? undefined : hitAfter(decodeAfterCursor(req.query.cursor));
+      const after = req.query.cursor === undefined ? undefined : decodeHitCursor(req.query.cursor);
       if (after === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
       const sinceRaw = epochParam(req.query.since);
       if (sinceRaw === null) return fail(reply, 'InvalidArgumentError', 'since must be epoch seconds (or milliseconds)');
@@ -297,8 +277,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       const more = hits.length > limit;
       const path = `watches/${encodeURIComponent(watch.name)}/hits`;
       const lastGiven = hits[limit - 1];
-      const next =
-        more && lastGiven ? encodeAfterCursor(JSON.stringify([lastGiven.at, lastGiven.lastModified, lastGiven.behaviourId])) : undefined;
+      const next = more && lastGiven ? encodeHitCursor(lastGiven) : undefined;
       return {
         data: hits
           .slice(0, limit)
@@ -341,41 +320,4 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
 function epochParam(raw: string | undefined): number | undefined | null {
   if (raw === undefined) return undefined;
   return /^\d{1,16}$/.test(raw) ? Number(raw) : null;
-}
-
-/** The hit a watch-hits cursor names ([at, lastModified, behaviourId]), null when it names none. */
-function hitAfter(text: string | null): { at: number; lastModified: number; behaviourId: string } | null {
-  if (text === null) return null;
-  try {
-    const v: unknown = JSON.parse(text);
-    if (Array.isArray(v) && v.length === 3 && Number.isSafeInteger(v[0]) && Number.isSafeInteger(v[1]) && typeof v[2] === 'string') {
-      return { at: v[0] as number, lastModified: v[1] as number, behaviourId: v[2] };
-    }
-  } catch {
-    // not JSON: not one of ours
-  }
-  return null;
-}
-
-/**
- * The feed's relationships as stored, without their `links`: those name the upstream API
- * (www.virustotal.com), which a client following them would send its key to, and this API
- * serves no relationship routes of its own.
- */
-function withoutLinks(extra: Record<string, unknown>): Record<string, unknown> {
-  const rel = extra.relationships;
-  if (!rel || typeof rel !== 'object') return extra;
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(rel as Record<string, unknown>)) {
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      const { links: _links, ...rest } = value as Record<string, unknown>;
-      out[name] = rest;
-    } else out[name] = value;
-  }
-  return { ...extra, relationships: out };
-}
-
-/** A file known to the store only by its private report still exists for the API. */
-async function knownFile(store: Store, hash: string): Promise<boolean> {
-  return hash.length === 64 && (await store.privateFiles.get(hash)) !== null;
 }

@@ -47,3 +47,41 @@ export function parseLimit(raw: unknown, fallback = 10): number | null {
   const n = Number(raw);
   return Number.isInteger(n) && n >= 1 && n <= 40 ? n : null;
 }
+
+/** The cursor of the watch hits after `hit` (the last a page gave). */
+export function encodeHitCursor(hit: { at: number; lastModified: number; behaviourId: string }): string {
+  return encodeAfterCursor(JSON.stringify([hit.at, hit.lastModified, hit.behaviourId]));
+}
+
+/** The hit a watch-hits cursor names, null when it is not one of ours. */
+export function decodeHitCursor(cursor: string): { at: number; lastModified: number; behaviourId: string } | null {
+  const text = decodeAfterCursor(cursor);
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (Array.isArray(v) && v.length === 3 && Number.isSafeInteger(v[0]) && Number.isSafeInteger(v[1]) && typeof v[2] === 'string') {
+      return { at: v[0] as number, lastModified: v[1] as number, behaviourId: v[2] };
+    }
+  } catch {
+    // not JSON: not one of ours
+  }
+  return null;
+}
+
+/**
+ * The feed's relationships as stored, without their `links`: those name the upstream API
+ * (www.virustotal.com), which a client following them would send its key to, and this API
+ * serves no relationship routes of its own.
+ */
+export function withoutLinks(extra: Record<string, unknown>): Record<string, unknown> {
+  const rel = extra.relationships;
+  if (!rel || typeof rel !== 'object') return extra;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(rel as Record<string, unknown>)) {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const { links: _links, ...rest } = value as Record<string, unknown>;
+      out[name] = rest;
+    } else out[name] = value;
+  }
+  return { ...extra, relationships: out };
+}
