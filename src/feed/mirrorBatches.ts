@@ -16,6 +16,8 @@ export interface MirrorOptions {
   /** Tries per minute for transient failures (5xx, cut downloads, 429). */
   attempts?: number;
   backoffMs?: number;
+  /** The wait after a 429 without Retry-After (feed.rateLimitDelayMs); a 429 spends no try. */
+  rateLimitDelayMs?: number;
   /** The decoder a download is checked with before it is kept (feed.decoder, feed.decoderThreads). */
   decoder?: DecoderChoice;
   decoderThreads?: number;
@@ -26,6 +28,11 @@ export interface MirrorOptions {
 
 export type MirrorOutcome = 'downloaded' | 'skipped' | 'missing' | 'not_available' | 'failed';
 export type MirrorSummary = Record<MirrorOutcome, number> & { interrupted: boolean };
+
+/** 429s one minute may meet before they count as tries (the limit never lifting is a failure too). */
+const MAX_RATE_LIMITED = 20;
+/** The longest wait a 429's Retry-After is followed for, as in the feed stage. */
+const MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
 
 /** File name of a mirrored minute: what `--source dir:` reads back. */
 export const mirrorFileName = (minute: MinuteId): string => `${minute}.jsonl.bz2`;
@@ -60,6 +67,7 @@ async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<{ outcome:
   if (await stat(final).catch(() => null)) return { outcome: 'skipped' };
   const part = `${final}.part`;
   const attempts = o.attempts ?? 5;
+  let limited = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       const dl = await o.client.openDownload(`/feeds/${o.pathSpelling ?? 'file_behaviours'}/${minute}`, o.signal);
@@ -81,11 +89,17 @@ async function mirrorOne(o: MirrorOptions, minute: MinuteId): Promise<{ outcome:
       if (code === 'GTI_NOT_AVAILABLE_YET') return { outcome: 'not_available' };
       // refused by the API itself (the key, the account's access): every other minute would be too
       if (code === 'GTI_AUTH' || code === 'GTI_FORBIDDEN') throw err;
-      if (attempt >= attempts) return { outcome: 'failed', reason: `${code ?? 'ERROR'}: ${messageOf(err)}` };
       const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
-      await sleep(retryAfterS ? retryAfterS * 1000 : (o.backoffMs ?? 1000) * 2 ** (attempt - 1), undefined, { signal: o.signal }).catch(
-        () => undefined,
-      );
+      // the API's rate limit spends no try, as in the feed stage: the minute is asked again after the wait
+      const rateLimited = code === 'GTI_RATE_LIMITED' && ++limited <= MAX_RATE_LIMITED;
+      if (rateLimited) attempt -= 1;
+      else if (attempt >= attempts) return { outcome: 'failed', reason: `${code ?? 'ERROR'}: ${messageOf(err)}` };
+      const waitMs = rateLimited
+        ? Math.min(retryAfterS ? retryAfterS * 1000 : (o.rateLimitDelayMs ?? 60_000), MAX_RATE_LIMIT_WAIT_MS)
+        : retryAfterS
+          ? retryAfterS * 1000
+          : (o.backoffMs ?? 1000) * 2 ** (attempt - 1);
+      await sleep(waitMs, undefined, { signal: o.signal }).catch(() => undefined);
       if (o.signal?.aborted) return null;
     }
   }

@@ -85,21 +85,27 @@ test('mirror keeps only downloads that decode whole: a CRC error, a chunked body
   assert.deepEqual([downloads(addMinutes(start, 0)), downloads(addMinutes(start, 1)), downloads(addMinutes(start, 2))], [3, 1, 2]);
 }, 90_000);
 
-test('a storage host refusing the link of a minute is asked again through the API; a minute it always refuses fails alone, named in the log, and the run goes on', async () => {
+/** A feed of `minutes` served by a fake GTI API, and the environment of a mirror of it with fast retries (plus `env`). */
+async function mirrorRig(seed: number, minutes: number, perMinute: number, env: Record<string, string> = {}) {
   const dir = tempDir();
-  const manifest = await writeFeed({ out: join(dir, 'feed'), seed: 17, start, minutes: 3, perMinute: 5, malformedRate: 0 });
+  const manifest = await writeFeed({ out: join(dir, 'feed'), seed, start, minutes, perMinute, malformedRate: 0 });
   const fake = await startFakeGti({ apiKey: KEY, feedDir: join(dir, 'feed') });
   cleanup(() => fake.close());
-  fake.setFaults({ storageForbiddenTimes: { [addMinutes(start, 0)]: 1, [addMinutes(start, 1)]: 100 } });
-  const out = join(dir, 'archive');
-  const env = {
+  const all = {
     GTI_APIKEY: KEY,
     GTI_BASE_URL: fake.baseUrl,
     REDIS_URL: await testRedisUrl(),
     SANDTRAIL_QUEUE_PREFIX: uniquePrefix(),
     SANDTRAIL_FEED_BACKOFF_MS: '20',
+    ...env,
   };
-  accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
+  accountApi(fake, { redisUrl: all.REDIS_URL, queuePrefix: all.SANDTRAIL_QUEUE_PREFIX });
+  return { dir, manifest, fake, env: all, out: join(dir, 'archive') };
+}
+
+test('a storage host refusing the link of a minute is asked again through the API; a minute it always refuses fails alone, named in the log, and the run goes on', async () => {
+  const { dir, manifest, fake, env, out } = await mirrorRig(17, 3, 5);
+  fake.setFaults({ storageForbiddenTimes: { [addMinutes(start, 0)]: 1, [addMinutes(start, 1)]: 100 } });
   const r = await runCli(['mirror', '--from', start, '--to', addMinutes(start, 2), '--out', out, '--json'], { env });
   assert.equal(r.code, 1, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { downloaded: 2, skipped: 0, missing: 0, not_available: 0, failed: 1, interrupted: false });
@@ -114,6 +120,20 @@ test('a storage host refusing the link of a minute is asked again through the AP
     assert.ok(readFileSync(join(out, `${f!.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f!.file))));
   const downloads = (m: string): number => fake.requests.filter((q) => q.path === `/download/minute/${m}`).length;
   assert.deepEqual([downloads(addMinutes(start, 0)), downloads(addMinutes(start, 1)), downloads(addMinutes(start, 2))], [2, 5, 1]);
+}, 90_000);
+
+test('the API rate limit spends no try of mirror: a burst of 429s longer than its tries still downloads every minute', async () => {
+  const { dir, manifest, fake, env, out } = await mirrorRig(18, 2, 4, {
+    SANDTRAIL_FEED_RATE_LIMIT_DELAY_MS: '20',
+    SANDTRAIL_GTI_MAX_RETRIES: '0',
+  });
+  fake.setFaults({ burst: { status: 429, count: 7, paths: 'feed' } });
+  const r = await runCli(['mirror', '--from', start, '--to', addMinutes(start, 1), '--out', out, '--json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { downloaded: 2, skipped: 0, missing: 0, not_available: 0, failed: 0, interrupted: false });
+  assert.equal(fake.requests.filter((q) => q.status === 429).length, 7);
+  for (const f of manifest.files)
+    assert.ok(readFileSync(join(out, `${f.minute}.jsonl.bz2`)).equals(readFileSync(join(dir, 'feed', f.file))));
 }, 90_000);
 
 test('mirror stopped by SIGINT drops the download under way, prints what it did and exits 130; a re-run completes the range', async () => {

@@ -41,6 +41,7 @@ export async function mirrorCommand(
       // the feed's own retry pace (feed.attempts, feed.backoffMs)
       attempts: feed.attempts,
       backoffMs: feed.backoffMs,
+      rateLimitDelayMs: feed.rateLimitDelayMs,
       signal: stop.signal,
       onMinute: (minute, outcome, reason) =>
         outcome === 'failed'
