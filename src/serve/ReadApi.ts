@@ -5,7 +5,7 @@ import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
-import { HUNT_LIMITS, pivotKindOf, type Store } from '../store/index.js';
+import { HUNT_LIMITS, pivotKindOf, storeFileIdentity, type Store } from '../store/index.js';
 import {
   decodeAfterCursor,
   decodeHitCursor,
@@ -96,6 +96,26 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const paths: string[] = [];
   app.addHook('onRoute', (route) => {
     if ([route.method].flat().includes('GET')) paths.push(route.url);
+  });
+
+  // the file the store was opened on: one removed or replaced since is said, not read as if current
+  const opened = storeFileIdentity(store);
+  let replacedSaid = false;
+  const storeReplaced = (): boolean => {
+    if (opened === undefined || storeFileIdentity(store) === opened) return false;
+    if (!replacedSaid)
+      o.log.error({ store: store.spec }, 'the store file was removed or replaced since serve started: restart serve to read it');
+    replacedSaid = true;
+    return true;
+  };
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.routeOptions.url !== '/' && storeReplaced()) {
+      return fail(
+        reply,
+        'TransientError',
+        'the store file was removed or replaced since this server started: restart it to read the store now there',
+      );
+    }
   });
 
   app.addHook('onRequest', async (req, reply) => {

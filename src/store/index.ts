@@ -43,7 +43,15 @@ export type {
 } from './HuntReader.js';
 export { rollupFile } from './rollupFile.js';
 export type { ArtefactLog, ArtefactRecord } from './ArtefactLog.js';
-export { openStore, openElasticsearch, isElasticsearchSpec, otherStoreRefusal, storeIdentity, storeWouldBeCreated } from './openStore.js';
+export {
+  openStore,
+  openElasticsearch,
+  isElasticsearchSpec,
+  otherStoreRefusal,
+  storeFileIdentity,
+  storeIdentity,
+  storeWouldBeCreated,
+} from './openStore.js';
 export type { StoreAccess, StoreSettings } from './openStore.js';
 export * from './sqlite/index.js';
 export * from './elasticsearch/index.js';

@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
@@ -96,6 +96,17 @@ export function storeWouldBeCreated(spec: string): boolean {
   const path = resolve(spec.slice('sqlite:'.length));
   checkStoreFile(path, {});
   return !existsSync(path);
+}
+
+/**
+ * The file a SQLite store was opened on, as `device:inode`; undefined for another store or a file
+ * not there. A long-lived reader compares it with the path's now: the file removed or replaced
+ * (a restore from a backup) leaves it reading the old one.
+ */
+export function storeFileIdentity(store: Pick<Store, 'spec'>): string | undefined {
+  if (!store.spec.startsWith('sqlite:')) return undefined;
+  const st = statSync(store.spec.slice('sqlite:'.length), { throwIfNoEntry: false });
+  return st ? `${st.dev}:${st.ino}` : undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { copyFileSync, renameSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -504,4 +505,22 @@ test('every other method is 405 whatever its body; malformed requests and bogus 
   const inMs = (await (await fetch(`${v3}/sandtrail/top/behash?since=${since * 1000}`)).json()) as { data: unknown[] };
   assert.ok(inS.data.length > 0);
   assert.deepEqual(inMs, inS);
+});
+
+test('a store file removed or replaced while serving is said (503), not read as if it were still there', async () => {
+  const s = await setup();
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const v3 = `${api.url}/api/v3`;
+  assert.equal((await fetch(`${v3}/sandtrail/top/behash`)).status, 200);
+  const file = join(s.dir, 'store.db');
+  // a restore from a backup: another file renamed over the path
+  copyFileSync(file, `${file}.restored`);
+  renameSync(`${file}.restored`, file);
+  const r = await fetch(`${v3}/sandtrail/top/behash`);
+  assert.equal(r.status, 503);
+  const e = (await r.json()) as { error: { code: string; message: string } };
+  assert.equal(e.error.code, 'TransientError');
+  assert.match(e.error.message, /the store file was removed or replaced since this server started: restart it/);
+  assert.equal((await fetch(`${api.url}/`)).status, 200, 'the page itself still loads');
 });
