@@ -201,7 +201,7 @@ const liveSchema = z
     retryFailedMs: positiveInt
       .default(300_000)
       .describe(
-        'A live minute that failed (its tries spent: the API down, a refused download link, a store fault) is run again this long after it failed, until it succeeds or leaves the feed retention; the cursor waits before it meanwhile.',
+        'A live minute that failed (its tries spent: the API down, a refused download link, a store fault) is run again this long after it failed, each further run waiting twice as long (at most 6 hours), until it succeeds or leaves the feed retention; the cursor waits before it meanwhile.',
       ),
   })
   .strict();

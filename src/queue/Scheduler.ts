@@ -12,6 +12,8 @@ const MAX_PER_TICK = 600;
 const RESUME_WINDOW = 5000;
 /** How often a running scheduler says again, in the batch log, that it runs on this source (bookkeeping expires). */
 const MARK_EVERY_MS = 3_600_000;
+/** The longest wait between two runs again of a failed minute. */
+const RETRY_MAX_WAIT_MS = 6 * 3_600_000;
 /** Minutes past the cursor a tick looks at for failed ones to run again (a day). */
 const RETRY_WINDOW = 1440;
 /** Job states of a minute no worker holds: it may be enqueued again. */
@@ -47,7 +49,8 @@ export interface SchedulerPointers {
 export const liveMark = (sourceSpec: string): string => `live-${sourceSpec}`;
 
 /** Redis keys of the scheduler's pointers. */
-export const pointerKeys = (prefix: string): { scheduled: string; cursor: string; skip: string } => ({
+export const pointerKeys = (prefix: string): { scheduled: string; cursor: string; skip: string; retries: string } => ({
+  retries: `${prefix}:live:retries`,
   scheduled: `${prefix}:live:scheduled`,
   cursor: `${prefix}:live:cursor`,
   skip: `${prefix}:live:skip`,
@@ -216,14 +219,28 @@ export class Scheduler {
         await this.enqueueAgain(m);
       }
     }
-    if (c !== cursor) await redis.set(this.keys.cursor, c);
+    if (c !== cursor) {
+      await redis.set(this.keys.cursor, c);
+      // the runs again of the minutes now behind the cursor are over
+      const passed = window.slice(0, window.indexOf(c) + 1);
+      if (passed.length) await redis.hdel(this.keys.retries, ...passed);
+    }
   }
 
   /** A failed minute is enqueued afresh once retryFailedMs has passed since it failed, unless a worker holds it. */
   private async retryFailed(batch: MinuteId, entry: BatchLogEntry): Promise<void> {
-    if (this.now() - entry.finishedAt < this.o.retryFailedMs) return;
+    const redis = this.o.queues.connection;
+    // each run again waits twice as long as the one before (at most RETRY_MAX_WAIT_MS): a minute
+    // that always fails (a file that never decodes) is not downloaded again every few minutes for a week
+    const runs = Number((await redis.hget(this.keys.retries, batch)) ?? 0);
+    const waitMs = Math.min(this.o.retryFailedMs * 2 ** runs, Math.max(this.o.retryFailedMs, RETRY_MAX_WAIT_MS));
+    if (this.now() - entry.finishedAt < waitMs) return;
     if (!SETTLED_STATES.has(await this.o.queues.feed.getJobState(feedJobId(batch)))) return;
-    this.o.log.warn({ batch, error: entry.error }, 'running a failed minute again; the cursor waits before it until it is stored');
+    this.o.log.warn(
+      { batch, error: entry.error, run: runs + 1 },
+      'running a failed minute again; the cursor waits before it until it is stored',
+    );
+    await redis.hincrby(this.keys.retries, batch, 1);
     await this.enqueueAgain(batch);
   }
 

@@ -295,6 +295,8 @@ test('live mode: a minute that failed (the API down past its tries) holds the cu
     assert.equal(fake.requests.length, asked, 'not run again before its wait is over');
     await waitCursor(queues, config.queuePrefix, s, minutes[2]!);
     assert.deepEqual(await statuses(), ['ok', 'ok', 'ok']);
+    // each minute was run again once; the count of its runs goes once the cursor is past it
+    assert.deepEqual(await queues.connection.hmget(`${config.queuePrefix}:live:retries`, ...minutes), [null, null, null]);
     assert.deepEqual(storeContents(join(dir, 'store.db')).ids, manifest.expectedIds);
   } finally {
     await s.stop();
