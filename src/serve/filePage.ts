@@ -23,10 +23,12 @@ export async function filePage(
   after: string,
   served: (doc: Record<string, unknown> & { id: string }) => Record<string, unknown>,
 ): Promise<FilePage | null> {
-  const ids =
-    hash.length === 64
-      ? await store.sink.query('sha256', hash)
-      : ((await store.hunt.fileRollup(hash))?.reports.map((r) => r.id).sort() ?? []);
+  // an MD5 or SHA-1 names its SHA-256 through the file's roll-up: on the first page only, since a
+  // behaviour id starts with its SHA-256 and the later pages start after one
+  const sha256 = hash.length === 64 ? hash.toLowerCase() : after !== '' ? after.slice(0, 64) : undefined;
+  const ids = sha256
+    ? await store.sink.query('sha256', sha256)
+    : ((await store.hunt.fileRollup(hash))?.reports.map((r) => r.id).sort() ?? []);
   // a file known to the store only by its private report still exists for the API
   if (ids.length === 0 && !(hash.length === 64 && (await store.privateFiles.get(hash)) !== null)) return null;
   // in the order `>` compares them, whatever order the store listed them in

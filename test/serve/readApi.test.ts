@@ -68,6 +68,16 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
     if (next) assert.equal(new URL(next).searchParams.get('cursor'), page.meta.cursor);
   }
   assert.deepEqual(seen, expected);
+  // the same by its MD5: the later pages come by the SHA-256 the cursor names
+  const md5 = (doc.context_attributes as { file_md5?: string } | undefined)?.file_md5;
+  assert.ok(md5, 'the feed gave this report its MD5');
+  const byMd5: string[] = [];
+  for (let url: string | undefined = `${v3}/files/${md5}/behaviours?limit=1`; url;) {
+    const page = (await (await fetch(url)).json()) as { data: { id: string }[]; links: { next?: string } };
+    byMd5.push(...page.data.map((d) => d.id));
+    url = page.links.next;
+  }
+  assert.deepEqual(byMd5, expected);
 
   const err = async (path: string, status: number, code: string): Promise<void> => {
     const r = await fetch(`${v3}${path}`);
