@@ -27,4 +27,16 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
     // a missing required setting (REDIS_URL) is a usage error: 2, like the CLI's
     process.exitCode = code === 'USAGE' || code === 'CONFIG_INVALID' ? 2 : 1;
   }
+  exitSoon();
 }
+
+/**
+ * Once stopped, the process exits within EXIT_GRACE_MS even if a connection did not close (a Redis
+ * Cluster client whose master failed over goes on reconnecting and kept a stopped worker alive).
+ */
+export function exitSoon(): void {
+  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+}
+
+/** Time left for the last log lines and closes once a worker has stopped. */
+const EXIT_GRACE_MS = 2000;

@@ -1,4 +1,5 @@
 /** Entry point of the live scheduler: `node dist/workers/scheduler.js` (source from SANDTRAIL_SOURCE, default api). */
+import { exitSoon } from './runWorker.js';
 import { loadConfig, type Config } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
 import { createLogger } from '../src/log/index.js';
@@ -25,4 +26,5 @@ if (config) {
     // a missing required setting (REDIS_URL) is a usage error: 2, like the CLI's
     process.exitCode = code === 'USAGE' || code === 'CONFIG_INVALID' ? 2 : 1;
   }
+  exitSoon();
 }

@@ -140,10 +140,18 @@ test('the master holding the queues killed -9 and restarted (AOF) mid-backfill: 
 
 test('the master holding the queues down for seconds: an idle worker says so once per connection, not once per retry', async () => {
   const file = join(dir, 'o.db');
-  const env = { ...envOf('st-cl-o', file), SANDTRAIL_LOG_LEVEL: 'warn' };
+  // an idle worker whose master failed over can take the whole drain to stop (its close hangs):
+  // bounded here at 15 s, as an operator's worker.drainTimeoutMs bounds it (300 s by default)
+  const env = { ...envOf('st-cl-o', file), SANDTRAIL_LOG_LEVEL: 'warn', SANDTRAIL_WORKER_DRAIN_TIMEOUT_MS: '15000' };
   const index = startWorker('index', env);
   const feed = startWorker('feed', env);
-  const r = await runCli(['backfill', '--no-workers', '--source', `dir:${join(dir, 'feed')}`, '--to', START, '--json'], { env });
+  // bounded, with the workers' logs: a hang here has been seen under load, and must say where it was
+  const logs = (): string => `index worker:\n${index.log().slice(-3000)}\nfeed worker:\n${feed.log().slice(-3000)}`;
+  const r = await within(
+    runCli(['backfill', '--no-workers', '--source', `dir:${join(dir, 'feed')}`, '--to', START, '--json'], { env }),
+    120_000,
+    () => `backfill --no-workers did not end\n${logs()}`,
+  );
   assert.equal(r.code, 0, r.stderr);
   const holder = cluster.nodes[cluster.keysPerNode('{st-cl-o}:*').findIndex((keys) => keys.length > 0)];
   assert.ok(holder, 'one master holds the queues');
@@ -160,7 +168,7 @@ test('the master holding the queues down for seconds: an idle worker says so onc
   assert.ok(during.length >= 1 && during.length <= 3, `error lines while the master was down: ${during.length}\n${during.join('\n')}`);
   index.child.kill('SIGTERM');
   feed.child.kill('SIGTERM');
-  await Promise.all([index.exit, feed.exit]);
+  await within(Promise.all([index.exit, feed.exit]), 60_000, () => `a worker did not stop on SIGTERM\n${logs()}`);
 });
 
 test('lookup --no-workers with lookup, index and artefact workers on the cluster; the quota ledger is read back from it', async () => {
@@ -325,6 +333,17 @@ function startWorker(kind: 'feed' | 'index' | 'lookup' | 'artefact' | 'scheduler
     await exit;
   });
   return { child, log: () => text, exit };
+}
+
+/** `p`, or a failure saying `why()` once `ms` have passed. */
+async function within<T>(p: Promise<T>, ms: number, why: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(why())), ms)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function waitFor(cond: () => boolean, seen: () => string, timeoutMs = 60_000): Promise<void> {
