@@ -32,10 +32,14 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
 
 /**
  * Once stopped, the process exits within EXIT_GRACE_MS even if a connection did not close (a Redis
- * Cluster client whose master failed over goes on reconnecting and kept a stopped worker alive).
+ * Cluster client whose master failed over goes on reconnecting and kept a stopped worker alive),
+ * once its log lines are written: the CLI's exitIfLingering (src/cli/run.ts), for the entry points
+ * that do not load the CLI.
  */
 export function exitSoon(): void {
-  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+  setInterval(() => {
+    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit();
+  }, EXIT_GRACE_MS).unref();
 }
 
 /** Time left for the last log lines and closes once a worker has stopped. */

@@ -25,6 +25,7 @@ export type {
   TlsEntry,
 } from './CanonicalAttributes.js';
 export { normalizeLine, normalizeRecord } from './normalizeRecord.js';
+export { MAX_EPOCH_SECONDS } from './coerceScalar.js';
 export { describeError } from './readEnvelope.js';
 export type { NormalizeOptions } from './normalizeRecord.js';
 export { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, textDepth, valueDepth } from './jsonDepth.js';

@@ -87,14 +87,17 @@ async function lostStateRig(dir: string, feedDir: string, now: () => number, log
   return { redis, config, store, queues, scheduler, loseChunks, close };
 }
 
-/** A feed of `minutes` from `start` and its lostStateRig, on a clock where every one of them is publishable and the newest. */
-async function feedRig(seed: number, minutes: number, perMinute: number) {
+/**
+ * A feed of `minutes` from `start` and its lostStateRig, on a clock where minute `newest` (by
+ * default the feed's last) is the newest publishable one.
+ */
+async function feedRig(seed: number, minutes: number, perMinute: number, newest = minutes - 1) {
   const dir = tempDir();
   const feedDir = join(dir, 'feed');
   await writeFeed({ out: feedDir, seed, start, minutes, perMinute, malformedRate: 0 });
   const { lines, log } = capturedLog();
-  const now = minuteToMs(addMinutes(start, minutes - 1)) + 60_000 + 60 * 60_000;
-  return { lines, rig: await lostStateRig(dir, feedDir, () => now, log) };
+  const now = minuteToMs(addMinutes(start, newest)) + 60_000 + 60 * 60_000;
+  return { lines, feedDir, now, rig: await lostStateRig(dir, feedDir, () => now, log) };
 }
 
 test('live mode: minutes are enqueued as they become publishable, the cursor waits for NotAvailableYet, a restart resumes from the saved cursor', async () => {
@@ -307,12 +310,8 @@ test('live mode: a minute that failed (the API down past its tries) holds the cu
 });
 
 test('a first live run on a store of backfills starts at now − lag, as documented; only a store a scheduler ran on is resumed from', async () => {
-  const dir = tempDir();
-  const feedDir = join(dir, 'feed');
-  await writeFeed({ out: feedDir, seed: 14, start, minutes: 3, perMinute: 4, malformedRate: 0 });
-  const { lines, log } = capturedLog();
-  const now = minuteToMs(addMinutes(start, 40)) + 60 * 60_000;
-  const rig = await lostStateRig(dir, feedDir, () => now, log);
+  // minute 39 is the newest publishable one
+  const { lines, feedDir, now, rig } = await feedRig(14, 3, 4, 39);
   const { config, queues, store } = rig;
   try {
     // a backfill of two minutes, then a gap of 30, then two more: done by backfills, not a scheduler

@@ -1,12 +1,13 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
+import { MAX_EPOCH_SECONDS } from '../../normalize/index.js';
 import type { EsErrorCause } from './classify.js';
 import { isNotFound } from './classify.js';
 import type { EsNames } from './names.js';
 
 const DAY_SEC = 86_400;
 
-/** The last second a day index can be named for (9999-12-31T23:59:59Z): its name has a four-digit year. */
-export const MAX_PARTITION_SEC = 253_402_300_799;
+/** The last second a day index can be named for (9999-12-31T23:59:59Z): its name has a four-digit year, as the normalizer's dates do. */
+export const MAX_PARTITION_SEC = MAX_EPOCH_SECONDS;
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
