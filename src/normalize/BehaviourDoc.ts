@@ -101,9 +101,9 @@ export interface Pivots {
   behash: string | null;
   /** `sigma_analysis_results[].rule_id`, trimmed, original case. */
   sigma_rule_ids: string[];
-  /** Lower-case JA3 digests: `ja3_digests` then `tls[].ja3`. */
+  /** Trimmed, lower-case JA3 digests: `ja3_digests` then `tls[].ja3`. */
   ja3: string[];
-  /** Lower-case `tls[].ja3s`. */
+  /** Trimmed, lower-case `tls[].ja3s`. */
   ja3s: string[];
   /** Lower-case `files_dropped[].sha256` that are valid 64-hex SHA-256 digests. */
   dropped_sha256: string[];

@@ -36,9 +36,9 @@ function objectsOf(list: unknown): Record<string, unknown>[] {
  * The pivots of a canonical attributes object:
  * - behash: trimmed, lower-cased; null when absent or blank
  * - sigma_rule_ids: `sigma_analysis_results[].rule_id`, trimmed, original case
- * - ja3: `ja3_digests` then `tls[].ja3`, lower-cased
- * - ja3s: `tls[].ja3s`, lower-cased
- * - dropped_sha256: `files_dropped[].sha256`, lower-cased, only valid 64-hex digests
+ * - ja3: `ja3_digests` then `tls[].ja3`, trimmed, lower-cased
+ * - ja3s: `tls[].ja3s`, trimmed, lower-cased
+ * - dropped_sha256: `files_dropped[].sha256`, trimmed, lower-cased, only valid 64-hex digests
  * Lists are unique, in first-seen order, without empty strings.
  */
 export function computePivots(attributes: CanonicalAttributes): Pivots {
@@ -56,17 +56,17 @@ export function computePivots(attributes: CanonicalAttributes): Pivots {
   const ja3s = new OrderedUnique();
   const digests = a.ja3_digests;
   if (Array.isArray(digests)) {
-    for (const d of digests) if (typeof d === 'string') ja3.add(d.toLowerCase());
+    for (const d of digests) if (typeof d === 'string') ja3.add(d.trim().toLowerCase());
   }
   for (const t of objectsOf(a.tls)) {
-    if (typeof t.ja3 === 'string') ja3.add(t.ja3.toLowerCase());
-    if (typeof t.ja3s === 'string') ja3s.add(t.ja3s.toLowerCase());
+    if (typeof t.ja3 === 'string') ja3.add(t.ja3.trim().toLowerCase());
+    if (typeof t.ja3s === 'string') ja3s.add(t.ja3s.trim().toLowerCase());
   }
 
   const dropped = new OrderedUnique();
   for (const f of objectsOf(a.files_dropped)) {
     if (typeof f.sha256 !== 'string') continue;
-    const h = f.sha256.toLowerCase();
+    const h = f.sha256.trim().toLowerCase();
     if (isSha256Hex(h)) dropped.add(h);
   }
 

@@ -24,6 +24,10 @@ export interface NormalizeOptions {
 
 /** Envelope keys with a meaning here; others are reported (`dropped_field`) and not kept. */
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['type', 'id', 'attributes', 'links', 'context_attributes', 'relationships']);
+/** Keys of a `{data: ...}` wrapper that are the API's paging envelope, not the record's. */
+const WRAPPER_KEYS: ReadonlySet<string> = new Set(['data', 'links', 'meta']);
+/** Feed-line extras a wrapped line may carry beside `data` rather than inside it. */
+const EXTRA_KEYS = ['context_attributes', 'relationships'] as const;
 /** context_attributes hashes lower-cased like every other hash. */
 const CONTEXT_HASH_KEYS: ReadonlySet<string> = new Set(['file_md5', 'file_sha1', 'file_sha256']);
 
@@ -38,15 +42,17 @@ interface Envelope {
   base: string;
   id: BehaviourId;
   attributes: Record<string, unknown> | undefined;
+  /** What lay beside `data` in a wrapped line. */
+  wrapper?: Record<string, unknown>;
 }
 
 function readEnvelope(value: unknown): Envelope | NormalizeResult {
   const raw = readRawEnvelope(value, 'file_behaviour');
   if ('code' in raw) return { ok: false, rejection: raw };
-  const { rec, base, rawId, attributes } = raw;
+  const { rec, base, rawId, attributes, wrapper } = raw;
   const id = parseBehaviourId(rawId);
   if (typeof id === 'string') return reject('bad_id', `${base}.id`, id);
-  return { rec, base, id, attributes };
+  return { rec, base, id, attributes, ...(wrapper ? { wrapper } : {}) };
 }
 
 /** Shallow copy of context_attributes with the file hashes lower-cased. */
@@ -74,14 +80,15 @@ function buildDoc(env: Envelope, undatedAt: number | undefined): NormalizeResult
     attributes = normalizeAttributes(env.attributes, apath, w);
   }
 
-  // The attribute is authoritative when usable; the id's sandbox part is the fallback.
+  // The attribute is authoritative when usable; the id's sandbox part is the fallback. Either way
+  // without a private analysis's timestamp: hunters count reports per sandbox, not per analysis.
   let sandboxName = id.sandboxName;
   const attrName = attributes.sandbox_name;
   if (typeof attrName === 'string' && attrName.trim() !== '') {
-    if (stripTimestampSuffix(attrName) !== id.sandboxName) {
+    sandboxName = stripTimestampSuffix(attrName);
+    if (sandboxName !== id.sandboxName) {
       w.add('sandbox_mismatch', `${apath}.sandbox_name`, "attributes.sandbox_name differs from the id's sandbox part");
     }
-    sandboxName = attrName;
   }
 
   const analysisDate = typeof attributes.analysis_date === 'number' ? attributes.analysis_date : null;
@@ -114,15 +121,42 @@ function buildDoc(env: Envelope, undatedAt: number | undefined): NormalizeResult
     if (ENVELOPE_KEYS.has(k)) continue;
     w.addAt('dropped_field', base, k, 'unknown top-level field not kept (only attributes, context_attributes and relationships are)');
   }
-  const ctx = rec.context_attributes;
-  if (isRecord(ctx)) doc.context_attributes = normalizeContext(ctx, `${base}.context_attributes`, w);
+  const at = extrasOf(env, w);
+  const ctx = at.context_attributes.value;
+  const ctxBase = at.context_attributes.base;
+  if (isRecord(ctx)) doc.context_attributes = normalizeContext(ctx, `${ctxBase}.context_attributes`, w);
   else if (ctx !== undefined && ctx !== null)
-    w.addAt('dropped_field', base, 'context_attributes', `expected an object, got ${kindOf(ctx)}`);
-  const rel = rec.relationships;
+    w.addAt('dropped_field', ctxBase, 'context_attributes', `expected an object, got ${kindOf(ctx)}`);
+  const rel = at.relationships.value;
   if (isRecord(rel)) doc.relationships = rel;
-  else if (rel !== undefined && rel !== null) w.addAt('dropped_field', base, 'relationships', `expected an object, got ${kindOf(rel)}`);
+  else if (rel !== undefined && rel !== null)
+    w.addAt('dropped_field', at.relationships.base, 'relationships', `expected an object, got ${kindOf(rel)}`);
 
   return { ok: true, doc, warnings: w.finish(), depth: 0 };
+}
+
+/**
+ * Each feed-line extra and the JSON path of the object holding it: the record's own, or, in a
+ * wrapped line, the one beside `data` (the feed's lines carry them beside the behaviour object).
+ * What else lies beside `data` is reported, not kept.
+ */
+function extrasOf(env: Envelope, w: WarningLog): Record<(typeof EXTRA_KEYS)[number], { value: unknown; base: string }> {
+  const { rec, base, wrapper } = env;
+  const pick = (k: (typeof EXTRA_KEYS)[number]): { value: unknown; base: string } => {
+    const inner = rec[k];
+    const outer = wrapper?.[k];
+    if (outer === undefined || outer === null) return { value: inner, base };
+    if (inner === undefined || inner === null) return { value: outer, base: '$' };
+    w.addAt('dropped_field', '$', k, `given both inside and beside data: the one inside (${base}.${k}) is kept`);
+    return { value: inner, base };
+  };
+  if (wrapper) {
+    for (const k of Object.keys(wrapper)) {
+      if (WRAPPER_KEYS.has(k) || (EXTRA_KEYS as readonly string[]).includes(k)) continue;
+      w.addAt('dropped_field', '$', k, 'unknown field beside data not kept (only context_attributes and relationships are)');
+    }
+  }
+  return { context_attributes: pick('context_attributes'), relationships: pick('relationships') };
 }
 
 /**

@@ -11,9 +11,9 @@ export interface BehaviourId {
   id: string;
   /** 64 lower-case hex characters. */
   sha256: string;
-  /** Everything after the first `_`, verbatim (may carry a private-analysis `-<digits>` suffix). */
+  /** Everything after the first `_`, verbatim (may carry a private-analysis `-<timestamp>` suffix). */
   sandboxPart: string;
-  /** `sandboxPart` without a trailing `-<digits>` suffix (unless that would leave nothing). */
+  /** `sandboxPart` without a trailing `-<timestamp>` suffix (9 digits or more; unless that would leave nothing). */
   sandboxName: string;
   /** True when the input's hex part was not already lower-case. */
   hexChanged: boolean;
@@ -30,9 +30,11 @@ const HEX_PREFIX_RE = /^[0-9a-fA-F]{64}_/;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 const EDGE_SPACE_RE = /^\s|\s$/;
-const TIMESTAMP_SUFFIX_RE = /-\d+$/;
+// a Unix time, in seconds or milliseconds (9 digits and more): a name such as `Windows-10` or
+// `Android-11` ends in digits too, and is a sandbox of its own
+const TIMESTAMP_SUFFIX_RE = /-\d{9,}$/;
 
-/** Removes a trailing private-analysis `-<digits>` suffix, unless nothing would remain. */
+/** Removes a trailing private-analysis `-<timestamp>` suffix, unless nothing would remain. */
 export function stripTimestampSuffix(name: string): string {
   const stripped = name.replace(TIMESTAMP_SUFFIX_RE, '');
   return stripped === '' ? name : stripped;

@@ -8,6 +8,8 @@ export interface RawEnvelope {
   base: string;
   rawId: string;
   attributes: Record<string, unknown> | undefined;
+  /** The `{data: ...}` wrapper the object came in, when it came wrapped: what lies beside `data`. */
+  wrapper?: Record<string, unknown>;
 }
 
 /**
@@ -19,9 +21,11 @@ export function readRawEnvelope(value: unknown, type: string): RawEnvelope | Rej
   if (!isRecord(value)) return rejection('not_object', '$', `expected a JSON object, got ${kindOf(value)}`);
   let rec = value;
   let base = '$';
+  let wrapper: Record<string, unknown> | undefined;
   if (!Object.hasOwn(rec, 'id') && Object.hasOwn(rec, 'data')) {
     const data = rec.data;
     if (!isRecord(data)) return rejection('not_object', '$.data', `expected data to be an object, got ${kindOf(data)}`);
+    wrapper = rec;
     rec = data;
     base = '$.data';
   }
@@ -40,7 +44,7 @@ export function readRawEnvelope(value: unknown, type: string): RawEnvelope | Rej
   if (attributes !== undefined && !isRecord(attributes)) {
     return rejection('bad_attributes', `${base}.attributes`, `attributes must be an object, got ${kindOf(attributes)}`);
   }
-  return { rec, base, rawId, attributes };
+  return { rec, base, rawId, attributes, ...(wrapper ? { wrapper } : {}) };
 }
 
 function rejection(code: Rejection['code'], path: string, message: string): Rejection {

@@ -41,6 +41,15 @@ describe('computePivots', () => {
     assert.deepEqual(p.ja3s, ['cc']);
   });
 
+  test('ja3, ja3s and dropped files are trimmed, as behash and sigma ids are: a padded value pivots with the bare one', () => {
+    const p = computePivots({
+      ja3_digests: ['AA'],
+      tls: [{ ja3: ' aa ', ja3s: ' CC\t' }, { ja3s: 'cc' }],
+      files_dropped: [{ sha256: ` ${H1.toUpperCase()} ` }, { sha256: H1 }],
+    });
+    assert.deepEqual([p.ja3, p.ja3s, p.dropped_sha256], [['aa'], ['cc'], [H1]]);
+  });
+
   test('dropped_sha256: only valid 64-hex, lower-case, unique', () => {
     const p = computePivots({
       files_dropped: [

@@ -102,9 +102,11 @@ function referencePivots(a: CanonicalAttributes): BehaviourDoc['pivots'] {
   return {
     behash: behash === '' ? null : behash,
     sigma_rule_ids: uniq((a.sigma_analysis_results ?? []).map((r) => r.rule_id?.trim())),
-    ja3: uniq([...(a.ja3_digests ?? []), ...tls.map((t) => t.ja3)].map((s) => s?.toLowerCase())),
-    ja3s: uniq(tls.map((t) => t.ja3s?.toLowerCase())),
-    dropped_sha256: uniq((a.files_dropped ?? []).map((f) => f.sha256?.toLowerCase()).filter((h) => h !== undefined && HEX64.test(h))),
+    ja3: uniq([...(a.ja3_digests ?? []), ...tls.map((t) => t.ja3)].map((s) => s?.trim().toLowerCase())),
+    ja3s: uniq(tls.map((t) => t.ja3s?.trim().toLowerCase())),
+    dropped_sha256: uniq(
+      (a.files_dropped ?? []).map((f) => f.sha256?.trim().toLowerCase()).filter((h) => h !== undefined && HEX64.test(h)),
+    ),
   };
 }
 
@@ -121,17 +123,17 @@ describe('pivots agree with the attributes', () => {
         const tls = a.tls ?? [];
         for (const j of pivots.ja3) {
           assert.equal(j, j.toLowerCase());
-          assert.ok((a.ja3_digests ?? []).includes(j) || tls.some((t) => t.ja3 === j), j);
+          assert.ok((a.ja3_digests ?? []).some((d) => d.trim() === j) || tls.some((t) => t.ja3?.trim() === j), j);
         }
         for (const j of pivots.ja3s)
           assert.ok(
-            tls.some((t) => t.ja3s === j),
+            tls.some((t) => t.ja3s?.trim() === j),
             j,
           );
         for (const h of pivots.dropped_sha256) {
           assert.match(h, HEX64);
           assert.ok(
-            (a.files_dropped ?? []).some((f) => f.sha256 === h),
+            (a.files_dropped ?? []).some((f) => f.sha256?.trim() === h),
             h,
           );
         }

@@ -90,9 +90,26 @@ describe('identity', () => {
   });
 
   test('attributes.sandbox_name wins; equal modulo the suffix is not a mismatch', () => {
-    const { doc, warnings } = accept({ id: `${SHA}_Zenbox-17`, attributes: { sandbox_name: 'Zenbox', last_modification_date: 5 } });
+    const { doc, warnings } = accept({ id: `${SHA}_Zenbox-1700000017`, attributes: { sandbox_name: 'Zenbox', last_modification_date: 5 } });
     assert.equal(doc.sandbox_name, 'Zenbox');
     assert.deepEqual(warnings, []);
+  });
+
+  test("an attribute's private-analysis suffix is removed too: one sandbox name however the report spells it", () => {
+    for (const attr of ['Zenbox-1700000017', 'Zenbox-1700000017123']) {
+      const { doc, warnings } = accept({ id: `${SHA}_Zenbox-1700000017`, attributes: { sandbox_name: attr, last_modification_date: 5 } });
+      assert.equal(doc.sandbox_name, 'Zenbox', attr);
+      assert.equal(doc.attributes.sandbox_name, attr, 'the attribute itself is kept as given');
+      assert.deepEqual(warnings, []);
+    }
+  });
+
+  test('a sandbox name ending in a version number is not a private-analysis suffix', () => {
+    for (const name of ['Windows-10', 'Android-11', 'VM-20240101']) {
+      assert.equal(accept({ id: `${SHA}_${name}`, attributes: { last_modification_date: 5 } }).doc.sandbox_name, name);
+      const { doc, warnings } = accept({ id: `${SHA}_${name}`, attributes: { sandbox_name: name, last_modification_date: 5 } });
+      assert.deepEqual([doc.sandbox_name, warnings], [name, []]);
+    }
   });
 
   test('a mismatching attributes.sandbox_name is a warning, not a rejection', () => {
@@ -127,6 +144,36 @@ describe('envelope', () => {
       [['dropped_field', '$.meta']],
     );
     assert.equal('meta' in extra.doc, false);
+  });
+
+  test("a wrapped line's feed-line extras beside data are kept, as inside it", () => {
+    const inner = record({ last_modification_date: 7 });
+    const ctx = { file_md5: 'D41D8CD98F00B204E9800998ECF8427E', pcap: 'https://x/feeds/file-behaviours/t/pcap' };
+    const rel = { file: { data: { type: 'file', id: SHA } } };
+    const beside = accept({ data: inner, context_attributes: ctx, relationships: rel, links: { self: 'x' }, meta: {} });
+    assert.deepEqual(beside.doc, accept({ ...inner, context_attributes: ctx, relationships: rel }).doc);
+    assert.deepEqual(beside.doc.context_attributes, { file_md5: 'd41d8cd98f00b204e9800998ecf8427e', pcap: ctx.pcap });
+    assert.deepEqual(
+      beside.warnings.map((w) => [w.code, w.path]),
+      [['lowercased', '$.context_attributes.file_md5']],
+    );
+    // inside and beside: the record's own is kept, the other reported; other keys beside data are reported
+    const both = accept({ data: { ...inner, context_attributes: { file_type_tag: 'peexe' } }, context_attributes: ctx, extra: 1 });
+    assert.deepEqual(both.doc.context_attributes, { file_type_tag: 'peexe' });
+    assert.deepEqual(
+      both.warnings.map((w) => [w.code, w.path]),
+      [
+        ['dropped_field', '$.extra'],
+        ['dropped_field', '$.context_attributes'],
+      ],
+    );
+    // a malformed one beside data is reported at its own path
+    const bad = accept({ data: inner, context_attributes: 'x' });
+    assert.deepEqual(
+      bad.warnings.map((w) => [w.code, w.path]),
+      [['dropped_field', '$.context_attributes']],
+    );
+    assert.equal('context_attributes' in bad.doc, false);
   });
 
   test('type may be absent', () => {
