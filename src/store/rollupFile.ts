@@ -1,18 +1,8 @@
-import { isIP } from 'node:net';
 import type { BehaviourDoc } from '../normalize/index.js';
+import { contactedOf } from './contacted.js';
 import { compareText, type FileRollup, type SeenValue } from './HuntReader.js';
 import { pivotKey } from './Sink.js';
 import { hexDigest, verdictsOf } from '../wire/index.js';
-
-/** Host of a URL as hunters compare it (lower-case), also for scheme-less URLs; undefined when none. */
-export function hostOfUrl(url: unknown): string | undefined {
-  if (typeof url !== 'string' || url === '') return undefined;
-  try {
-    return new URL(url.includes('://') ? url : `http://${url}`).hostname.toLowerCase() || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function objects(list: unknown): Record<string, unknown>[] {
   return Array.isArray(list)
@@ -79,12 +69,9 @@ export function rollupFile(sha256: string, docs: readonly BehaviourDoc[]): FileR
     for (const v of p?.ja3s ?? []) ja3s.add(pivotKey(v), box);
     for (const v of p?.dropped_sha256 ?? []) dropped.add(pivotKey(v), box);
     for (const t of objects(a.mitre_attack_techniques)) mitre.add(text(t.id), box);
-    for (const l of objects(a.dns_lookups)) hosts.add(text(l.hostname)?.toLowerCase(), box);
-    for (const h of objects(a.http_conversations)) hosts.add(hostOfUrl(h.url), box);
-    for (const t of objects(a.ip_traffic)) {
-      const ip = text(t.destination_ip);
-      if (ip !== undefined && isIP(ip) !== 0) ips.add(ip.toLowerCase(), box);
-    }
+    const net = contactedOf(a);
+    for (const h of net.hosts) hosts.add(h, box);
+    for (const ip of net.ips) ips.add(ip, box);
   }
   return {
     sha256,

@@ -236,11 +236,17 @@ export function huntConformance(name: string, open: () => Promise<HuntFixture>, 
             { value: 'T1055', sandboxes: ['CAPE Sandbox', 'Zenbox'] },
             { value: 'T1071', sandboxes: ['Zenbox'] },
           ],
+          // DNS names, HTTP and IDS URLs' hosts, TLS SNI and IDS host names; DNS answers, IP
+          // traffic and IDS destinations (not the alert's source: the sandbox itself)
           hosts: [
             { value: 'c2.example', sandboxes: ['CAPE Sandbox'] },
             { value: 'evil.example', sandboxes: ['Zenbox'] },
+            { value: 'ids-url.example', sandboxes: ['CAPE Sandbox'] },
+            { value: 'ids.example', sandboxes: ['CAPE Sandbox'] },
+            { value: 'x.example', sandboxes: ['CAPE Sandbox', 'Zenbox'] },
           ],
           ips: [
+            { value: '192.0.2.9', sandboxes: ['CAPE Sandbox'] },
             { value: '198.51.100.7', sandboxes: ['CAPE Sandbox'] },
             { value: '203.0.113.5', sandboxes: ['Zenbox'] },
           ],

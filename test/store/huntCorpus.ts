@@ -42,6 +42,8 @@ export interface Spec {
   dns?: { hostname: string; resolved_ips?: string[] }[];
   http?: string[];
   ips?: string[];
+  /** IDS alerts' contexts (hosts, URLs and addresses of the alert). */
+  ids?: Record<string, unknown>[];
   md5?: string;
   sha1?: string;
 }
@@ -70,6 +72,7 @@ export function report(s: Spec): BehaviourDoc {
   if (s.dns) a.dns_lookups = s.dns;
   if (s.http) a.http_conversations = s.http.map((url) => ({ url, request_method: 'GET' }));
   if (s.ips) a.ip_traffic = s.ips.map((destination_ip) => ({ destination_ip, destination_port: 443 }));
+  if (s.ids) a.ids_results = s.ids.map((alert_context, i) => ({ rule_id: `${2001 + i}`, alert_severity: 'high', alert_context }));
   r.context_attributes.file_md5 = s.md5 ?? null;
   r.context_attributes.file_sha1 = s.sha1 ?? null;
   const n = normalizeRecord(r);
@@ -111,6 +114,7 @@ export function corpus(): BehaviourDoc[] {
       mitre: ['T1055'],
       dns: [{ hostname: 'c2.example' }],
       ips: ['198.51.100.7', 'not-an-ip'],
+      ids: [{ hostname: 'IDS.example', url: 'http://ids-url.example/x', dest_ip: '192.0.2.9', src_ip: '10.0.0.5' }],
       md5: M1.toUpperCase(),
       sha1: SHA1_1,
     }),

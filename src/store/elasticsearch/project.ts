@@ -1,6 +1,5 @@
-import { isIP } from 'node:net';
 import type { BehaviourDoc } from '../../normalize/index.js';
-import { hostOfUrl as hostOf } from '../rollupFile.js';
+import { contactedOf } from '../contacted.js';
 
 /**
  * Top-level keys of the ECS projection. The canonical document never has these keys at its top
@@ -48,11 +47,6 @@ function objects(list: unknown): Record<string, unknown>[] {
     : [];
 }
 
-/** Only syntactically valid addresses are projected into `ip` fields (the canonical document keeps everything). */
-function addIp(set: Unique, v: unknown): void {
-  if (typeof v === 'string' && isIP(v.trim()) !== 0) set.add(v);
-}
-
 /** The ECS fields derived from a canonical document; every value is also in the canonical document. */
 export function ecsProjection(doc: BehaviourDoc): Record<string, unknown> {
   const a = (doc.attributes ?? {}) as Record<string, unknown>;
@@ -69,33 +63,8 @@ export function ecsProjection(doc: BehaviourDoc): Record<string, unknown> {
   rules.addAll(p.sigma_rule_ids);
   for (const r of objects(a.ids_alerts)) rules.add(r.rule_id);
 
-  const dnsNames = new Unique(true);
-  const hosts = new Unique(true);
-  const ips = new Unique(false);
-  const destIps = new Unique(false);
-  for (const d of objects(a.dns_lookups)) {
-    dnsNames.add(d.hostname);
-    hosts.add(d.hostname);
-    if (Array.isArray(d.resolved_ips)) for (const r of d.resolved_ips) addIp(ips, r);
-  }
-  for (const t of objects(a.ip_traffic)) {
-    addIp(destIps, t.destination_ip);
-    addIp(ips, t.destination_ip);
-  }
-  for (const h of objects(a.http_conversations)) hosts.add(hostOf(h.url));
-  const sni = new Unique(true);
-  for (const t of objects(a.tls)) {
-    sni.add(t.sni);
-    hosts.add(t.sni);
-  }
-  for (const alert of objects(a.ids_alerts)) {
-    const c = (alert.alert_context ?? {}) as Record<string, unknown>;
-    addIp(destIps, c.dest_ip);
-    addIp(ips, c.dest_ip);
-    addIp(ips, c.src_ip);
-    hosts.add(c.hostname);
-    hosts.add(hostOf(c.url));
-  }
+  const net = contactedOf(a, PROJECTION_LIST_CAP);
+  const relatedIps = [...new Set([...net.ips, ...net.srcIps])].slice(0, PROJECTION_LIST_CAP);
 
   const hashes = new Unique(true);
   hashes.add(doc.sha256);
@@ -113,17 +82,22 @@ export function ecsProjection(doc: BehaviourDoc): Record<string, unknown> {
   };
   const ja3 = p.ja3.length ? p.ja3.slice(0, PROJECTION_LIST_CAP) : undefined;
   const ja3s = p.ja3s.length ? p.ja3s.slice(0, PROJECTION_LIST_CAP) : undefined;
-  if (ja3 || ja3s || sni.size) {
+  const sni = net.sni;
+  if (ja3 || ja3s || sni.length) {
     out.tls = {
-      ...(ja3 || sni.size ? { client: { ...(ja3 ? { ja3 } : {}), ...(sni.size ? { server_name: sni.toArray() } : {}) } } : {}),
+      ...(ja3 || sni.length ? { client: { ...(ja3 ? { ja3 } : {}), ...(sni.length ? { server_name: sni } : {}) } } : {}),
       ...(ja3s ? { server: { ja3s } } : {}),
     };
   }
   if (techniques.size) out.threat = { framework: 'MITRE ATT&CK', technique: { id: techniques.toArray() } };
   if (rules.size) out.rule = { id: rules.toArray() };
-  if (dnsNames.size) out.dns = { question: { name: dnsNames.toArray() } };
-  if (destIps.size) out.destination = { ip: destIps.toArray() };
-  out.related = { hash: hashes.toArray(), ...(ips.size ? { ip: ips.toArray() } : {}), ...(hosts.size ? { hosts: hosts.toArray() } : {}) };
+  if (net.dnsNames.length) out.dns = { question: { name: net.dnsNames } };
+  if (net.destIps.length) out.destination = { ip: net.destIps };
+  out.related = {
+    hash: hashes.toArray(),
+    ...(relatedIps.length ? { ip: relatedIps } : {}),
+    ...(net.hosts.length ? { hosts: net.hosts } : {}),
+  };
   return out;
 }
 

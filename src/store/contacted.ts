@@ -1,0 +1,95 @@
+import { isIP } from 'node:net';
+
+/** Host of a URL as hunters compare it (lower-case), also for scheme-less URLs; undefined when none. */
+export function hostOfUrl(url: unknown): string | undefined {
+  if (typeof url !== 'string' || url === '') return undefined;
+  try {
+    return new URL(url.includes('://') ? url : `http://${url}`).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The network indicators of one report, each list unique, trimmed and lower-case, in the report's order. */
+export interface Contacted {
+  /** `dns_lookups[].hostname`. */
+  dnsNames: string[];
+  /** `tls[].sni`. */
+  sni: string[];
+  /** Every host name: DNS names, the hosts of HTTP URLs, SNI, and IDS alerts' host names and URLs. */
+  hosts: string[];
+  /** Addresses the sample resolved or reached: DNS answers, `ip_traffic`, IDS alerts' destinations. */
+  ips: string[];
+  /** Addresses it reached: `ip_traffic[].destination_ip` and IDS alerts' `dest_ip`. */
+  destIps: string[];
+  /** IDS alerts' `src_ip`. */
+  srcIps: string[];
+}
+
+/** Insertion-ordered, trimmed, lower-case, at most `cap` values. */
+class Unique {
+  private readonly seen = new Set<string>();
+  constructor(private readonly cap: number) {}
+  add(v: unknown): void {
+    if (typeof v !== 'string') return;
+    const s = v.trim().toLowerCase();
+    if (s !== '' && this.seen.size < this.cap) this.seen.add(s);
+  }
+  /** Only syntactically valid addresses (the canonical document keeps everything). */
+  addIp(v: unknown): void {
+    if (typeof v === 'string' && isIP(v.trim()) !== 0) this.add(v);
+  }
+  toArray(): string[] {
+    return [...this.seen];
+  }
+}
+
+function objects(list: unknown): Record<string, unknown>[] {
+  return Array.isArray(list)
+    ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x))
+    : [];
+}
+
+/**
+ * The hosts and addresses a report names, read from the same fields for a file's roll-up and for
+ * the Elasticsearch projection, so `file` and a search by `related.hosts` agree. At most `cap` per list.
+ */
+export function contactedOf(attributes: Record<string, unknown>, cap = Infinity): Contacted {
+  const a = attributes;
+  const dnsNames = new Unique(cap);
+  const sni = new Unique(cap);
+  const hosts = new Unique(cap);
+  const ips = new Unique(cap);
+  const destIps = new Unique(cap);
+  const srcIps = new Unique(cap);
+  for (const d of objects(a.dns_lookups)) {
+    dnsNames.add(d.hostname);
+    hosts.add(d.hostname);
+    if (Array.isArray(d.resolved_ips)) for (const r of d.resolved_ips) ips.addIp(r);
+  }
+  for (const t of objects(a.ip_traffic)) {
+    destIps.addIp(t.destination_ip);
+    ips.addIp(t.destination_ip);
+  }
+  for (const h of objects(a.http_conversations)) hosts.add(hostOfUrl(h.url));
+  for (const t of objects(a.tls)) {
+    sni.add(t.sni);
+    hosts.add(t.sni);
+  }
+  for (const alert of objects(a.ids_alerts)) {
+    const c = (alert.alert_context ?? {}) as Record<string, unknown>;
+    destIps.addIp(c.dest_ip);
+    ips.addIp(c.dest_ip);
+    srcIps.addIp(c.src_ip);
+    hosts.add(c.hostname);
+    hosts.add(hostOfUrl(c.url));
+  }
+  return {
+    dnsNames: dnsNames.toArray(),
+    sni: sni.toArray(),
+    hosts: hosts.toArray(),
+    ips: ips.toArray(),
+    destIps: destIps.toArray(),
+    srcIps: srcIps.toArray(),
+  };
+}
