@@ -13,12 +13,13 @@ export async function serveCommand(ctx: CliContext): Promise<number> {
   try {
     // a cluster out of reach, or holding no store under this prefix, is said now, as every read says it
     await store.check();
-    const api = await startReadApi({ config: ctx.config, store, log: ctx.log });
-    process.stderr.write(`sandtrail serve: ${api.url}/ (hunting page), API base ${api.url}/api/v3\n`);
-    // the first SIGINT or SIGTERM lets requests under way finish; a second of either stops at once
+    // the first SIGINT or SIGTERM lets requests under way finish; a second of either stops at once.
+    // Taken before the address is printed: a signal sent on reading it must find the handler there
     const stop = stopOnSignals('the read API lets requests under way finish');
     try {
-      await once(stop.signal, 'abort');
+      const api = await startReadApi({ config: ctx.config, store, log: ctx.log });
+      process.stderr.write(`sandtrail serve: ${api.url}/ (hunting page), API base ${api.url}/api/v3\n`);
+      if (!stop.signal.aborted) await once(stop.signal, 'abort');
       ctx.log.info('stopping the read API');
       await api.close();
     } finally {
