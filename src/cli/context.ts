@@ -1,5 +1,6 @@
 import { format } from 'node:util';
 import { loadConfig, unknownEnvNames, type Config, type ConfigInput } from '../config/index.js';
+import { SandtrailError } from '../errors/index.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
 import { openStore, type Store, type StoreAccess } from '../store/index.js';
@@ -27,6 +28,7 @@ export interface CliContext {
  * `defaults` > the schema's defaults.
  */
 export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: ConfigInput = {}, defaults: ConfigInput = {}): CliContext {
+  refuseEmpty(g);
   const flags: ConfigInput = { ...extra };
   if (g.redisUrl) flags.redisUrl = g.redisUrl;
   if (g.redisCluster) flags.redisCluster = true;
@@ -44,6 +46,30 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
     );
   }
   return { config, log };
+}
+
+/** The global options that take a value, as spelled on the command line. */
+const VALUE_FLAGS: readonly [keyof GlobalOptions, string][] = [
+  ['config', '--config'],
+  ['redisUrl', '--redis-url'],
+  ['store', '--store'],
+  ['sink', '--sink'],
+  ['queuePrefix', '--queue-prefix'],
+  ['logLevel', '--log-level'],
+  ['logFormat', '--log-format'],
+];
+
+/**
+ * An empty value is a usage error, not "not given": `--store "$STORE"` with the variable unset
+ * would otherwise fall through to the environment or the default (./sandtrail.db) and write there.
+ */
+function refuseEmpty(g: GlobalOptions): void {
+  for (const [key, flag] of VALUE_FLAGS) {
+    const v = g[key];
+    if (typeof v === 'string' && v.trim() === '') {
+      throw new SandtrailError('USAGE', `${flag} needs a value: it was given empty (an unset variable in "${flag} $VAR"?)`);
+    }
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, test } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
@@ -55,14 +55,15 @@ function scope(): { dir: string; tmp: string } {
 }
 
 /** Starts the CLI; `done` settles once it exits, or after `deadlineMs` (it is then killed and reported so). */
-function start(args: string[], o: { tmp: string; env?: NodeJS.ProcessEnv; deadlineMs?: number; asUser?: string[] }): Started {
+function start(args: string[], o: { tmp: string; env?: NodeJS.ProcessEnv; deadlineMs?: number; asUser?: string[]; cwd?: string }): Started {
   const deadlineMs = o.deadlineMs ?? 30_000;
   // the built CLI, as a user runs it
-  const argv = [process.execPath, CLI, ...args];
+  const argv = [process.execPath, resolve(CLI), ...args];
   const [cmd, ...rest] = [...(o.asUser ?? []), ...argv] as [string, ...string[]];
   const child = spawn(cmd, rest, {
     env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...o.env, TMPDIR: o.tmp },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(o.cwd ? { cwd: o.cwd } : {}),
   });
   let stdout = '';
   let stderr = '';
@@ -522,6 +523,33 @@ describe('reads never create a store', () => {
       assert.deepEqual(readdirSync(s.dir).sort(), ['tmp']);
     },
   );
+
+  test('an empty --store (an unset variable) is a usage error: no ./sandtrail.db is written or read', { timeout: 120_000 }, async () => {
+    const s = scope();
+    const feed = join(s.dir, 'feed');
+    await writeFeed({ out: feed, seed: 1, start: '202611010000', minutes: 1, perMinute: 2, malformedRate: 0 });
+    const failures: string[] = [];
+    for (const [flag, value] of [
+      ['--store', ''],
+      ['--store', ' '],
+      ['--sink', ''],
+      ['--redis-url', ''],
+      ['--queue-prefix', ''],
+      ['--log-level', ''],
+      ['--log-format', ''],
+      ['--config', ''],
+    ] as const) {
+      const r = await cli(['backfill', '--source', `dir:${feed}`, flag, value], {
+        tmp: s.tmp,
+        env: NO_REDIS_URL,
+        deadlineMs: 30_000,
+        cwd: s.dir,
+      });
+      if (r.code !== 2 || !r.stderr.includes(`${flag} needs a value`)) failures.push(`${flag} '${value}': exit ${r.code}, ${r.stderr}`);
+    }
+    assert.deepEqual(failures, []);
+    assert.deepEqual(readdirSync(s.dir).sort(), ['feed', 'tmp']);
+  });
 
   test('backfill into a missing directory fails naming it, creates nothing, starts no Redis', { timeout: 60_000 }, async () => {
     const s = scope();
