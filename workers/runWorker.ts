@@ -1,6 +1,7 @@
 import { loadConfig } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
-import { createLogger } from '../src/log/index.js';
+import { exitWhenDone } from '../src/lifecycle/index.js';
+import { createLogger, type Logger } from '../src/log/index.js';
 import { runWorkerProcess } from '../src/runner/index.js';
 
 /** The worker processes there are: the two pipeline stages, lookups, artefact downloads. */
@@ -27,19 +28,20 @@ export async function runWorker(entry: WorkerEntry): Promise<void> {
     // a missing required setting (REDIS_URL) is a usage error: 2, like the CLI's
     process.exitCode = code === 'USAGE' || code === 'CONFIG_INVALID' ? 2 : 1;
   }
-  exitSoon();
+  exitSoon(log);
 }
 
 /**
- * Once stopped, the process exits within EXIT_GRACE_MS even if a connection did not close (a Redis
- * Cluster client whose master failed over goes on reconnecting and kept a stopped worker alive),
- * once its log lines are written: the CLI's exitIfLingering (src/cli/run.ts), for the entry points
- * that do not load the CLI.
+ * Once stopped, the process exits within EXIT_GRACE_MS even if a connection did not close, saying
+ * what was still open: a leak shows in the log of the worker that had it.
  */
-export function exitSoon(): void {
-  setInterval(() => {
-    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit();
-  }, EXIT_GRACE_MS).unref();
+export function exitSoon(log: Logger): void {
+  exitWhenDone({
+    graceMs: EXIT_GRACE_MS,
+    onLinger: (open) => {
+      if (open.length) log.warn({ open }, 'still open after the stop: exiting without waiting for them');
+    },
+  });
 }
 
 /** Time left for the last log lines and closes once a worker has stopped. */

@@ -26,5 +26,5 @@ if (config) {
     // a missing required setting (REDIS_URL) is a usage error: 2, like the CLI's
     process.exitCode = code === 'USAGE' || code === 'CONFIG_INVALID' ? 2 : 1;
   }
-  exitSoon();
+  exitSoon(log);
 }

@@ -1,3 +1,4 @@
+import { exitWhenDone } from '../lifecycle/index.js';
 import { main } from './main.js';
 
 // A closed pipe (`sandtrail query ... | head`) is a normal way for a reader to stop.
@@ -9,22 +10,12 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 /** How long a finished command may be kept alive by something left open before it exits anyway. */
 const LINGER_MS = 5000;
 
-/**
- * Every command ends in bounded time: once its work is done, a socket a library left open (a Redis
- * that stopped answering mid-command) must not keep the process alive. Output still being written
- * to a slow reader (`| less`) is waited for.
- */
-function exitIfLingering(code: number): void {
-  setInterval(() => {
-    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(code);
-  }, LINGER_MS).unref();
-}
-
 // Set the code and let the event loop end, so buffered stdout/stderr are flushed.
 main(process.argv, process.env).then(
   (code) => {
     process.exitCode = code;
-    exitIfLingering(code);
+    // bounded: a socket a library left open (a Redis that stopped answering mid-command) must not keep it alive
+    exitWhenDone({ graceMs: LINGER_MS, code });
   },
   (err: unknown) => {
     process.stderr.write(`sandtrail: ${String(err)}\n`);

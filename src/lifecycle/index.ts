@@ -1,0 +1,2 @@
+export { exitWhenDone, openResources } from './exitWhenDone.js';
+export type { ExitWhenDoneOptions } from './exitWhenDone.js';
