@@ -42,13 +42,26 @@ export async function checkGti(gti: Config['gti'], o: CheckGtiOptions): Promise<
     );
   }
   const user = gti.user;
-  const redis = o.redisUrl ? openRedisProbe(o.redisUrl, o.timeoutMs, { redisCluster: o.redisCluster }) : undefined;
-  redis?.on('error', () => undefined);
+  const started = Date.now();
+  // half the bound for the ledger's Redis: a Redis that does not answer is said as such, in time
+  const redis = o.redisUrl ? openRedisProbe(o.redisUrl, Math.ceil(o.timeoutMs / 2), { redisCluster: o.redisCluster }) : undefined;
+  let redisCause: Error | undefined;
+  redis?.on('error', (err: Error) => (redisCause ??= err));
   const ledger = redis ? new QuotaLedger(redis, o.queuePrefix) : undefined;
   const close = (): void => redis?.disconnect();
   o.signal.addEventListener('abort', close, { once: true });
   try {
-    const client = ledgerClient(gti, { ledger, user, timeoutMs: Math.min(gti.timeoutMs, o.timeoutMs) });
+    try {
+      await redis?.ping();
+    } catch (err) {
+      // every upstream call is recorded on the ledger: none is made without it
+      return c.warn(
+        `the key was not checked: the quota ledger's Redis, where every upstream call is recorded, does not answer (${messageOf(redisCause ?? err)})`,
+        'fix Redis first (the Redis check says how), then run doctor again',
+      );
+    }
+    const timeoutMs = Math.max(1, Math.min(gti.timeoutMs, o.timeoutMs - (Date.now() - started)));
+    const client = ledgerClient(gti, { ledger, user, timeoutMs });
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as QuotaDoc;
     return c.pass(`the key is accepted for user ${user}${allowance(doc)}`);
   } catch (err) {

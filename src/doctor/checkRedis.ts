@@ -123,6 +123,15 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
       await r.ping();
     } catch (err) {
       const message = messageOf(cause ?? err);
+      if (/\b(WRONGPASS|NOAUTH)\b/.test(message)) {
+        // it answered: the server is there, the credentials are what to fix
+        return [
+          checkOf('redis', 'Redis').fail(
+            `Redis at ${display} refuses the credentials it was given: ${message}`,
+            "check the user and password of REDIS_URL, --redis-url or the config file's redisUrl (special characters percent-encoded)",
+          ),
+        ];
+      }
       return [
         checkOf('redis', 'Redis').fail(
           `cannot reach Redis at ${display}: ${message}`,

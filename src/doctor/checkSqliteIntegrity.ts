@@ -29,14 +29,15 @@ try {
       lost.push(e.message);
     }
   }
-  parentPort.postMessage({ ok: true, rows: rows.map((r) => String(Object.values(r)[0])), lost });
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'").pluck().all();
+  parentPort.postMessage({ ok: true, rows: rows.map((r) => String(Object.values(r)[0])), lost, tables });
 } catch (e) {
   parentPort.postMessage({ ok: false, code: e.code ?? null, message: e.message });
 } finally {
   if (db) db.close();
 }`;
 
-type Reply = { ok: true; rows: string[]; lost: string[] } | { ok: false; code: string | null; message: string };
+type Reply = { ok: true; rows: string[]; lost: string[]; tables: string[] } | { ok: false; code: string | null; message: string };
 
 const RECOVER =
   'stop the workers, restore the file from a backup, or recover what it holds: sqlite3 FILE ".recover" | sqlite3 RECOVERED.db, then point --store at the recovered file';
@@ -71,6 +72,14 @@ export async function checkSqliteIntegrity(file: string, timeoutMs = INTEGRITY_T
   if (!reply.ok) {
     if (/^SQLITE_(CORRUPT|NOTADB)/.test(reply.code ?? '')) return c.fail(`${file} is damaged: ${reply.message}`, RECOVER);
     return c.warn(`could not check ${file}: ${reply.message}`, `run: sqlite3 ${file} "PRAGMA quick_check"`);
+  }
+  // another application's database: every command refuses it (openSqliteStore's refuseForeign)
+  if (reply.tables.length > 0 && !reply.tables.includes('behaviours')) {
+    const shown = reply.tables.slice(0, 5).join(', ') + (reply.tables.length > 5 ? `, … (${reply.tables.length} in all)` : '');
+    return c.fail(
+      `${file} is a SQLite database but holds no sandtrail store (its tables: ${shown}): every command refuses it`,
+      'point --store sqlite:FILE at a sandtrail store, or at a new path for a new one',
+    );
   }
   if (reply.rows.length === 1 && reply.rows[0] === 'ok') {
     if (reply.lost.length === 0) return c.pass('quick_check: ok');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { test } from 'vitest';
 import type { Config, ConfigInput } from '../../src/config/index.js';
@@ -48,10 +49,22 @@ function byId(r: DoctorReport, id: string): CheckResult {
   return c;
 }
 
-async function startRedis(o: { aof: boolean }): Promise<RedisServer> {
+async function startRedis(o: { aof: boolean; args?: readonly string[] }): Promise<RedisServer> {
   const s = await RedisServer.start(o);
   cleanup(() => s.stop());
   return s;
+}
+
+/** A loopback port that takes connections and never answers (a frozen host), closed after the test. */
+async function silentPort(): Promise<number> {
+  const sockets = new Set<Socket>();
+  const silent = createServer((s) => void sockets.add(s));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  cleanup(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  });
+  return (silent.address() as { port: number }).port;
 }
 
 async function config(dir: string, over: ConfigInput = {}): Promise<Config> {
@@ -208,14 +221,7 @@ test('Elasticsearch store: before es setup the setup check fails naming it; afte
 });
 
 test('a host that accepts but never answers is bounded by the timeout', async () => {
-  const sockets = new Set<Socket>();
-  const silent = createServer((s) => void sockets.add(s));
-  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-  cleanup(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((r) => silent.close(r));
-  });
-  const port = (silent.address() as { port: number }).port;
+  const port = await silentPort();
   const dir = tempDir();
   const started = Date.now();
   const r = await doctor(await config(dir, { redisUrl: `redis://:hunter22@127.0.0.1:${port}` }), dir, { timeoutMs: 400 });
@@ -223,6 +229,32 @@ test('a host that accepts but never answers is bounded by the timeout', async ()
   const redis = byId(r, 'redis');
   assert.equal(redis.status, 'fail');
   assert.ok(!JSON.stringify(r).includes('hunter22'), 'no Redis password in the output');
+});
+
+test('a ledger Redis down or silent is named by the GTI check, not the network to GTI; a wrong Redis password is said as such', async () => {
+  const dir = tempDir();
+  const gti = await startFakeGti({ apiKey: KEY, quotas: QUOTAS });
+  cleanup(() => gti.close());
+  const down = await startRedis({ aof: false });
+  const downUrl = down.url;
+  await down.stop();
+  for (const redisUrl of [downUrl, `redis://127.0.0.1:${await silentPort()}`]) {
+    const cfg = await config(dir, { redisUrl, gti: { baseUrl: gti.baseUrl, user: 'alice', apiKey: WRONG_KEY } });
+    const c = byId(await doctor(cfg, dir, { timeoutMs: 1000 }), 'gti');
+    assert.equal(c.status, 'warn', `${redisUrl}: ${c.detail}`);
+    assert.match(c.detail, /quota ledger's Redis/);
+    assert.match(c.fix ?? '', /Redis/);
+  }
+  assert.equal(gti.requests.length, 0, 'no upstream call without its ledger');
+
+  const guarded = await startRedis({ aof: false, args: ['--user', 'sandtrail', 'on', '>right-pw', '~*', '&*', '+@all'] });
+  const cfg = await config(dir, { redisUrl: guarded.url.replace('redis://', 'redis://sandtrail:wrong-pw@') });
+  const r = await doctor(cfg, dir);
+  const redis = byId(r, 'redis');
+  assert.equal(redis.status, 'fail');
+  assert.match(redis.detail, /refuses the credentials/);
+  assert.match(redis.fix ?? '', /user and password/);
+  assert.ok(!JSON.stringify(r).includes('wrong-pw'), 'no password in the output');
 });
 
 test('judgeRedis: CONFIG disabled falls back to INFO; clock skew thresholds; free space thresholds', () => {
@@ -295,6 +327,20 @@ test('doctor checks a SQLite store with quick_check: an intact store passes, one
   assert.match(damaged.detail, /damaged/);
   assert.match(damaged.fix ?? '', /\.recover/);
   assert.equal(report.ok, false);
+});
+
+test("another application's SQLite database fails doctor, naming its tables, as every command refuses it", async () => {
+  const dir = tempDir();
+  const file = join(dir, 'foreign.db');
+  const db = new BetterSqlite3(file);
+  db.exec('CREATE TABLE t (x); CREATE TABLE notes (y)');
+  db.close();
+  const report = await doctor(await config(dir, { store: `sqlite:${file}` }), dir);
+  const c = byId(report, 'store.integrity');
+  assert.equal(c.status, 'fail', c.detail);
+  assert.match(c.detail, /holds no sandtrail store \(its tables: (t, notes|notes, t)\)/);
+  assert.equal(report.ok, false);
+  assert.deepEqual([existsSync(`${file}-wal`), existsSync(`${file}-shm`)], [false, false]);
 });
 
 test('doctor reads the Elasticsearch cluster health and disk watermarks, and fails on a full disk or a write block of sandtrail indices, naming the node or index and the fix', async () => {
