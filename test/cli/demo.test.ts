@@ -40,6 +40,13 @@ test('the demo prints commands that work pasted as written, and so do the README
     ids.map((l) => l.trim()),
   );
 
+  // the summary's pointer to the dead letters, pasted, lists them
+  const hint = /\(see: sandtrail (dlq list [^)]*)\)/.exec(demo.stdout)?.[1];
+  assert.ok(hint?.includes(`--store ${store}`), demo.stdout);
+  const dead = await runCli(words(hint ?? ''), { env });
+  assert.equal(dead.code, 0, dead.stderr);
+  assert.notEqual(dead.stdout.trim(), '', 'the dead letters are listed');
+
   // the README's quick start, on the store the demo wrote (there .data/demo.db)
   const readme = readFileSync('README.md', 'utf8');
   const quick = readme.split('\n').filter((l) => l.startsWith('npx sandtrail ') && !l.startsWith('npx sandtrail serve'));

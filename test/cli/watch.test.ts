@@ -69,7 +69,7 @@ test('watch add (--retro, --json), list, hits, remove through the CLI; errors an
   assert.equal(refused.code, 0, refused.stderr);
   assert.match(
     refused.stdout,
-    /^retro: 2 stored behaviours match, 2 new hits recorded; 2 notification\(s\) could not be delivered and were dead-lettered \(sandtrail dlq list --stage watch\)$/m,
+    /^retro: 2 stored behaviours match, 2 new hits recorded; 2 notification\(s\) could not be delivered and were dead-lettered \(sandtrail dlq list --stage watch --store sqlite:\S+\)$/m,
   );
   // the receiver is back: dlq replay sends the dead-lettered notifications again, and removes them
   goneBack = true;

@@ -52,7 +52,7 @@ test('a re-run is estimated, weighed against the daily allowance and charged onl
   assert.deepEqual(again?.counts, { skipped: 6 });
   assert.equal(again?.api_units, 0);
   assert.match(
-    formatLookupSummary(again as NonNullable<typeof again>),
+    formatLookupSummary(again as NonNullable<typeof again>, ctx.config.store),
     /skipped: finished by an earlier run; --refresh fetches them again\n?$/,
   );
   assert.equal(fake.requests.length, before, 'not even the allowance was read: there was nothing to pay');

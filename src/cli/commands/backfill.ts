@@ -15,6 +15,7 @@ import {
 import { createQueues, type ArtefactChoice } from '../../queue/index.js';
 import type { CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
+import { dlqListCommand } from '../dlqListCommand.js';
 import { createProgressReporter } from '../progress.js';
 import { isMinuteId, minuteRange, type MinuteId } from '../../minute/index.js';
 import type { Logger } from '../../log/index.js';
@@ -231,7 +232,7 @@ export function formatSummary(run: BackfillRun): string {
   const lines = [
     `backfill ${span}: ${run.minutes.length} minute(s) into ${run.sink}${run.summary.interrupted ? ' (interrupted)' : ''}`,
     `  batches: ${b.ok} ok, ${b.empty} empty, ${b.missing} missing, ${b.failed} failed${b.pending ? `, ${b.pending} unfinished` : ''}`,
-    `  records: ${r.indexed} indexed, ${r.rejected} rejected${r.rejected ? ' (see: sandtrail dlq list)' : ''}`,
+    `  records: ${r.indexed} indexed, ${r.rejected} rejected${r.rejected ? ` (see: ${dlqListCommand(run.sink)})` : ''}`,
     `  API units spent: ${run.summary.api_units}`,
   ];
   const a = run.summary.artefacts;

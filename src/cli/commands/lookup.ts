@@ -19,6 +19,7 @@ import { openStore, type Store } from '../../store/index.js';
 import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
+import { dlqListCommand } from '../dlqListCommand.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import { formatEta } from '../progress.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
@@ -52,7 +53,7 @@ export async function lookupCommand(args: string[], o: LookupArgs, ctx: CliConte
   }
   const summary = await runLookupCommand(args, o, ctx);
   if (!summary) return 0;
-  await print(summary, o.json);
+  await print(summary, o.json, ctx.config.store);
   return lookupExitCode(summary);
 }
 
@@ -196,18 +197,18 @@ async function leftToFetch(hashes: readonly HashInput[], o: LookupArgs, ctx: Cli
   }
 }
 
-async function print(s: LookupSummary, json: boolean | undefined): Promise<void> {
-  await writeOut(json ? `${JSON.stringify(s)}\n` : `${formatLookupSummary(s)}\n`);
+async function print(s: LookupSummary, json: boolean | undefined, storeSpec: string): Promise<void> {
+  await writeOut(json ? `${JSON.stringify(s)}\n` : `${formatLookupSummary(s, storeSpec)}\n`);
 }
 
 /** The summary a lookup prints without --json. */
-export function formatLookupSummary(s: LookupSummary): string {
+export function formatLookupSummary(s: LookupSummary, storeSpec: string): string {
   const counts = Object.entries(s.counts)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
   const lines = [
     `lookup: ${s.hashes.length} hash(es): ${counts}${s.interrupted ? ' (interrupted)' : ''}`,
-    `  documents: ${s.documents.indexed} indexed, ${s.documents.rejected} rejected${s.documents.rejected ? ' (see: sandtrail dlq list)' : ''}`,
+    `  documents: ${s.documents.indexed} indexed, ${s.documents.rejected} rejected${s.documents.rejected ? ` (see: ${dlqListCommand(storeSpec)})` : ''}`,
     `  API units spent: ${s.api_units}`,
     ...(s.artefacts ? [`  artefacts: ${s.artefacts.completed} downloaded, ${s.artefacts.failed} failed (this run)`] : []),
     ...s.hashes.map(

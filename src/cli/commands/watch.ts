@@ -4,6 +4,7 @@ import { SandtrailError } from '../../errors/index.js';
 import { conditionKey, normalizeWatch, type Store, type Watch, type WatchCondition, type WatchHit } from '../../store/index.js';
 import { recordRetroHits, shownWebhook, webhookUrlInStore } from '../../watch/index.js';
 import { stopOnSignals } from '../stopOnSignals.js';
+import { dlqListCommand } from '../dlqListCommand.js';
 import { withStore, writeOut, type CliContext } from '../context.js';
 import { WATCH_FLAGS } from './watchFlags.js';
 import { countFlag } from '../countFlag.js';
@@ -70,7 +71,7 @@ export async function watchAddCommand(name: string, o: WatchAddOptions, ctx: Cli
         const lines = [`watch ${watch.name} added: ${watch.conditions.map(conditionText).join(', ')}; notify: ${notifyText(watch)}`];
         if (retro) {
           const delivery = retro.undelivered
-            ? `; ${retro.undelivered} notification(s) could not be delivered and were dead-lettered (sandtrail dlq list --stage watch)`
+            ? `; ${retro.undelivered} notification(s) could not be delivered and were dead-lettered (${dlqListCommand(ctx.config.store, ' --stage watch')})`
             : retro.hits && (watch.notify.file || watch.notify.webhook)
               ? ' and notified'
               : '';
