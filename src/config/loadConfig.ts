@@ -120,9 +120,20 @@ export const ENV_ALIASES: readonly EnvAlias[] = [
   { env: 'KIBANA_URL', path: ['kibana', 'url'] },
 ];
 
-/** Reads `SANDTRAIL_*` variables (plus the conventional names of ENV_ALIASES) into a partial config. */
-export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
+/** A number as people write one in a variable: decimal digits, a sign and a fraction at most (not 0x10, 1e3, or blank). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * Reads `SANDTRAIL_*` variables (plus the conventional names of ENV_ALIASES) into a partial config.
+ * A variable that cannot be read is left out and named in `problems` (every one of them, not the
+ * first); without `problems` the first one throws CONFIG_INVALID.
+ */
+export function configFromEnv(env: NodeJS.ProcessEnv, problems?: string[]): ConfigInput {
   const out: Dict = {};
+  const bad = (message: string): void => {
+    if (!problems) throw new SandtrailError('CONFIG_INVALID', message);
+    problems.push(message);
+  };
   for (const a of ENV_ALIASES) {
     const raw = env[a.env];
     if (raw) setPath(out, a.path, `${a.prefix ?? ''}${raw}`);
@@ -139,12 +150,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
     }
     const raw = env[s.env];
     if (raw === undefined || raw === '') continue;
-    const value = s.kind === 'number' ? Number(raw) : s.kind === 'boolean' ? BOOLEAN[raw.toLowerCase()] : raw;
-    if (s.kind === 'number' && !Number.isFinite(value)) {
-      throw new SandtrailError('CONFIG_INVALID', `${s.env} must be a number, got "${raw}"`);
+    const value = s.kind === 'number' ? Number(raw) : s.kind === 'boolean' ? BOOLEAN[raw.trim().toLowerCase()] : raw;
+    if (s.kind === 'number' && (!DECIMAL.test(raw.trim()) || !Number.isFinite(value))) {
+      bad(`${s.env} must be a decimal number, got "${raw}"`);
+      continue;
     }
     if (s.kind === 'boolean' && value === undefined) {
-      throw new SandtrailError('CONFIG_INVALID', `${s.env} must be true or false, got "${raw}"`);
+      bad(`${s.env} must be true or false, got "${raw}"`);
+      continue;
     }
     setPath(out, s.path, value);
   }
@@ -171,7 +184,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   if (opts.file) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(readFileSync(opts.file, 'utf8'));
+      // a leading byte order mark (editors on Windows write one) is not part of the JSON
+      parsed = JSON.parse(readFileSync(opts.file, 'utf8').replace(/^\uFEFF/, ''));
     } catch (err) {
       throw new SandtrailError('CONFIG_INVALID', `cannot read config file ${opts.file}: ${(err as Error).message}`);
     }
@@ -181,18 +195,22 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     }
     fromFile = parsed as Dict;
   }
+  const envProblems: string[] = [];
   const merged = deepMerge(
     deepMerge(
       deepMerge(renameLegacy((opts.defaults ?? {}) as Dict), renameLegacy(fromFile)),
-      renameLegacy(configFromEnv(opts.env ?? {}) as Dict),
+      renameLegacy(configFromEnv(opts.env ?? {}, envProblems) as Dict),
     ),
     renameLegacy((opts.flags ?? {}) as Dict),
   );
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new SandtrailError('CONFIG_INVALID', `invalid configuration: ${problems}`);
-  }
+  // every bad setting at once: the variables that could not be read, then what the schema refuses
+  const problems = [
+    ...envProblems,
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)),
+  ];
+  if (problems.length === 1 && envProblems.length === 1) throw new SandtrailError('CONFIG_INVALID', problems[0] as string);
+  if (problems.length > 0 || !parsed.success) throw new SandtrailError('CONFIG_INVALID', `invalid configuration: ${problems.join('; ')}`);
   return deepFreeze(clusterMode(parsed.data)) as Config;
 }
 

@@ -28,6 +28,8 @@ export interface DoctorOptions {
   isRoot: boolean;
   /** Bound of each check (default 5 s): doctor never hangs on an unreachable host. */
   timeoutMs?: number;
+  /** `SANDTRAIL_*` variables set that sandtrail does not read (a misspelt setting), with the name each is closest to. */
+  unknownEnv?: readonly { name: string; closest?: string | undefined }[];
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -140,5 +142,13 @@ export async function runDoctor(config: () => Config, o: DoctorOptions): Promise
     ]),
   ]);
   const secrets = secretsOf(cfg);
-  return report([configCheck.pass(`valid; store ${shownStoreSpec(store)}`), node, ...groups.flat()].map((r) => redact(r, secrets)));
+  // a misspelt variable leaves its setting at another value: valid, but not what was meant
+  const unknown = (o.unknownEnv ?? []).map((u) => `${u.name}${u.closest ? ` (did you mean ${u.closest}?)` : ''}`);
+  const configResult = unknown.length
+    ? configCheck.warn(
+        `valid; store ${shownStoreSpec(store)}; ignored, since sandtrail reads no such variable: ${unknown.join(', ')}`,
+        'rename or unset those variables (docs/settings.md lists every one)',
+      )
+    : configCheck.pass(`valid; store ${shownStoreSpec(store)}`);
+  return report([configResult, node, ...groups.flat()].map((r) => redact(r, secrets)));
 }

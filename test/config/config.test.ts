@@ -82,6 +82,32 @@ test('unknown keys and bad values are rejected with CONFIG_INVALID naming the se
   );
 });
 
+test('numbers in variables are decimal; every bad variable and setting is named at once; a config file may start with a BOM', () => {
+  for (const raw of [' ', '0x10', '1e3', '12abc', 'Infinity']) {
+    assert.throws(
+      () => loadConfig({ env: { SANDTRAIL_HTTP_PORT: raw } }),
+      (e: { code: string; message: string }) =>
+        e.code === 'CONFIG_INVALID' && e.message.includes(`SANDTRAIL_HTTP_PORT must be a decimal number, got "${raw}"`),
+      JSON.stringify(raw),
+    );
+  }
+  assert.equal(loadConfig({ env: { SANDTRAIL_HTTP_PORT: ' 9464 ' } }).http.port, 9464);
+  const bom = join(dir, 'bom.json');
+  writeFileSync(bom, `\uFEFF${JSON.stringify({ queuePrefix: 'bom', index: { chunkMaxDoc: 1 } })}`);
+  assert.throws(
+    () =>
+      loadConfig({
+        file: bom,
+        env: { SANDTRAIL_FEED_CONCURRENCY: 'x', SANDTRAIL_INDEX_CONCURRENCY: 'y', SANDTRAIL_LOG_LEVEL: 'loud' },
+      }),
+    (e: { code: string; message: string }) =>
+      e.code === 'CONFIG_INVALID' &&
+      ['SANDTRAIL_FEED_CONCURRENCY', 'SANDTRAIL_INDEX_CONCURRENCY', 'logLevel', 'chunkMaxDoc'].every((n) => e.message.includes(n)),
+  );
+  writeFileSync(bom, `\uFEFF${JSON.stringify({ queuePrefix: 'bom' })}`);
+  assert.equal(loadConfig({ file: bom }).queuePrefix, 'bom');
+});
+
 test('every setting has an environment variable with its unit in the name', () => {
   const names = envSettings().map((s) => s.env);
   for (const n of [

@@ -299,6 +299,14 @@ test('sandtrail doctor --json: exit 0 with warnings only, the documented shape; 
     assert.equal(typeof c.fix === 'string', c.status !== 'pass', `${String(c.id)}: fix iff not pass`);
   }
 
+  // a misspelt variable: the configuration is valid, but not what was meant
+  const misspelt = await runCli(['doctor', '--json'], { env: { ...env, SANDTRAIL_STOR: 'sqlite:/elsewhere.db' } });
+  const config = (JSON.parse(misspelt.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find(
+    (c) => c.id === 'config',
+  );
+  assert.equal(config?.status, 'warn', misspelt.stdout);
+  assert.match(config?.detail ?? '', /SANDTRAIL_STOR \(did you mean SANDTRAIL_STORE\?\)/);
+
   const bad = await runCli(['doctor'], { env: { ...env, REDIS_URL: 'redis://127.0.0.1:1' } });
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /^FAIL {2}Redis: cannot reach Redis at redis:\/\/127\.0\.0\.1:1\/?: .*\n {6}fix: /m);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../../config/index.js';
+import { unknownEnvNames, type Config } from '../../config/index.js';
 import { formatReport, runDoctor } from '../../doctor/index.js';
 import { writeOut } from '../context.js';
 import { packageRoot } from '../packageRoot.js';
@@ -28,6 +28,7 @@ export async function doctorCommand(o: { json?: boolean }, config: () => Config,
     pathEnv: env.PATH ?? '',
     cwd: process.cwd(),
     isRoot: process.getuid?.() === 0,
+    unknownEnv: unknownEnvNames(env),
   });
   await writeOut(o.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   return report.ok ? 0 : 1;
