@@ -352,7 +352,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
+      // help asked for (--help, help, --version) is 0; help shown for a missing subcommand is a usage error
+      const asked = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help';
+      return asked && err.exitCode === 0 ? 0 : 2;
     }
     if (!wasLogged(err)) process.stderr.write(`sandtrail: ${messageOf(err)}\n`);
     const exit = exitCodeOf(err);

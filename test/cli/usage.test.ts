@@ -34,6 +34,17 @@ test('a subcommand --help run from the shell shows the global options', async ()
   assert.match(r.stdout, /Global Options:[\s\S]*--redis-url <url>[\s\S]*--store <spec>/);
 });
 
+test('a group without its subcommand is a usage error (exit 2) showing the subcommands; help asked for is exit 0', async () => {
+  for (const args of [[], ['dlq'], ['worker'], ['es']]) {
+    const r = await runCli(args);
+    assert.equal(r.code, 2, `sandtrail ${args.join(' ')}: ${r.code}`);
+    assert.match(r.stderr, /Commands:/, args.join(' '));
+  }
+  for (const args of [['--help'], ['help'], ['dlq', '--help'], ['help', 'dlq'], ['--version']]) {
+    assert.equal((await runCli(args)).code, 0, `sandtrail ${args.join(' ')}`);
+  }
+});
+
 test('the workers that call the API name the key they use in --help', async () => {
   for (const kind of ['lookup', 'artefacts']) {
     const r = await runCli(['worker', kind, '--help']);
