@@ -12,7 +12,7 @@ import { addPivotOption } from './pivotOptions.js';
 import { refuseRepeatedOptions } from './refuseRepeatedOptions.js';
 import { registerAdminCommands } from './registerAdmin.js';
 import { registerHunting } from './registerHunting.js';
-import { registerContractCommands, withArtefactOptions } from './registerContract.js';
+import { KEY_HELP, registerContractCommands, withArtefactOptions } from './registerContract.js';
 import { lagMinutesFlag } from './countFlag.js';
 
 // Command modules load when their command runs: the queue stack (BullMQ, ioredis, prom-client,
@@ -228,6 +228,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
     .option('--dry-run', 'print the API-unit estimate by quota rule and call nothing')
     .option('--max-api-units <n>', 'stop before the run would spend more than n API units')
     .option('--force', 'start even when the estimate exceeds the remaining daily allowance')
+    .addHelpText('after', KEY_HELP)
     .action(
       action(async (o: { from: string; to: string; out: string; json?: boolean }, cmd: Command) =>
         (await import('./commands/mirror.js')).mirrorCommand(o, ctxOf(cmd, { logLevel: 'warn' })),

@@ -28,6 +28,9 @@ function withBudgetOptions(cmd: Command): Command {
  * The GTI API beyond the feed: per-file lookups, single behaviours, private file reports,
  * artefacts, and the worker processes that run lookups and downloads for a fleet.
  */
+/** What the commands that call the API read besides their flags. */
+export const KEY_HELP = '\nEnvironment: GTI_APIKEY (the key its calls use); the rest as in sandtrail --help.';
+
 export function registerContractCommands(program: Command, kit: ProgramKit, worker: Command): void {
   const { ctxOf, action, asLogged, processCtxOf } = kit;
   withArtefactOptions(
@@ -45,7 +48,8 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         )
         .option('--refresh', 'fetch again hashes an earlier run finished (default: skip them)')
         .option('--no-workers', 'only enqueue and wait: let `worker lookup` processes on the same Redis do the work')
-        .option('--json', 'summary as one JSON object: per-hash outcomes, documents, API units'),
+        .option('--json', 'summary as one JSON object: per-hash outcomes, documents, API units')
+        .addHelpText('after', KEY_HELP),
     ),
   ).action(
     action(async (hashes: string[], o, cmd: Command) => (await loadLookup()).lookupCommand(hashes, o, ctxOf(cmd, { logLevel: 'warn' }))),
@@ -58,7 +62,8 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
         .description('fetch one behaviour report (GET /file_behaviours/{id}, 1 API unit) and index it')
         .argument('<id>', 'behaviour id <sha256>_<sandbox name> (quote it: sandbox names contain spaces)')
         .option('--relationships', 'also fetch its file and attack_techniques relationships (1 unit per page) and store them with it')
-        .option('--json', 'result as one JSON object'),
+        .option('--json', 'result as one JSON object')
+        .addHelpText('after', KEY_HELP),
     ),
   ).action(action(async (id: string, o, cmd: Command) => (await loadFetch()).fetchCommand(id, o, ctxOf(cmd, { logLevel: 'warn' }))));
 
@@ -69,7 +74,8 @@ export function registerContractCommands(program: Command, kit: ProgramKit, work
       .description('fetch private file reports (GET /private/files/{sha256} with x-tool, 1 API unit each) into the store')
       .argument('[sha256...]', 'SHA-256 only: MD5, SHA-1 and anything else are refused before any request and cost nothing')
       .option('--file <list>', 'read hashes from a file, one per line; repeatable', collect)
-      .option('--json', 'summary as one JSON object'),
+      .option('--json', 'summary as one JSON object')
+      .addHelpText('after', KEY_HELP),
   ).action(
     action(async (hashes: string[], o, cmd: Command) =>
       (await loadPrivate()).privateLookupCommand(hashes, o, ctxOf(cmd, { logLevel: 'warn' })),

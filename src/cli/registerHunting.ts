@@ -42,7 +42,10 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
       'POST each hit as JSON to the webhook of this name in the configuration (webhooks.NAME, SANDTRAIL_WEBHOOK_NAME=URL): the store keeps the name, never the URL',
     )
     .option('--retro', 'also record and notify hits for the matching behaviours already stored')
-    .option('--json', 'one JSON object: the watch (webhook host only) and, with --retro, {behaviours, hits, undelivered, interrupted}')
+    .option(
+      '--json',
+      'one JSON object: the watch (its webhook by name, never the URL) and, with --retro, {behaviours, hits, undelivered, interrupted}',
+    )
     .addHelpText('after', ADD_HELP)
     .action(
       action(async (name: string, o: Record<string, unknown>, cmd: Command) =>
@@ -52,7 +55,7 @@ export function registerHunting(program: Command, kit: ProgramKit): void {
 
   watch
     .command('list')
-    .description('every watch: conditions, notification targets (webhook host only), creation time')
+    .description('every watch: conditions, notification targets (a webhook by name, never its URL), creation time')
     .option('--json', 'JSON array')
     .action(
       action(async (o: { json?: boolean }, cmd: Command) => (await loadWatch()).watchListCommand(o, ctxOf(cmd, { logLevel: 'warn' }))),

@@ -45,11 +45,16 @@ test('a group without its subcommand is a usage error (exit 2) showing the subco
   }
 });
 
-test('the workers that call the API name the key they use in --help', async () => {
+test('the workers and commands that call the API name the key they use in --help', async () => {
   for (const kind of ['lookup', 'artefacts']) {
     const r = await runCli(['worker', kind, '--help']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Environment: GTI_APIKEY .*REDIS_URL \(required\)/, kind);
+  }
+  for (const command of [['lookup'], ['fetch'], ['private', 'lookup'], ['mirror']]) {
+    const r = await runCli([...command, '--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Environment: GTI_APIKEY \(the key its calls use\)/, command.join(' '));
   }
 });
 
