@@ -1,4 +1,4 @@
-import { errorCode, SandtrailError } from '../errors/index.js';
+import { errorCode } from '../errors/index.js';
 import { checkRedis, createRedis } from '../queue/index.js';
 import {
   BudgetGuard,
@@ -12,6 +12,7 @@ import {
   type EstimateLine,
 } from '../quota/index.js';
 import { writeOut, type CliContext } from './context.js';
+import { countFlag } from './countFlag.js';
 
 /** Flags of every command that calls the GTI API. */
 export interface BudgetFlags {
@@ -20,6 +21,11 @@ export interface BudgetFlags {
   force?: boolean;
   /** `--dry-run --json` prints the estimate as one JSON object. */
   json?: boolean;
+}
+
+/** `--max-api-units`: digits only (not `abc`, `0x10`, `1e3` or empty), whatever the source; undefined when not given. */
+export function maxApiUnitsOf(flags: BudgetFlags): number | undefined {
+  return flags.maxApiUnits === undefined ? undefined : countFlag('--max-api-units', flags.maxApiUnits, 0, { min: 0, max: 1e12 });
 }
 
 /** The estimate `--dry-run --json` prints. */
@@ -49,14 +55,13 @@ export function estimateLine(what: string, count: number, method: string, path: 
  */
 export async function guardBudget(flags: BudgetFlags, lines: EstimateLine[], ctx: CliContext): Promise<BudgetGuard | undefined> {
   const e = estimate(lines);
+  // a bad value is refused even where the estimate alone is asked for
+  maxApiUnitsOf(flags);
   if (flags.dryRun) {
     await writeOut(flags.json ? estimateJson(e) : `${formatEstimate(e)}\n(dry run: nothing was called)\n`);
     return undefined;
   }
-  const maxApiUnits = flags.maxApiUnits === undefined ? undefined : Number(flags.maxApiUnits);
-  if (maxApiUnits !== undefined && (!Number.isInteger(maxApiUnits) || maxApiUnits < 0)) {
-    throw new SandtrailError('USAGE', '--max-api-units must be a whole number');
-  }
+  const maxApiUnits = maxApiUnitsOf(flags);
   const remainingDaily = e.apiUnits > 0 && !flags.force ? await remainingDailyUnits(ctx) : null;
   const guard = new BudgetGuard({ maxApiUnits, force: flags.force, remainingDaily });
   guard.preflight(e);

@@ -175,10 +175,12 @@ export function buildProgram(env: NodeJS.ProcessEnv, setExit: (code: number) => 
         const ctx = ctxOf(cmd, { logLevel: 'warn' });
         const [
           { backfillExitCode, formatSummary, resolveMinutes, runBackfillCommand },
-          { estimateLine, estimateJson, guardBudget },
+          { estimateLine, estimateJson, guardBudget, maxApiUnitsOf },
           { artefactChoiceOf },
         ] = await loadBackfill();
         const artefacts = artefactChoiceOf(o);
+        // checked whatever the source: a directory spends nothing, but a typo is still one
+        maxApiUnitsOf(o);
         if (o.source === 'api') {
           const { minutes } = await resolveMinutes('api', o.from, o.to, ctx);
           const path = `/feeds/${ctx.config.feed.pathSpelling}`;

@@ -68,3 +68,21 @@ test('flags read as every command reads them: --last digits only, an empty pivot
   assert.match(again.stderr, /watch sig exists as given: its retro run resumes/);
   assert.ok(!existsSync(join(plain, 'hits.jsonl')));
 });
+
+test('--max-api-units takes digits only, whatever the source and with --dry-run: a typo is never read as no limit', async () => {
+  const dir = tempDir();
+  const feed = join(dir, 'feed');
+  const env = { ...NO_REDIS, GTI_APIKEY: 'edge-key-0000' };
+  for (const value of ['abc', '0x10', '1e3', '', '-1']) {
+    for (const args of [
+      ['backfill', '--source', `dir:${feed}`, '--store', `sqlite:${join(dir, 'b.db')}`],
+      ['lookup', SHA, '--dry-run'],
+      ['fetch', `${SHA}_Zenbox`, '--dry-run'],
+    ]) {
+      const r = await runCli([...args, '--max-api-units', value], { env });
+      assert.equal(r.code, 2, `${args[0]} --max-api-units '${value}': ${r.code} ${r.stderr}`);
+      assert.match(r.stderr, /--max-api-units must be a whole number/);
+    }
+  }
+  assert.equal(existsSync(join(dir, 'b.db')), false);
+});

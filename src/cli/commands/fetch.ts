@@ -5,7 +5,7 @@ import { fetchBehaviour, RunBudget } from '../../lookup/index.js';
 import { createRedis } from '../../queue/index.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
-import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
+import { estimateLine, guardBudget, maxApiUnitsOf, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
 
@@ -50,7 +50,7 @@ export async function fetchCommand(id: string, o: FetchArgs, ctx: CliContext): P
   const { store, redis } = await openStoreAndRedis(ctx, { spendsApiUnits: true });
   const connection = createRedis(redis.url, config);
   const run = randomUUID();
-  const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
+  const maxApiUnits = maxApiUnitsOf(o);
   try {
     const r = await fetchBehaviour({ config, redis: connection, store, id, relationships: o.relationships, run, maxApiUnits });
     const artefacts: { kind: string; size?: number; path?: string; error?: string; skipped?: boolean }[] = [];

@@ -16,7 +16,7 @@ import {
 import { closeQueues, superviseWorkers } from '../../runner/index.js';
 import { createQueues } from '../../queue/index.js';
 import { openStore, type Store } from '../../store/index.js';
-import { estimateLine, guardBudget, type BudgetFlags } from '../budget.js';
+import { estimateLine, guardBudget, maxApiUnitsOf, type BudgetFlags } from '../budget.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
 import { dlqListCommand } from '../dlqListCommand.js';
@@ -122,7 +122,7 @@ export async function runLookupCommand(args: string[], o: LookupArgs, ctx: CliCo
   const queues = createQueues(redis.url, config, log);
   const queue = createLookupQueue(queues, config);
   const run = randomUUID();
-  const maxApiUnits = o.maxApiUnits === undefined ? undefined : Number(o.maxApiUnits);
+  const maxApiUnits = maxApiUnitsOf(o);
   const budget = new RunBudget(queues.connection, RunBudget.keyOf(config.queuePrefix, run), maxApiUnits ?? Number.POSITIVE_INFINITY);
   const bar = progressBar();
   try {
