@@ -39,6 +39,8 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   if (g.logFormat) flags.logFormat = g.logFormat as ConfigInput['logFormat'];
   const config = loadConfig({ flags, env, file: g.config ?? env.SANDTRAIL_CONFIG, defaults });
   const log = createLogger(config.logLevel, {}, { format: config.logFormat });
+  // every command: a library's console warning (ioredis's about a password a Redis does not ask for) joins the log
+  libraryWarningsTo(log);
   for (const u of unknownEnvNames(env)) {
     log.warn(
       { variable: u.name },

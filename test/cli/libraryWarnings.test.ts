@@ -22,3 +22,17 @@ test("a library's console warning (BullMQ on an evicting Redis) joins a backfill
   assert.equal(eviction.length, 1, r.stderr);
   assert.equal((JSON.parse(eviction[0] as string) as { source: string }).source, 'library');
 }, 60_000);
+
+test("every command's library warnings join its log: ioredis's about a password the Redis does not ask for, from doctor", async () => {
+  const redis = await RedisServer.start({ aof: false });
+  cleanup(() => redis.stop());
+  const r = await runCli(['doctor'], {
+    env: { REDIS_URL: redis.url.replace('redis://', 'redis://:unasked@'), SANDTRAIL_LOG_LEVEL: 'warn' },
+  });
+  const lines = r.stderr.trim().split('\n').filter(Boolean);
+  for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `not a JSON line: ${l}`);
+  assert.ok(
+    lines.some((l) => l.includes('does not require a password') && (JSON.parse(l) as { source: string }).source === 'library'),
+    r.stderr,
+  );
+}, 60_000);
