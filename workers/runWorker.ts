@@ -1,4 +1,4 @@
-import { loadConfig } from '../src/config/index.js';
+import { loadConfig, unknownEnvWarnings, type Config } from '../src/config/index.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
 import { exitWhenDone } from '../src/lifecycle/index.js';
 import { createLogger, type Logger } from '../src/log/index.js';
@@ -7,18 +7,31 @@ import { runWorkerProcess } from '../src/runner/index.js';
 /** The worker processes there are: the two pipeline stages, lookups, artefact downloads. */
 export type WorkerEntry = 'feed' | 'index' | 'lookup' | 'artefacts';
 
-/** Shared start-up of the worker entry points: config from env (and SANDTRAIL_CONFIG), then run. */
-export async function runWorker(entry: WorkerEntry): Promise<void> {
-  let config;
+/**
+ * The configuration of a worker entry point, from the environment (and SANDTRAIL_CONFIG), with its
+ * logger; as the CLI's `worker` commands do: a bad setting is one JSON log line and exit 2, a
+ * SANDTRAIL_* variable no setting reads is said at warn. Undefined when the configuration is invalid.
+ */
+export function workerConfig(worker: string): { config: Config; log: Logger } | undefined {
+  let config: Config;
   try {
     config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
   } catch (err) {
-    process.stderr.write(`sandtrail worker ${entry}: ${messageOf(err)}\n`);
-    // an invalid setting is a configuration error, as for every sandtrail command
+    // no configured logger yet: the default one, so the process's log stays JSON lines
+    createLogger('info', { worker }).fatal({ code: errorCode(err) }, messageOf(err));
     process.exitCode = 2;
-    return;
+    return undefined;
   }
-  const log = createLogger(config.logLevel, { worker: entry }, { format: config.logFormat });
+  const log = createLogger(config.logLevel, { worker }, { format: config.logFormat });
+  for (const u of unknownEnvWarnings(process.env)) log.warn({ variable: u.variable }, u.message);
+  return { config, log };
+}
+
+/** Shared start-up of the worker entry points: config from env (and SANDTRAIL_CONFIG), then run. */
+export async function runWorker(entry: WorkerEntry): Promise<void> {
+  const loaded = workerConfig(entry);
+  if (!loaded) return;
+  const { config, log } = loaded;
   try {
     // a forced stop (second signal) exits non-zero, a drained one zero; what runs is PROCESS_KINDS' row
     process.exitCode = (await runWorkerProcess(`worker ${entry}`, config, log)) ? 130 : 0;

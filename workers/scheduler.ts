@@ -1,21 +1,12 @@
 /** Entry point of the live scheduler: `node dist/workers/scheduler.js` (source from SANDTRAIL_SOURCE, default api). */
-import { exitSoon } from './runWorker.js';
-import { loadConfig, type Config } from '../src/config/index.js';
+import { exitSoon, workerConfig } from './runWorker.js';
 import { errorCode, messageOf } from '../src/errors/index.js';
-import { createLogger } from '../src/log/index.js';
 import { parseCursor } from '../src/queue/index.js';
 import { runSchedulerProcess } from '../src/runner/index.js';
 
-let config: Config | undefined;
-try {
-  config = loadConfig({ env: process.env, file: process.env.SANDTRAIL_CONFIG });
-} catch (err) {
-  process.stderr.write(`sandtrail scheduler: ${messageOf(err)}\n`);
-  // an invalid setting is a configuration error, as for every sandtrail command
-  process.exitCode = 2;
-}
-if (config) {
-  const log = createLogger(config.logLevel, { worker: 'scheduler' }, { format: config.logFormat });
+const loaded = workerConfig('scheduler');
+if (loaded) {
+  const { config, log } = loaded;
   try {
     const start = process.env.SANDTRAIL_START ? parseCursor(process.env.SANDTRAIL_START) : undefined;
     const forced = await runSchedulerProcess(config, log, { sourceSpec: process.env.SANDTRAIL_SOURCE ?? 'api', start });

@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { loadConfig, unknownEnvNames, type Config, type ConfigInput } from '../config/index.js';
+import { loadConfig, unknownEnvWarnings, type Config, type ConfigInput } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../log/index.js';
@@ -41,12 +41,7 @@ export function createContext(g: GlobalOptions, env: NodeJS.ProcessEnv, extra: C
   const log = createLogger(config.logLevel, {}, { format: config.logFormat });
   // every command: a library's console warning (ioredis's about a password a Redis does not ask for) joins the log
   libraryWarningsTo(log);
-  for (const u of unknownEnvNames(env)) {
-    log.warn(
-      { variable: u.name },
-      `${u.name} is not a variable sandtrail reads: ignored${u.closest ? ` (did you mean ${u.closest}?)` : ''}`,
-    );
-  }
+  for (const u of unknownEnvWarnings(env)) log.warn({ variable: u.variable }, u.message);
   return { config, log };
 }
 

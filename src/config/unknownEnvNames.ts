@@ -29,6 +29,14 @@ export function unknownEnvNames(env: NodeJS.ProcessEnv): { name: string; closest
   return out;
 }
 
+/** What a process says of each unknown variable (at warn): `SANDTRAIL_STOR is not a variable sandtrail reads: ignored (did you mean SANDTRAIL_STORE?)`. */
+export function unknownEnvWarnings(env: NodeJS.ProcessEnv): { variable: string; message: string }[] {
+  return unknownEnvNames(env).map((u) => ({
+    variable: u.name,
+    message: `${u.name} is not a variable sandtrail reads: ignored${u.closest ? ` (did you mean ${u.closest}?)` : ''}`,
+  }));
+}
+
 /** Levenshtein distance. */
 function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import type { EventEmitter } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import type { Command } from 'commander';
 import { test } from 'vitest';
 import { buildProgram } from '../../src/cli/index.js';
 import { openStore, type DeadLetterInput } from '../../src/store/index.js';
-import { runCli } from '../support/cli.js';
+import { baseEnv, runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 const GLOBAL_FLAGS = ['--config <file>', '--redis-url <url>', '--store <spec>', '--queue-prefix <prefix>', '--log-level <level>'];
@@ -111,6 +112,29 @@ test('a worker without Redis is a configuration error: exit 2, one JSON log line
     assert.deepEqual([fatal.level, fatal.code, fatal.worker], [60, 'CONFIG_INVALID', kind]);
     assert.match(fatal.msg, /Unrecognized key\(s\) in object: 'bogus'/);
   }
+  // the entry points operators run (node dist/workers/*.js) say it the same way, and name a misspelt variable
+  for (const [entry, worker] of [
+    ['feed-worker', 'feed'],
+    ['index-worker', 'index'],
+    ['lookup-worker', 'lookup'],
+    ['artefact-worker', 'artefacts'],
+    ['scheduler', 'scheduler'],
+  ]) {
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', `workers/${entry}.ts`], {
+      env: { ...baseEnv(), SANDTRAIL_CONFIG: config, REDIS_URL: '' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(bad.status, 2, bad.stderr);
+    const fatal = JSON.parse(bad.stderr.trim()) as { level: number; code: string; worker: string };
+    assert.deepEqual([fatal.level, fatal.code, fatal.worker], [60, 'CONFIG_INVALID', worker]);
+  }
+  const misspelt = spawnSync(process.execPath, ['--import', 'tsx', 'workers/feed-worker.ts'], {
+    env: { ...baseEnv(), REDIS_URL: '', SANDTRAIL_REDIS_URL: '', SANDTRAIL_STOR: 'sqlite:/x.db', SANDTRAIL_LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.match(misspelt.stderr, /SANDTRAIL_STOR is not a variable sandtrail reads: ignored \(did you mean SANDTRAIL_STORE\?\)/);
 });
 
 test('dlq purge says how many it would delete and deletes only with --yes', async () => {
