@@ -322,16 +322,26 @@ function answerSignal(
   bodyMs: number | undefined,
 ): { signal: AbortSignal; began: () => void } {
   if (bodyMs === undefined) return { signal: bounded(signal, headersMs), began: () => undefined };
-  const headers = new AbortController();
-  const timer = setTimeout(() => headers.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), headersMs);
-  timer.unref();
+  const headers = timeoutSignal(headersMs);
   // once the answer began, only the body's bound (and the caller's signal) stay
-  return { signal: AbortSignal.any([bounded(signal, bodyMs), headers.signal]), began: () => clearTimeout(timer) };
+  return { signal: AbortSignal.any([bounded(signal, bodyMs), headers.signal]), began: headers.clear };
 }
 
 function bounded(signal: AbortSignal | undefined, ms: number): AbortSignal {
-  const timeout = AbortSignal.timeout(ms);
+  const timeout = timeoutSignal(ms).signal;
   return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}
+
+/**
+ * A signal that aborts `ms` from now, held by a timer of its own. Not AbortSignal.timeout(): on
+ * Node 20, one that only an AbortSignal.any() refers to can be garbage-collected, and then never
+ * fires (a stalled answer then held a call, and a worker's stop, for good).
+ */
+function timeoutSignal(ms: number): { signal: AbortSignal; clear: () => void } {
+  const c = new AbortController();
+  const timer = setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  timer.unref();
+  return { signal: c.signal, clear: () => clearTimeout(timer) };
 }
 
 /**

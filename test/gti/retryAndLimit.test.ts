@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { test } from 'vitest';
 import { isRetryable, SandtrailError, type ErrorCode } from '../../src/errors/index.js';
 import { callWithRetry, GtiClient, RedisRateLimiter } from '../../src/gti/index.js';
@@ -383,3 +385,32 @@ test('a download the endpoint serves itself streams under 20× the call timeout;
   await assert.rejects(client.openLink(`${base.replace('/api/v3', '')}/storage/hang`), { code: 'GTI_NETWORK' });
   assert.ok(Date.now() - linked < 3000, `${Date.now() - linked} ms`);
 });
+
+test('the call timeouts fire whatever the garbage collector does, a stop signal given too: an answer that never begins, a body that stalls', async () => {
+  // AbortSignal.timeout() combined by AbortSignal.any() can be collected on Node 20, and then never fires
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const collecting = setInterval(gc, 50);
+  cleanup(() => clearInterval(collecting));
+  const server = createServer((req, res) => {
+    if (req.url?.endsWith('/hang')) return; // never answers
+    res.writeHead(200, { 'content-length': '100000' });
+    res.write(Buffer.alloc(1000, 1)); // then nothing more
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3`;
+  const stop = new AbortController();
+  const client = new GtiClient({ baseUrl: base, apiKey: KEY, timeoutMs: 200, stopSignal: () => stop.signal });
+  const started = Date.now();
+  await assert.rejects(client.getJson('/hang'), { code: 'GTI_NETWORK' });
+  assert.ok(Date.now() - started < 3000, `no answer: ${Date.now() - started} ms`);
+  // a download's body has 20× the call timeout: 4 s
+  const opened = await client.openDownload('/file_behaviours/x/pcap');
+  assert.ok(opened);
+  const reading = Date.now();
+  await assert.rejects(async () => {
+    for await (const c of opened.body) void c;
+  });
+  assert.ok(Date.now() - reading < 10_000, `stalled body: ${Date.now() - reading} ms`);
+}, 30_000);
