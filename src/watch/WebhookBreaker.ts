@@ -22,7 +22,8 @@ interface Streak {
  * notification spent all its tries (a receiver that refuses or answers 5xx: every notification
  * under way gets its tries, so a receiver down for a few seconds loses nothing). While open, the
  * next notifications are dead-lettered at once for `pauseMs`; then one notification is tried,
- * alone and once, and its outcome closes the breaker or opens it again.
+ * alone and once, and its outcome closes the breaker or opens it again: any answer closes it (a
+ * 4xx or a redirect refuses that notification alone), a failure a retry could fix opens it.
  */
 export class WebhookBreaker {
   private readonly states = new Map<string, Streak>();
@@ -47,6 +48,8 @@ export class WebhookBreaker {
       onTryFailed: (slow) => this.failed(url, slow),
       onGaveUp: () => this.gaveUp(url),
       mayRetry: () => !this.isOpen(url),
+      // an answer, even a refusal, puts the webhook back in use: a probe must not stay open for good
+      onRefused: () => this.succeeded(url),
     });
     this.succeeded(url);
   }

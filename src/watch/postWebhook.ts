@@ -22,6 +22,8 @@ export interface WebhookTries {
   onGaveUp(): void;
   /** Asked before each retry: false stops the retries (the receiver is known down). */
   mayRetry(): boolean;
+  /** The receiver answered, refusing this notification (a 4xx, a redirect): it is there, not down. */
+  onRefused?(): void;
 }
 
 export const WEBHOOK_DEFAULTS: Readonly<Required<Omit<WebhookOptions, 'targets'>>> = Object.freeze({
@@ -79,6 +81,7 @@ export async function postWebhook(url: string, json: string, o: WebhookOptions =
       slow = isTimeout(err);
     }
     if (retryable) health?.onTryFailed(slow);
+    else health?.onRefused?.();
     if (retryable && tries >= attempts) health?.onGaveUp();
     if (!retryable || tries >= attempts || health?.mayRetry() === false) break;
     // jittered, so many notifications failing together do not retry in lockstep

@@ -198,6 +198,39 @@ describe('webhook delivery', () => {
     assert.equal(new Set(delivered).size, 12);
   });
 
+  test('a probe answered with a refusal (404) closes the breaker: the receiver is there, and the next notifications go to it', async () => {
+    const dir = tempDir();
+    const store = openStore(`sqlite:${join(dir, 's.db')}`);
+    cleanup(() => store.close());
+    const statuses = [500, 500, 500, 404];
+    let n = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(statuses[n++] ?? 204).end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+    const w = watch('w', [{ kind: 'behash', value: 'h' }], { webhook: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
+    const hit = (i: number) => ({
+      watch: 'w',
+      behaviourId: `${SHA('b')}_Sandbox${i}`,
+      lastModified: 5,
+      sha256: SHA('b'),
+      sandbox: `Sandbox${i}`,
+      matched: w.conditions,
+      at: 9,
+    });
+    let clock = 0;
+    const notifier = new WatchNotifier(store.dlq, log, { attempts: 1 }, new WebhookBreaker(3, 1000, () => clock));
+    for (let i = 0; i < 4; i++) await notifier.notify(w, hit(i));
+    assert.deepEqual([n, notifier.undelivered], [3, 4], 'three 500s open the breaker; the fourth is skipped');
+    clock = 1000;
+    await notifier.notify(w, hit(4)); // the probe: answered 404, that notification alone is refused
+    assert.deepEqual([n, notifier.undelivered], [4, 5]);
+    for (let i = 5; i < 8; i++) await notifier.notify(w, hit(i));
+    assert.deepEqual([n, notifier.undelivered], [7, 5], 'delivered once the receiver answers 2xx');
+  });
+
   test('a replayed notification goes to the watch as it is now; a webhook still down is skipped after the breaker opens', async () => {
     const ok = await receiver([204]);
     const watches = new Map<string, Watch>([
