@@ -74,6 +74,9 @@ export class ArtefactWorker extends QueueWorker<ArtefactJobData, ArtefactJobResu
   }
 }
 
+/** Kinds that are binary files: an answer starting with markup is no such file. */
+const BINARY: ReadonlySet<string> = new Set(['pcap', 'evtx']);
+
 /**
  * One artefact into the blob directory and its record into the store; what the worker runs for
  * each job and `fetch` runs inline, with the same retries either way. Nothing is requested when
@@ -89,12 +92,14 @@ export async function fetchArtefact(o: {
   onRetry?: RetryOptions['onRetry'];
 }): Promise<ArtefactJobResult> {
   const { config, store, data: d } = o;
-  const path = blobPath(config.artefacts.dir, d.sha256, d.sandbox, d.kind);
+  const path = blobPath(config.artefacts.dir, d.behaviourId, d.kind);
   const known = (await store.artefacts.list(d.behaviourId)).find((a) => a.kind === d.kind);
   const onDisk = known ? await stat(known.path).catch(() => null) : null;
   // the file of this report version, or of a newer one (an older version's job arrives late): kept
   const current = d.lastModified === undefined || (known?.lastModified !== undefined && known.lastModified >= d.lastModified);
-  if (known && onDisk?.size === known.size && current) return { path: known.path, size: known.size, sha256: known.sha256, skipped: true };
+  // (a file of no bytes is no artefact: an earlier version kept what an empty answer gave)
+  if (known && known.size > 0 && onDisk?.size === known.size && current)
+    return { path: known.path, size: known.size, sha256: known.sha256, skipped: true };
   // an artefact directory that cannot be written fails before the paid request, naming it
   await makeBlobDir(path);
   const budget = d.run
@@ -112,7 +117,7 @@ export async function fetchArtefact(o: {
           ? await client.openLink(d.link, o.signal, `/feeds/file_behaviours/{token}/${d.kind}`)
           : await client.openDownload(`/file_behaviours/${encodeURIComponent(d.behaviourId)}/${d.kind}`, o.signal);
       if (!opened) throw new SandtrailError('GTI_NOT_FOUND', `${what}: not found (a feed link expires with its batch)`);
-      return streamToBlob(opened.body, opened.bytes, path, d.maxBytes ?? config.artefacts.maxBytes, what);
+      return streamToBlob(opened.body, opened.bytes, path, d.maxBytes ?? config.artefacts.maxBytes, what, { binary: BINARY.has(d.kind) });
     },
     { retries: config.gti.maxRetries, backoffMs: config.gti.backoffMs, signal: o.signal, onRetry: o.onRetry },
   );

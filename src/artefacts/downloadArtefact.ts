@@ -53,8 +53,9 @@ export async function makeBlobDir(path: string): Promise<void> {
  * Streams a body to `path` through a temporary name in the same directory, renamed when complete:
  * a reader never sees a partial file, and a download cut or over its cap leaves nothing behind.
  * Never buffered whole: bytes are hashed and written as they arrive. Over `maxBytes` (advertised
- * or counted) is ARTEFACT_TOO_LARGE; a body shorter than advertised is the body's own error; a
- * full or unwritable disk is the store fault blobDirFault names.
+ * or counted) is ARTEFACT_TOO_LARGE; a body shorter than advertised is the body's own error; an
+ * empty one GTI_TRANSIENT; with `binary`, a web page GTI_BAD_RESPONSE; a full or unwritable disk is
+ * the store fault blobDirFault names.
  */
 export async function streamToBlob(
   body: AsyncIterable<Buffer>,
@@ -62,6 +63,7 @@ export async function streamToBlob(
   path: string,
   maxBytes: number,
   what: string,
+  o: { binary?: boolean } = {},
 ): Promise<StoredBlob> {
   if (advertised !== null && advertised > maxBytes) {
     throw new SandtrailError('ARTEFACT_TOO_LARGE', `${what} is ${advertised} bytes, over the ${maxBytes}-byte cap (artefacts.maxBytes)`);
@@ -72,6 +74,16 @@ export async function streamToBlob(
   let size = 0;
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done): void {
+      // a binary artefact never starts with markup: a proxy's or a login page is no capture
+      if (size === 0 && o.binary && /^\s*</.test(chunk.subarray(0, 64).toString('latin1'))) {
+        done(
+          new SandtrailError(
+            'GTI_BAD_RESPONSE',
+            `${what}: the answer is a web page, where a binary file was expected (a proxy's or a login page?)`,
+          ),
+        );
+        return;
+      }
       size += chunk.length;
       if (size > maxBytes) {
         done(new SandtrailError('ARTEFACT_TOO_LARGE', `${what} passed the ${maxBytes}-byte cap (artefacts.maxBytes) while downloading`));
@@ -79,6 +91,10 @@ export async function streamToBlob(
       }
       hash.update(chunk);
       done(null, chunk);
+    },
+    flush(done): void {
+      // a 200 with no bytes is a transfer gone wrong, not an empty artefact: asked again, never kept
+      done(size === 0 ? new SandtrailError('GTI_TRANSIENT', `${what}: the answer had no bytes, where an artefact was expected`) : null);
     },
   });
   const out = createWriteStream(tmp, { flags: 'wx' });

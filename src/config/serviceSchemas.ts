@@ -15,7 +15,13 @@ export const lookupSchema = z
 /** Artefacts (pcap, evtx, memdump, html report) downloaded into a blob directory. */
 export const artefactsSchema = z
   .object({
-    dir: z.string().min(1).default('./artefacts').describe('Blob directory: <dir>/<sha256[0:2]>/<sha256>/<sandbox>/<kind>.<ext>.'),
+    dir: z
+      .string()
+      .min(1)
+      .default('./artefacts')
+      .describe(
+        "Blob directory: <dir>/<sha256[0:2]>/<sha256>/<sandbox>/<kind>.<ext>, <sandbox> the behaviour id after its SHA-256 (a private analysis's timestamp included). An answer of no bytes, or a web page where a pcap or evtx was expected, is never kept.",
+      ),
     maxBytes: positiveInt
       .default(512 * 1024 * 1024)
       .describe('Size cap of one artefact; a bigger one is refused (ARTEFACT_TOO_LARGE) and nothing of it is kept.'),

@@ -95,7 +95,7 @@ function assertStored(
   source: ArtefactRecord['source'],
 ): void {
   const want = bytesOf(f, i, kind);
-  const path = blobPath(s.blobs, f.sha256, sandboxOf(f, i), kind);
+  const path = blobPath(s.blobs, idOf(f, i), kind);
   assert.ok(path.startsWith(join(s.blobs, f.sha256.slice(0, 2), f.sha256)), path);
   assert.equal(statSync(path).size, want.length, `${kind} of behaviour ${i}: size`);
   assert.equal(sha256(readFileSync(path)), sha256(want), `${kind} of behaviour ${i}: content`);
@@ -146,7 +146,7 @@ test("lookup --artefacts pcap,evtx downloads each report's artefacts through the
   );
   assertStored(s, f, 1, 'pcap', second, 'endpoint');
   assert.deepEqual(await s.records(idOf(f, 2)), []);
-  const rel = (i: number, kind: ArtefactKind): string => blobPath(s.blobs, f.sha256, sandboxOf(f, i), kind).slice(s.blobs.length + 1);
+  const rel = (i: number, kind: ArtefactKind): string => blobPath(s.blobs, idOf(f, i), kind).slice(s.blobs.length + 1);
   assert.deepEqual(filesUnder(s.blobs), [rel(0, 'evtx'), rel(0, 'pcap'), rel(1, 'pcap')].sort(), 'nothing else, no .part file');
 
   // the endpoint carried the key, the storage host did not; memdump and html were not asked for
@@ -244,7 +244,7 @@ test('a truncated artefact download is retried from the start; the file ends com
   assert.deepEqual(s.fake.faults.truncateArtefact, { times: 0 }, 'the fault was used');
   const recs = await s.records(idOf(f, 0));
   assertStored(s, f, 0, 'pcap', recs, 'endpoint');
-  assert.deepEqual(filesUnder(s.blobs), [blobPath(s.blobs, f.sha256, sandboxOf(f, 0), 'pcap').slice(s.blobs.length + 1)]);
+  assert.deepEqual(filesUnder(s.blobs), [blobPath(s.blobs, idOf(f, 0), 'pcap').slice(s.blobs.length + 1)]);
   // two downloads (the first cut), two endpoint calls on the ledger
   assert.equal(s.fake.countFor('/download/artefact/'), 2);
   assert.equal(s.fake.countFor(`/api/v3/file_behaviours/`, 302), 2);
@@ -269,11 +269,7 @@ test('--artefact-max-bytes: a bigger artefact is refused (ARTEFACT_TOO_LARGE) an
     ['evtx'],
   );
   assertStored(s, f, 0, 'evtx', recs, 'endpoint');
-  assert.deepEqual(
-    filesUnder(s.blobs),
-    [blobPath(s.blobs, f.sha256, sandboxOf(f, 0), 'evtx').slice(s.blobs.length + 1)],
-    'no file, no .part',
-  );
+  assert.deepEqual(filesUnder(s.blobs), [blobPath(s.blobs, idOf(f, 0), 'evtx').slice(s.blobs.length + 1)], 'no file, no .part');
   const failed = (await failedJobs(s)).sort((a, b) => a.kind.localeCompare(b.kind));
   assert.deepEqual(
     failed.map((j) => [j.kind, j.id]),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { blobPath, fetchArtefact, type ArtefactKind } from '../../src/artefacts/index.js';
@@ -64,7 +64,7 @@ test('sandtrail fetch --artefacts: a memdump cut mid-body is fetched again, stor
   const r = await runCli(['fetch', id, '--artefacts', 'memdump', '--json'], { env });
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.deepEqual(fake.faults.truncateArtefact, { times: 0, atFraction: 0.5 }, 'the fault was used');
-  const path = blobPath(blobs, f.sha256, 'VirusTotal Jujubox', 'memdump');
+  const path = blobPath(blobs, id, 'memdump');
   const out = JSON.parse(r.stdout) as { status: string; artefacts: unknown[]; api_units: number };
   assert.equal(out.status, 'stored');
   assert.deepEqual(out.artefacts, [{ kind: 'memdump', size: 524_288, path, skipped: false }]);
@@ -124,13 +124,70 @@ test('an inline artefact download is retried after a 429 (its Retry-After waited
   fake.setFaults({ burst: { status: 503, count: 1, paths: 'all' }, truncateArtefact: { times: 1, atFraction: 0.3 } });
   const evtx = await fetchArtefact({ config, store, redis, data: data('evtx') });
   assert.equal(evtx.sha256, sha256(f.artefacts?.[id]?.evtx as Buffer));
-  assert.deepEqual(
-    filesUnder(blobs),
-    ['evtx', 'pcap'].map((k) => blobPath(blobs, f.sha256, 'VirusTotal Jujubox', k as ArtefactKind).slice(blobs.length + 1)).sort(),
-  );
+  assert.deepEqual(filesUnder(blobs), ['evtx', 'pcap'].map((k) => blobPath(blobs, id, k as ArtefactKind).slice(blobs.length + 1)).sort());
   // pcap: 429 then 302; evtx: 503, 302 (cut), 302
   assert.deepEqual(fake.operations(), { 'GET /file_behaviours/{id}/pcap': 2, 'GET /file_behaviours/{id}/evtx': 3 });
   const spent = (run: string): Promise<number> =>
     new RunBudget(redis, RunBudget.keyOf(config.queuePrefix, run), Number.POSITIVE_INFINITY).spent();
   account.summary(await spent('inline-pcap')).summary(await spent('inline-evtx'));
+});
+
+test('two analyses of one file by one sandbox keep their own artefacts; an empty answer is asked again and never kept; a web page is no capture', async () => {
+  const f = fileWith('fetch-art-private', { pcap: 5_000, evtx: 3_000 });
+  const first = f.behaviours[0] as Record<string, unknown>;
+  const id = String(first.id);
+  // the same sandbox's private analysis of the same file: its id carries a timestamp
+  const privateId = `${id}-1793400000`;
+  f.behaviours.push({ ...structuredClone(first), id: privateId });
+  (f.artefacts as Record<string, Partial<Record<ArtefactKind, Buffer>>>)[privateId] = {
+    pcap: randomBytes(7_000),
+    evtx: randomBytes(2_000),
+  };
+  const fake = await startFakeGti({ apiKey: KEY, files: [f] });
+  cleanup(() => fake.close());
+  const dir = tempDir();
+  const blobs = join(dir, 'blobs');
+  const config = await testConfig(dir, {
+    gti: { apiKey: KEY, baseUrl: fake.baseUrl, user: 'analyst', backoffMs: 20, maxRetries: 2 },
+    artefacts: { dir: blobs },
+  });
+  accountApi(fake, config);
+  const redis = createRedis(config.redisUrl as string, { redisCluster: false });
+  cleanup(() => redis.disconnect());
+  const store = openStore(config.store, config);
+  cleanup(() => store.close());
+  const data = (behaviourId: string, kind: ArtefactKind) =>
+    ({ behaviourId, sha256: f.sha256, sandbox: 'VirusTotal Jujubox', kind, source: 'endpoint' }) as const;
+  const bytes = (behaviourId: string, kind: ArtefactKind): Buffer => f.artefacts?.[behaviourId]?.[kind] as Buffer;
+
+  const a = await fetchArtefact({ config, store, redis, data: data(id, 'pcap') });
+  const b = await fetchArtefact({ config, store, redis, data: data(privateId, 'pcap') });
+  assert.notEqual(a.path, b.path);
+  assert.deepEqual(
+    [sha256(readFileSync(a.path)), sha256(readFileSync(b.path))],
+    [sha256(bytes(id, 'pcap')), sha256(bytes(privateId, 'pcap'))],
+  );
+
+  // an empty 200, then the file: stored whole
+  fake.setFaults({ artefactAnswers: ['empty'] });
+  const evtx = await fetchArtefact({ config, store, redis, data: data(id, 'evtx') });
+  assert.equal(evtx.size, 3_000);
+  // always empty: fails once its tries are spent, and nothing is kept or recorded
+  fake.setFaults({ artefactAnswers: ['empty', 'empty', 'empty', 'empty'] });
+  await assert.rejects(fetchArtefact({ config, store, redis, data: data(privateId, 'evtx') }), { code: 'GTI_TRANSIENT' });
+  // a login page where an event log was expected: a bad answer (asked once more), nothing kept
+  fake.setFaults({ artefactAnswers: ['html', 'html'] });
+  await assert.rejects(fetchArtefact({ config, store, redis, data: data(privateId, 'evtx') }), { code: 'GTI_BAD_RESPONSE' });
+  assert.deepEqual(
+    (await store.artefacts.list(privateId)).map((r) => r.kind),
+    ['pcap'],
+  );
+  assert.equal(filesUnder(blobs).filter((p) => p.includes('-1793400000') && p.includes('evtx')).length, 0);
+
+  // a file of no bytes an earlier version recorded is no artefact: downloaded again
+  fake.setFaults({ artefactAnswers: [] });
+  await store.artefacts.record({ ...(await store.artefacts.list(id)).find((r) => r.kind === 'evtx')!, size: 0 });
+  writeFileSync(evtx.path, '');
+  const again = await fetchArtefact({ config, store, redis, data: data(id, 'evtx') });
+  assert.deepEqual([again.skipped, again.size], [false, 3_000]);
 });

@@ -87,6 +87,17 @@ export class ArtefactLinks {
       ex.notFound(`${kind} of ${t.behaviourId}`);
       return true;
     }
+    const instead = this.faults.takeArtefactAnswer();
+    if (instead) {
+      ex.settle(200);
+      const page = instead === 'html' ? Buffer.from('<!DOCTYPE html><html><body>Sign in</body></html>') : Buffer.alloc(0);
+      ex.res.writeHead(200, {
+        'content-type': instead === 'html' ? 'text/html' : 'application/octet-stream',
+        'content-length': String(page.length),
+      });
+      ex.res.end(page);
+      return true;
+    }
     const cutAt = this.faults.takeTruncateArtefact(bytes.length);
     ex.settle(200);
     await sendBytes(ex.res, bytes, { cutAt, bytesPerSecond: this.faults.slowFor(t.behaviourId) });

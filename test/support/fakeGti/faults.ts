@@ -90,6 +90,8 @@ export interface FakeGtiFaults {
    */
   resetApiBeforeHeaders?: number;
   truncateArtefact?: TruncateArtefactFault;
+  /** The next artefact downloads answer these in turn, 200 each: `empty` no bytes, `html` a login page; then the artefact. */
+  artefactAnswers?: ('empty' | 'html')[];
   /**
    * Feed batch downloads (minutes and hours) are sent chunked, announcing no content-length, as
    * storage hosts and CDNs often answer; `truncate` then cuts them with no length to compare.
@@ -208,6 +210,7 @@ export class FaultState {
   private resetMidObjectLeft = 0;
   private apiResetLeft = 0;
   private truncateArtefactLeft = 0;
+  private artefactAnswersLeft: ('empty' | 'html')[] = [];
   private corruptLeft = new Map<string, number>();
   private emptyLeft = new Map<string, number>();
   private storageForbiddenLeft = new Map<string, number>();
@@ -240,6 +243,7 @@ export class FaultState {
     if ('storageForbiddenTimes' in patch) this.storageForbiddenLeft = new Map(Object.entries(patch.storageForbiddenTimes ?? {}));
     if ('truncateArtefact' in patch)
       this.truncateArtefactLeft = patch.truncateArtefact ? (patch.truncateArtefact.times ?? Number.POSITIVE_INFINITY) : 0;
+    if ('artefactAnswers' in patch) this.artefactAnswersLeft = [...(patch.artefactAnswers ?? [])];
   }
 
   clear(): void {
@@ -252,6 +256,7 @@ export class FaultState {
     this.resetMidObjectLeft = 0;
     this.apiResetLeft = 0;
     this.truncateArtefactLeft = 0;
+    this.artefactAnswersLeft = [];
     this.corruptLeft.clear();
     this.emptyLeft.clear();
     this.storageForbiddenLeft.clear();
@@ -268,6 +273,7 @@ export class FaultState {
     if (s.resetMidObject) s.resetMidObject.times = this.resetMidObjectLeft;
     if (s.resetApiBeforeHeaders !== undefined) s.resetApiBeforeHeaders = this.apiResetLeft;
     if (s.truncateArtefact && this.truncateArtefactLeft !== Number.POSITIVE_INFINITY) s.truncateArtefact.times = this.truncateArtefactLeft;
+    if (s.artefactAnswers) s.artefactAnswers = [...this.artefactAnswersLeft];
     if (s.corruptTimes) s.corruptTimes = Object.fromEntries(this.corruptLeft);
     if (s.emptyTimes) s.emptyTimes = Object.fromEntries(this.emptyLeft);
     if (s.storageForbiddenTimes) s.storageForbiddenTimes = Object.fromEntries(this.storageForbiddenLeft);
@@ -382,6 +388,11 @@ export class FaultState {
     if (!r || this.resetMidObjectLeft <= 0 || !path.startsWith(r.paths ?? '/api/v3/')) return false;
     this.resetMidObjectLeft -= 1;
     return true;
+  }
+
+  /** What the next artefact download answers instead of the artefact (artefactAnswers), if anything. */
+  takeArtefactAnswer(): 'empty' | 'html' | undefined {
+    return this.artefactAnswersLeft.shift();
   }
 
   /** Bytes to send before cutting an artefact download of `size` bytes, or null to send it whole. */
