@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SandtrailError } from '../errors/index.js';
@@ -50,6 +50,24 @@ export async function makeBlobDir(path: string): Promise<void> {
 }
 
 /**
+ * A temporary file this old is left by a process killed mid-download (kill -9, a host lost), not
+ * by a download under way: a download's body is bounded by 20× gti.timeoutMs (20 min by default).
+ */
+const STALE_PART_MS = 3_600_000;
+
+/** Removes the temporary files of `path` that killed downloads left (memory dumps run to GBs). */
+async function removeStaleParts(path: string): Promise<void> {
+  const dir = dirname(path);
+  const prefix = `${basename(path)}.part-`;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(prefix))) {
+    const file = join(dir, name);
+    const mtimeMs = (await stat(file).catch(() => undefined))?.mtimeMs;
+    if (mtimeMs !== undefined && Date.now() - mtimeMs > STALE_PART_MS) await rm(file, { force: true });
+  }
+}
+
+/**
  * Streams a body to `path` through a temporary name in the same directory, renamed when complete:
  * a reader never sees a partial file, and a download cut or over its cap leaves nothing behind.
  * Never buffered whole: bytes are hashed and written as they arrive. Over `maxBytes` (advertised
@@ -69,6 +87,7 @@ export async function streamToBlob(
     throw new SandtrailError('ARTEFACT_TOO_LARGE', `${what} is ${advertised} bytes, over the ${maxBytes}-byte cap (artefacts.maxBytes)`);
   }
   await makeBlobDir(path);
+  await removeStaleParts(path);
   const tmp = `${path}.part-${randomBytes(6).toString('hex')}`;
   const hash = createHash('sha256');
   let size = 0;

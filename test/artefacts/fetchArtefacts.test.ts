@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { blobPath, fetchArtefact, type ArtefactKind } from '../../src/artefacts/index.js';
@@ -132,7 +132,7 @@ test('an inline artefact download is retried after a 429 (its Retry-After waited
   account.summary(await spent('inline-pcap')).summary(await spent('inline-evtx'));
 });
 
-test('two analyses of one file by one sandbox keep their own artefacts; an empty answer is asked again and never kept; a web page is no capture', async () => {
+test("two analyses of one file by one sandbox keep their own artefacts; an empty answer is asked again and never kept; a web page is no capture; a killed download's leftovers go", async () => {
   const f = fileWith('fetch-art-private', { pcap: 5_000, evtx: 3_000 });
   const first = f.behaviours[0] as Record<string, unknown>;
   const id = String(first.id);
@@ -184,8 +184,17 @@ test('two analyses of one file by one sandbox keep their own artefacts; an empty
   );
   assert.equal(filesUnder(blobs).filter((p) => p.includes('-1793400000') && p.includes('evtx')).length, 0);
 
-  // a file of no bytes an earlier version recorded is no artefact: downloaded again
+  // what a download killed an hour ago left is removed at the next download there; one under way is not
+  const stale = `${b.path.replace('pcap.pcap', 'evtx.evtx')}.part-0123456789ab`;
+  const fresh = `${b.path.replace('pcap.pcap', 'evtx.evtx')}.part-ba9876543210`;
+  writeFileSync(stale, 'x');
+  writeFileSync(fresh, 'y');
+  utimesSync(stale, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
   fake.setFaults({ artefactAnswers: [] });
+  await fetchArtefact({ config, store, redis, data: data(privateId, 'evtx') });
+  assert.deepEqual([existsSync(stale), existsSync(fresh)], [false, true]);
+
+  // a file of no bytes an earlier version recorded is no artefact: downloaded again
   await store.artefacts.record({ ...(await store.artefacts.list(id)).find((r) => r.kind === 'evtx')!, size: 0 });
   writeFileSync(evtx.path, '');
   const again = await fetchArtefact({ config, store, redis, data: data(id, 'evtx') });
