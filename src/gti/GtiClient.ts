@@ -100,7 +100,8 @@ export class GtiClient {
     }
     if (res.status >= 300 && res.status < 400) {
       const location = res.headers.get('location');
-      if (!location) throw new SandtrailError('GTI_TRANSIENT', `GET ${path}: ${res.status} without a Location`);
+      // a broken answer, asked once more as any bad answer is (it was retried as a 5xx, each try a paid call)
+      if (!location) throw new SandtrailError('GTI_BAD_RESPONSE', `GET ${path}: ${res.status} without a Location`);
       const target = new URL(location, `${this.base}${path}`).toString();
       try {
         // the storage host answers within a call's time, then streams within a download's
@@ -108,7 +109,7 @@ export class GtiClient {
         res = await fetch(target, { signal: exchange.signal });
         exchange.began();
       } catch (err) {
-        throw new SandtrailError(networkCode(err), `download of ${path}: ${failure(err, this.o.timeoutMs)}`);
+        throw networkError(err, `download of ${path}: ${failure(err, this.o.timeoutMs)}`);
       }
       if (isGone(res.status)) return null;
       if (!res.ok) {
@@ -183,7 +184,7 @@ export class GtiClient {
       exchange.began();
     } catch (err) {
       await this.o.onNoAnswer?.({ method: 'GET', path: as });
-      throw new SandtrailError(networkCode(err), `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs)}`);
+      throw networkError(err, `download of ${redactLink(link)}: ${failure(err, this.o.timeoutMs)}`);
     }
     // a download through a feed link is a call like any other: on the ledger (at 0 units, rule 3)
     await this.o.onCall?.({ method: 'GET', path: as, status: res.status });
@@ -347,11 +348,13 @@ function timeoutSignal(ms: number): { signal: AbortSignal; clear: () => void } {
 /**
  * A fetch that failed without an answer is worth asking again (GTI_NETWORK), except a storage
  * host's redirects that never end (fetch gives up after 20): asking again would pay the API's
- * hop to it each time, for the same loop.
+ * hop to it each time, for the same loop (GTI_BAD_RESPONSE, `final`: not asked again).
  */
-function networkCode(err: unknown): ErrorCode {
+function networkError(err: unknown, message: string): SandtrailError {
   const cause = (err as { cause?: { message?: string } }).cause?.message ?? '';
-  return /redirect count exceeded/i.test(cause) ? 'GTI_BAD_RESPONSE' : 'GTI_NETWORK';
+  return /redirect count exceeded/i.test(cause)
+    ? new SandtrailError('GTI_BAD_RESPONSE', message, { final: true })
+    : new SandtrailError('GTI_NETWORK', message);
 }
 
 /** Why a fetch failed, with the cause undici keeps apart ("fetch failed" alone names nothing). */

@@ -31,7 +31,9 @@ export async function callWithRetry<T>(fn: () => Promise<T>, o: RetryOptions): P
       return await fn();
     } catch (err) {
       const code = errorCode(err);
-      if (!code || !RETRY_IN_PLACE.has(code) || attempt >= o.retries) throw err;
+      // `final`: an answer that would be the same however often it is asked (a redirect loop)
+      const final = (err as { details?: { final?: unknown } }).details?.final === true;
+      if (!code || final || !RETRY_IN_PLACE.has(code) || attempt >= o.retries) throw err;
       if (code === 'GTI_BAD_RESPONSE' && ++badResponses > BAD_RESPONSE_RETRIES) throw err;
       const retryAfterS = (err as { details?: { retryAfterS?: number } }).details?.retryAfterS;
       const waitMs = Math.min(

@@ -414,3 +414,33 @@ test('the call timeouts fire whatever the garbage collector does, a stop signal 
   });
   assert.ok(Date.now() - reading < 10_000, `stalled body: ${Date.now() - reading} ms`);
 }, 30_000);
+
+test("a storage host's redirect loop is not asked again; a redirect without a Location is asked once more, as any bad answer", async () => {
+  const asked = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const path = req.url ?? '';
+    asked.set(path, (asked.get(path) ?? 0) + 1);
+    if (path === '/api/v3/file_behaviours/loop/pcap') return void res.writeHead(302, { location: '/storage/loop' }).end();
+    if (path === '/storage/loop') return void res.writeHead(302, { location: '/storage/loop' }).end();
+    if (path === '/api/v3/file_behaviours/nowhere/pcap') return void res.writeHead(302).end();
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const client = new GtiClient({
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3`,
+    apiKey: KEY,
+    timeoutMs: 2000,
+  });
+  const retry = { retries: 4, backoffMs: 5 };
+  await assert.rejects(
+    callWithRetry(() => client.openDownload('/file_behaviours/loop/pcap'), retry),
+    { code: 'GTI_BAD_RESPONSE' },
+  );
+  assert.equal(asked.get('/api/v3/file_behaviours/loop/pcap'), 1, 'each try is a paid call: the loop is not asked again');
+  await assert.rejects(
+    callWithRetry(() => client.openDownload('/file_behaviours/nowhere/pcap'), retry),
+    { code: 'GTI_BAD_RESPONSE' },
+  );
+  assert.equal(asked.get('/api/v3/file_behaviours/nowhere/pcap'), 2);
+});
