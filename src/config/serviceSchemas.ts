@@ -56,7 +56,11 @@ export const httpSchema = z
       .default(false)
       .describe('Let the /queues dashboard retry, promote and remove jobs; read-only by default.'),
   })
-  .strict();
+  .strict()
+  // one of the two alone would leave every route open, without a word
+  .refine((h) => (h.username === undefined) === (h.password === undefined), {
+    message: 'http.username and http.password go together: set both, or neither (http.token alone is the other way)',
+  });
 
 /** `sandtrail serve`: the v3-compatible read API over the store. */
 export const serveSchema = z

@@ -89,7 +89,7 @@ export class PipelineMetrics {
     this.decoded = new Counter({ name: 'sandtrail_decoded_bytes_total', help: 'Bytes of feed JSON lines decoded.', registers });
     this.storeWrite = new Histogram({
       name: 'sandtrail_store_write_seconds',
-      help: 'Time of one store write (a bulk request or a SQLite transaction of one chunk).',
+      help: 'Time of one store write: a bulk request, or a SQLite transaction of the chunks written together.',
       labelNames: ['backend'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
@@ -157,6 +157,7 @@ export class PipelineMetrics {
           ?.deadLetters()
           .catch(() => undefined);
         if (n !== undefined) this.set(n);
+        else leaveOut(this);
       },
     });
     let ingestion: Promise<{ lagSeconds: number | null; missingInARow: number }> | undefined;
@@ -171,6 +172,7 @@ export class PipelineMetrics {
       async collect() {
         const lag = await readIngestion().catch(() => null);
         if (lag && lag.lagSeconds !== null) this.set(lag.lagSeconds);
+        else leaveOut(this);
       },
     });
     new Gauge({
@@ -180,6 +182,7 @@ export class PipelineMetrics {
       async collect() {
         const read = await readIngestion().catch(() => null);
         if (read) this.set(read.missingInARow);
+        else leaveOut(this);
       },
     });
   }
@@ -229,4 +232,13 @@ export class PipelineMetrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * No sample at all for an unlabelled gauge whose value could not be read (the store down): not its
+ * last value, frozen, nor prom-client's 0, either of which would keep an alert on it quiet.
+ * prom-client has no call for this; its samples are the values of the gauge's `hashMap`.
+ */
+function leaveOut(gauge: object): void {
+  (gauge as { hashMap: Record<string, unknown> }).hashMap = {};
 }

@@ -33,6 +33,10 @@ export interface OpsServer {
 }
 
 const CHECK_TIMEOUT_MS = 2000;
+/** How long a dashboard request may wait on Redis before it is answered 503. */
+const DASHBOARD_TIMEOUT_MS = 5000;
+/** How long closing the server may take (its connections are cut at once; this bounds the rest). */
+const CLOSE_TIMEOUT_MS = 2000;
 
 /**
  * The HTTP side of a long-running process (Fastify): `/metrics` (Prometheus text, prom-client),
@@ -52,12 +56,14 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
     import('@bull-board/api/bullMQAdapter'),
     import('@bull-board/fastify'),
   ]);
-  const app: FastifyInstance = Fastify({ logger: false });
+  // a stop cuts the connections still open: a client sending its headers a byte at a time, or
+  // waiting on a dashboard request, must not hold a stopping process
+  const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true });
   const metrics = processMetrics();
   metrics.readShared(sharedStateReader(o.queues, o.store));
 
   app.addHook('onRequest', async (req, reply) => {
-    if (req.url === '/healthz') return;
+    if (req.url.split('?')[0] === '/healthz') return;
     const open = !creds.token && !(creds.username && creds.password);
     if (open && !loopbackHostHeader(req.headers.host)) {
       // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
@@ -81,7 +87,7 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
       }
     };
     await Promise.all([probe('redis', o.readiness.redis), probe('store', o.readiness.store)]);
-    checks.draining = o.readiness.draining() ? 'draining: not taking new jobs' : 'ok';
+    checks.draining = o.readiness.draining() ? 'not taking new jobs' : 'ok';
     const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
     const ready = failing.length === 0;
     return reply
@@ -91,6 +97,15 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
   app.get('/metrics', async (_req, reply) => {
     const text = await metrics.text();
     return reply.header('content-type', metrics.contentType).send(text);
+  });
+
+  // the dashboard's reads wait on Redis: one that does not answer is said in bounded time
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.url.startsWith('/queues/api/')) return;
+    const timer = setTimeout(() => {
+      if (!reply.sent) void reply.code(503).send({ error: `Redis did not answer within ${DASHBOARD_TIMEOUT_MS / 1000} s` });
+    }, DASHBOARD_TIMEOUT_MS);
+    reply.raw.once('close', () => clearTimeout(timer));
   });
 
   const board = new FastifyAdapter();
@@ -116,7 +131,9 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
     close: () =>
       (closing ??= (async () => {
         metrics.readShared(undefined);
-        await app.close();
+        await withTimeout(app.close(), CLOSE_TIMEOUT_MS).catch((err: unknown) =>
+          o.log.warn({ err: messageOf(err) }, 'the operations server did not close in time: left to the exit'),
+        );
       })()),
   };
 }
