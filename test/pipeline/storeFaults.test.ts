@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, test } from 'vitest';
@@ -433,3 +433,74 @@ test('Elasticsearch with setup manual and no write alias: the run stops with "in
     await es.close();
   }
 });
+
+test('a SQLite store file removed or replaced while written: the write is STORE_DAMAGED naming the file, never a minute ok; a re-run is exact', async () => {
+  const dir = tempDir();
+  const file = join(dir, 'moved.db');
+  // a store part's write, then the file removed (or another put in its place): the next write says so
+  for (const change of ['removed', 'replaced'] as const) {
+    for (const side of ['', '-wal', '-shm']) rmSync(`${file}${side}`, { force: true });
+    const store = openStore(`sqlite:${file}`);
+    try {
+      const row = {
+        batch: '202611070000',
+        source: 'dir:x',
+        status: 'ok' as const,
+        lines: 0,
+        accepted: 0,
+        rejected: 0,
+        chunks: 0,
+        bytesDecoded: 0,
+        error: null,
+        startedAt: 1,
+        finishedAt: 2,
+      };
+      await store.batches.record(row);
+      for (const side of ['', '-wal', '-shm']) rmSync(`${file}${side}`, { force: true });
+      if (change === 'replaced') await openStore(`sqlite:${file}`).close();
+      await assert.rejects(store.batches.record({ ...row, batch: '202611070001' }), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'STORE_DAMAGED');
+        assert.ok(err.message.includes(`${file} was ${change} while this process wrote to it`), err.message);
+        return true;
+      });
+    } finally {
+      await store.close();
+    }
+  }
+
+  // a backfill whose store file is removed mid-run ends 1 with the cause, not every minute ok
+  const manifest = await writeFeed({
+    out: join(dir, 'feed'),
+    seed: 9,
+    start: START,
+    minutes: 40,
+    perMinute: 60,
+    malformedRate: 0,
+    bigRate: 0,
+  });
+  const config = await testConfig(dir, { store: `sqlite:${file}` });
+  rmSync(file, { force: true });
+  const run = runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: START, to: addMinutes(START, 39) }, { config, log });
+  for (let i = 0; i < 1000; i++) {
+    // (a file just made has no tables yet)
+    const rows = existsSync(file)
+      ? (() => {
+          try {
+            return batchRows(file).filter((r) => r.status === 'ok').length;
+          } catch {
+            return 0;
+          }
+        })()
+      : 0;
+    if (rows > 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  for (const side of ['', '-wal', '-shm']) rmSync(`${file}${side}`, { force: true });
+  const broken = await run;
+  assert.equal(backfillExitCode(broken), 1, JSON.stringify(broken.summary.batches));
+  assert.ok(broken.summary.batches.ok < 40, JSON.stringify(broken.summary.batches));
+  assert.match(broken.summary.failures[0]?.reason ?? '', /STORE_DAMAGED: .* was removed while this process wrote to it/);
+  const again = await runBackfillCommand({ source: `dir:${join(dir, 'feed')}`, from: START, to: addMinutes(START, 39) }, { config, log });
+  assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+  assert.deepEqual(storeContents(file).ids, manifest.expectedIds);
+}, 180_000);

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
@@ -90,6 +91,7 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
     ? openForReads(path, () => void openGuarded(file, { ...o, readOnly: false }).close(), busyTimeoutMs)
     : openForWrites(path, busyTimeoutMs);
   let closed = false;
+  const stillThere = o.readOnly ? undefined : fileWatch(path);
   // the sink first: it creates (or migrates) the tables the hunting reads query
   const days = o.retentionDays ?? 'off';
   const now = o.now ?? Date.now;
@@ -97,14 +99,14 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
   // every part's failures go through the backend's one error table (guardPart)
   return {
     spec: `sqlite:${path}`,
-    sink: guardPart(sink, path),
-    dlq: guardPart(new SqliteDeadLetterStore(db), path),
-    batches: guardPart(new SqliteBatchLog(db), path),
-    privateFiles: guardPart(new SqlitePrivateFileStore(db, o.maxDepth), path),
-    artefacts: guardPart(new SqliteArtefactLog(db), path),
-    hunt: guardPart(new SqliteHuntReader(db), path),
-    watches: guardPart(new SqliteWatchStore(db), path),
-    retention: guardPart(new SqliteRetention(db), path),
+    sink: guardPart(sink, path, stillThere),
+    dlq: guardPart(new SqliteDeadLetterStore(db), path, stillThere),
+    batches: guardPart(new SqliteBatchLog(db), path, stillThere),
+    privateFiles: guardPart(new SqlitePrivateFileStore(db, o.maxDepth), path, stillThere),
+    artefacts: guardPart(new SqliteArtefactLog(db), path, stillThere),
+    hunt: guardPart(new SqliteHuntReader(db), path, stillThere),
+    watches: guardPart(new SqliteWatchStore(db), path, stillThere),
+    retention: guardPart(new SqliteRetention(db), path, stillThere),
     // opened above: a file that cannot be had has thrown already
     check: async () => undefined,
     close: async () => {
@@ -113,6 +115,28 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
       db.close();
       if (tidyAtClose) removeReadSideFiles(path);
     },
+  };
+}
+
+/**
+ * A check that the file at `path` is still the one opened (its device and inode): a store file
+ * removed or replaced while a process writes it takes those writes with it (they go to the
+ * unlinked file), so a write that succeeded there is STORE_DAMAGED, never a minute reported ok.
+ */
+function fileWatch(path: string): () => void {
+  const identity = (): string | undefined => {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st ? `${st.dev}:${st.ino}` : undefined;
+  };
+  const opened = identity();
+  return () => {
+    const now = identity();
+    if (now === opened) return;
+    throw new SandtrailError(
+      'STORE_DAMAGED',
+      `${path} was ${now === undefined ? 'removed' : 'replaced'} while this process wrote to it: what it wrote since went to the file that is gone; stop the processes writing it, then run the same backfill again (its minutes are written anew)`,
+      { file: path },
+    );
   };
 }
 
