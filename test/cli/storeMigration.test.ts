@@ -39,3 +39,34 @@ test(
     }
   },
 );
+
+test(
+  'commands opening a store of an older layout at once: one migrates it, the others wait and answer (one failed on the store migrated meanwhile)',
+  { timeout: 180_000 },
+  async () => {
+    const file = join(tempDir(), 'old2.db');
+    const docs = Array.from({ length: 2_000 }, (_, i) =>
+      makeDoc(i.toString(16).padStart(64, '0'), i % 2 ? 'Zenbox' : 'CAPE Sandbox', 1000 + i, {
+        behash: `b${i % 50}`,
+        verdicts: ['MALWARE'],
+      }),
+    );
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    writePreviousLayout(db, docs);
+    // all of them find the old layout, then wait for the lock to migrate it
+    db.exec('BEGIN IMMEDIATE');
+    const args = ['--store', `sqlite:${file}`, 'pivot', '--behash', 'b7', '--limit', '0', '--json'];
+    const runs = [runCli(args), runCli(args), runCli(args)];
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    db.exec('COMMIT');
+    db.close();
+    const done = await Promise.all(runs);
+    assert.deepEqual(
+      done.map((r) => r.code),
+      [0, 0, 0],
+      done.map((r) => r.stderr).join('\n'),
+    );
+    for (const r of done) assert.equal((JSON.parse(r.stdout) as { behaviours: number }).behaviours, 40);
+  },
+);

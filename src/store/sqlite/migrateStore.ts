@@ -28,10 +28,14 @@ CREATE INDEX IF NOT EXISTS pivots_groups ON pivots(kind, value, sandbox_name, ve
 export function setUpStore(db: Database): void {
   migrating(db, () => {
     if (kindOf(db, 'behaviours') === 'table') {
-      if (kindOf(db, 'pivots') !== 'table') db.exec(pivotsTable('pivots'));
+      // each step checks again under its lock: another process may have migrated the store meanwhile
+      // (the single tables are then views, which take no index)
+      stillLegacy(db, () => {
+        if (kindOf(db, 'pivots') !== 'table') db.exec(pivotsTable('pivots'));
+      });
       migrateHuntColumns(db);
       migratePivotColumns(db);
-      db.exec(LEGACY_INDEXES);
+      stillLegacy(db, () => db.exec(LEGACY_INDEXES));
       splitByDay(db);
     }
     if (kindOf(db, 'behaviour_days') === 'table' && kindOf(db, 'behaviours') === 'view') return;
@@ -40,6 +44,13 @@ export function setUpStore(db: Database): void {
       if (kindOf(db, 'behaviours') !== 'view' || kindOf(db, 'pivots') !== 'view') new Partitions(db).rebuildViews();
     }).immediate();
   });
+}
+
+/** `step` in an immediate transaction, if the store still has the single tables of before the split by day. */
+function stillLegacy(db: Database, step: () => void): void {
+  db.transaction(() => {
+    if (kindOf(db, 'behaviours') === 'table') step();
+  }).immediate();
 }
 
 /** Whether `name` is a table, a view, or nothing, in the main schema. */
