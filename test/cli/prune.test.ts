@@ -173,3 +173,32 @@ test('status shows the retention and the oldest behaviour, and alerts while expi
   assert.equal((await runCli(['prune'], { env: { ...env, SANDTRAIL_RETENTION_DAYS: '30' } })).code, 0);
   assert.deepEqual((await status('30')).alerts, []);
 });
+
+test('prunes run together on one store: a day another dropped meanwhile is skipped, not a damaged store; the store ends pruned', async () => {
+  const file = join(tempDir(), 'together.db');
+  const store = openStore(`sqlite:${file}`);
+  try {
+    // 30 expired days of 200 behaviours each: each prune steps through them for seconds, together
+    const docs = Array.from({ length: 6000 }, (_, i) =>
+      makeDoc(i.toString(16).padStart(64, '0'), 'Zenbox', now() - (40 + (i % 30)) * DAY, { behash: 'cd'.repeat(16) }),
+    );
+    await store.sink.upsert(docs.map((d) => sinkDocOf(d)));
+  } finally {
+    await store.close();
+  }
+  const env = { SANDTRAIL_RETENTION_STEP_ROWS: '7' };
+  const runs = await Promise.all(
+    [1, 2, 3].map(() => runCli(['prune', '--older-than', '30', '--store', `sqlite:${file}`, '--json'], { env })),
+  );
+  assert.deepEqual(
+    runs.map((r) => r.code),
+    [0, 0, 0],
+    runs.map((r) => r.stderr).join('\n'),
+  );
+  assert.equal(countIn(file, 'SELECT count(*) FROM behaviours'), 0);
+  assert.equal(
+    runs.reduce((n, r) => n + (JSON.parse(r.stdout) as { behaviours: number }).behaviours, 0),
+    6000,
+    'each behaviour removed once',
+  );
+});

@@ -115,7 +115,8 @@ export class SqliteRetention implements Retention {
     if (o.dryRun) {
       if (docsBefore !== undefined) {
         for (const p of this.reaching(docsBefore)) {
-          const expired = this.day(p).countExpired.get(docsBefore) as number;
+          const expired = this.unlessDropped(p, () => this.day(p).countExpired.get(docsBefore) as number);
+          if (expired === undefined) continue;
           report.behaviours += expired;
           // a whole day past the cutoff holds expired behaviours only, and the undated tables of an
           // older store go once all they hold has expired: either would be dropped
@@ -129,18 +130,22 @@ export class SqliteRetention implements Retention {
     }
     if (docsBefore !== undefined) {
       for (const p of this.reaching(docsBefore)) {
-        while (budget > 0) {
-          const n = this.removeBehaviours(p, docsBefore, Math.min(budget, STEP_ROWS));
-          report.behaviours += n;
-          budget -= n;
-          if (n === 0) break;
-        }
-        // a step that used its whole budget may have left some: one probe, not a count of them all
-        if (budget <= 0 && this.day(p).anyExpired.get(docsBefore) !== undefined) {
+        const step = this.unlessDropped(p, () => {
+          while (budget > 0) {
+            const n = this.removeBehaviours(p, docsBefore, Math.min(budget, STEP_ROWS));
+            report.behaviours += n;
+            budget -= n;
+            if (n === 0) break;
+          }
+          // a step that used its whole budget may have left some: one probe, not a count of them all
+          if (budget <= 0 && this.day(p).anyExpired.get(docsBefore) !== undefined) return 'more';
+          if (this.dropIfEmpty(p, docsBefore)) report.partitions.push(p.behaviours, p.pivots);
+          return 'done';
+        });
+        if (step === 'more') {
           report.done = false;
           break;
         }
-        if (this.dropIfEmpty(p, docsBefore)) report.partitions.push(p.behaviours, p.pivots);
       }
     }
     if (bookBefore !== undefined) {
@@ -161,11 +166,24 @@ export class SqliteRetention implements Retention {
     // the first entry of each by_lmd index, up to the first day holding any (days hold their own dates only)
     let oldest: number | null = null;
     for (const p of this.parts.list()) {
-      const m = this.day(p).oldest.get() as number | null;
+      const m = this.unlessDropped(p, () => this.day(p).oldest.get() as number | null) ?? null;
       if (m !== null && (oldest === null || m < oldest)) oldest = m;
       if (m !== null && p.day !== UNDATED) break;
     }
     return oldest;
+  }
+
+  /**
+   * `work` on a partition, or undefined when another process (a second prune, the retention of
+   * another index stage) dropped it meanwhile: its behaviours are gone already, which is no damage.
+   */
+  private unlessDropped<T>(p: Partition, work: () => T): T | undefined {
+    try {
+      return work();
+    } catch (err) {
+      if (/no such table/i.test((err as Error).message) && this.parts.get(p.day) === undefined) return undefined;
+      throw err;
+    }
   }
 
   /** The partitions that may hold behaviours modified before `before`, oldest first. */
