@@ -633,7 +633,7 @@ describe('a store the hunter may only read', () => {
     ['a 0444 file in a directory the hunter cannot write, with the -shm an earlier reader left', 0o555, true],
     ['a 0444 file in a directory the hunter can write', 0o777, false],
   ] as const) {
-    test(`${what}: query, pivot and status answer, and the file is not changed`, { timeout: 300_000 }, async (ctx) => {
+    test(`${what}: query, pivot, status and prune --dry-run answer, and the file is not changed`, { timeout: 300_000 }, async (ctx) => {
       if (typeof user === 'string') {
         console.warn(`skipped: ${user}`);
         ctx.skip();
@@ -652,6 +652,14 @@ describe('a store the hunter may only read', () => {
         const st = await cli(['status', '--json', ...store], { tmp: s.tmp, asUser: user, env: NO_REDIS_URL });
         assert.equal(st.code, 0, st.stderr);
         assert.equal((JSON.parse(st.stdout) as { recent_batches: unknown[] }).recent_batches.length, 2);
+        // a count of what prune would remove is a read too
+        const dry = await cli(['prune', '--older-than', '1', '--dry-run', '--json', ...store], {
+          tmp: s.tmp,
+          asUser: user,
+          env: NO_REDIS_URL,
+        });
+        assert.equal(dry.code, 0, dry.stderr);
+        assert.equal((JSON.parse(dry.stdout) as { dryRun: boolean }).dryRun, true);
         assert.equal(sha(file), before, 'a read does not change the store');
       } finally {
         chmodSync(join(s.dir, 'shared'), 0o755);

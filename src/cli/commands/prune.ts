@@ -52,7 +52,8 @@ export async function pruneCommand(opts: PruneFlags, ctx: CliContext): Promise<n
         if (step.done) return sum;
       }
     },
-    { mustExist: true },
+    // a count changes nothing: a store shared read-only is counted as it is
+    opts.dryRun ? { readOnly: true } : { mustExist: true },
   );
   const out = {
     dryRun: opts.dryRun === true,
