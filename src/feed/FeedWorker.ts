@@ -1,6 +1,7 @@
 import { errorCode, isRetryable, isStoreFault, messageOf, SandtrailError } from '../errors/index.js';
 import { ledgerClient, QuotaLedger } from '../quota/index.js';
 import { createSource } from './createSource.js';
+import { clearStaleDeadLetters } from './clearStaleDeadLetters.js';
 import { processBatch } from './processBatch.js';
 import { processHour } from './processHour.js';
 import type { FeedSource } from './FeedSource.js';
@@ -93,6 +94,8 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
     const startedAt = Date.now();
     // reading: a batch settling meanwhile may wait for this one's chunks, to share its commit
     const endReading = await this.transport.begin();
+    // the dead letters this run writes: a minute read again whole clears those of its lines now stored
+    const rejectedIds = new Set<string>();
     try {
       const common = {
         maxLineBytes: config.feed.maxLineBytes,
@@ -105,7 +108,10 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
         signal,
         log,
         deadLetter: (entries: DeadLetterInput[]) => {
-          for (const e of entries) record({ m: 'rejected', stage: 'feed', code: e.code, n: 1 });
+          for (const e of entries) {
+            record({ m: 'rejected', stage: 'feed', code: e.code, n: 1 });
+            rejectedIds.add(e.id);
+          }
           return store.dlq.put(entries);
         },
         onDoc: job.data.artefacts?.kinds.length && this.o.onFeedDoc ? this.feedDocHook(job.data) : undefined,
@@ -159,13 +165,18 @@ export class FeedWorker extends QueueWorker<FeedJobData, FeedJobResult> {
           return await this.defer(job, token, config.feed.missingRetryDelayMs, log, `not found (${seen}/${config.feed.missingRetries})`);
         }
       }
-      countBatch(outcome);
       await store.batches.record({ ...outcome, error: null });
       // in memory: the job completes only once its chunks are stored (a failure fails it here; the
       // index stage has marked the chunk failed, so the batch reads failed until a try stores it)
       endReading();
       await this.transport.settle(batch);
+      // counted once the minute is done: a try that fails after reading it would count it again
+      countBatch(outcome);
       if (outcome.status === 'missing') await this.checkMissingRun(batch, log);
+      if ((outcome.status === 'ok' || outcome.status === 'empty') && !job.data.skipLines) {
+        const removed = await clearStaleDeadLetters(store.dlq, batch, rejectedIds);
+        if (removed) log.info({ removed }, 'dead letters of lines this run stored are removed');
+      }
       log.info(
         { status: outcome.status, lines: outcome.lines, accepted: outcome.accepted, rejected: outcome.rejected, chunks: outcome.chunks },
         'batch done',
