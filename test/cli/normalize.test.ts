@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { test } from 'vitest';
 import type { FeedManifest } from '../../src/synth/index.js';
-import { runCli } from '../support/cli.js';
+import { baseEnv, runCli } from '../support/cli.js';
 
 const feed = join('sample', 'feed');
 const manifest = JSON.parse(readFileSync(join(feed, 'manifest.json'), 'utf8')) as FeedManifest;
@@ -54,6 +55,28 @@ test('normalize from stdin: bzip2 is detected, clean input exits 0, and output e
   const fromPlain = await runCli(['normalize'], { input: plain });
   assert.equal(fromPlain.stdout, fromFile.stdout);
   assert.equal(fromPlain.stdout.trim().split('\n').length, clean.records);
+});
+
+test('normalize from a slow pipe whose first read holds a byte: still told bzip2 or gzip by its magic', async () => {
+  const clean = manifest.files.find((f) => f.malformed.length === 0)!;
+  const bz2 = readFileSync(join(feed, clean.file));
+  const gz = gzipSync(execFileSync('bzip2', ['-dc', join(feed, clean.file)]));
+  const expected = (await runCli(['normalize', join(feed, clean.file)])).stdout;
+  for (const bytes of [bz2, gz]) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'normalize'], {
+      env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    child.stdin.write(bytes.subarray(0, 1));
+    // past the command's start: its first read holds the one byte alone
+    await new Promise((r) => setTimeout(r, 3000));
+    child.stdin.end(bytes.subarray(1));
+    assert.equal(await closed, 0);
+    assert.equal(out, expected);
+  }
 });
 
 test('usage errors exit 2 with a message, an input that is not there 1', async () => {

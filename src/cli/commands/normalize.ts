@@ -4,28 +4,37 @@ import { SandtrailError } from '../../errors/index.js';
 import { compressionOf, decodeStream, normalizeAndSerialize, readLines, type Compression } from '../../feed/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
-/** Peeks the first bytes of stdin to pick a decoder, then replays them. */
-async function* sniffed(src: AsyncIterable<Buffer>, onKind: (c: Compression) => void): AsyncGenerator<Buffer> {
-  let decided = false;
-  for await (const chunk of src) {
-    if (!decided) {
-      decided = true;
-      onKind(chunk[0] === 0x42 && chunk[1] === 0x5a && chunk[2] === 0x68 ? 'bz2' : chunk[0] === 0x1f && chunk[1] === 0x8b ? 'gz' : 'none');
-    }
-    yield chunk;
-  }
-  if (!decided) onKind('none');
+/** Bytes the decoder is told by: bzip2's `BZh`, gzip's 1f 8b. */
+const MAGIC_BYTES = 3;
+
+function compressionOfHead(head: Buffer): Compression {
+  return head[0] === 0x42 && head[1] === 0x5a && head[2] === 0x68 ? 'bz2' : head[0] === 0x1f && head[1] === 0x8b ? 'gz' : 'none';
 }
 
+/**
+ * Peeks the first bytes of stdin to pick a decoder, then replays them. The first read may hold
+ * fewer bytes than the magic (a slow pipe, ssh): it reads on until it has them, or the input ends.
+ */
 async function stdinBytes(): Promise<{ compression: Compression; bytes: AsyncIterable<Buffer> }> {
-  const it = sniffed(process.stdin as AsyncIterable<Buffer>, (c) => (kind = c))[Symbol.asyncIterator]();
-  let kind: Compression = 'none';
-  const first = await it.next();
+  const it = (process.stdin as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let size = 0;
+  let ended = false;
+  while (size < MAGIC_BYTES) {
+    const r = await it.next();
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    head.push(r.value);
+    size += r.value.length;
+  }
   async function* all(): AsyncGenerator<Buffer> {
-    if (!first.done) yield first.value;
+    yield* head;
+    if (ended) return;
     for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
   }
-  return { compression: kind, bytes: all() };
+  return { compression: compressionOfHead(Buffer.concat(head)), bytes: all() };
 }
 
 /**
