@@ -4,12 +4,14 @@ import {
   accountsOf,
   chargeOf,
   emptyPolicyState,
+  parseInstant,
   parseOperation,
   replayOperations,
   type Charge,
   type PolicyState,
   type QuotaKind,
 } from '../../src/quota/index.js';
+import { runCli } from '../support/cli.js';
 
 const NOW = new Date('2026-11-21T17:05:30Z');
 const SHA = 'ab'.repeat(32);
@@ -265,4 +267,16 @@ describe('quota rules', () => {
       { name: 'empty public', op: { op: 'graph_create', visibility: 'public', items: 0 }, units: { api_requests: 0 }, rules: [15] },
     ]);
   });
+});
+
+test('times are read strictly and in UTC, the years 0 to 99 as themselves; ledger --at reads them so', async () => {
+  assert.equal(parseInstant('0050-01-15')?.getUTCFullYear(), 50);
+  assert.equal(parseInstant('0050-01-15T10:00Z')?.toISOString(), '0050-01-15T10:00:00.000Z');
+  for (const bad of ['1', '2026-02-30', '2026-13-01', 'yesterday']) assert.equal(parseInstant(bad), null, bad);
+  assert.equal(parseInstant('2026-11-27T23:30')?.toISOString(), '2026-11-27T23:30:00.000Z');
+  for (const bad of ['1', '2026-02-30']) {
+    const r = await runCli(['ledger', '--at', bad], { env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--at must be an ISO-8601 UTC time/);
+  }
 });

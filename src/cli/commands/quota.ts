@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { SandtrailError } from '../../errors/index.js';
 import { checkRedis, createRedis } from '../../queue/index.js';
-import { ledgerClient, OperationReplay, QuotaLedger, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
+import { ledgerClient, OperationReplay, parseInstant, QuotaLedger, type Period, type QuotaKind, type UsageRow } from '../../quota/index.js';
 import { writeOut, type CliContext } from '../context.js';
 
 /** `sandtrail quota replay FILE`: the policy applied to a file of operations. Exit 3 if any line was malformed. */
@@ -105,8 +105,10 @@ export async function ledgerCommand(
 ): Promise<number> {
   const period = (opts.period ?? 'day') as Period;
   if (!['minute', 'day', 'month'].includes(period)) throw new SandtrailError('USAGE', '--period must be minute, day or month');
-  const at = opts.at ? new Date(opts.at) : new Date();
-  if (Number.isNaN(at.getTime())) throw new SandtrailError('USAGE', `--at must be an ISO-8601 time, got "${opts.at}"`);
+  // strict and UTC, as quota replay reads times: Date() took "1" for 2001 and a time without an offset as local
+  const at = opts.at === undefined ? new Date() : parseInstant(opts.at);
+  if (at === null)
+    throw new SandtrailError('USAGE', `--at must be an ISO-8601 UTC time (YYYY-MM-DD[THH:MM[:SS]][Z|±HH:MM]), got "${opts.at}"`);
   return withLedger(
     ctx,
     async (ledger) => {

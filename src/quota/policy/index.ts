@@ -25,6 +25,7 @@ export type {
 export type { Charge } from './Charge.js';
 export { emptyPolicyState, applyStateChanges, type PolicyState, type Rule6Grants, type StateChange } from './PolicyState.js';
 export { parseOperation, type ParseOperationResult } from './parseOperation.js';
+export { parseInstant } from './parseInstant.js';
 export { chargeOf, type ChargeResult } from './chargeOf.js';
 export { accountsOf, type Account } from './accountsOf.js';
 export { periodBuckets, type Period, type PeriodBucket } from './periodBuckets.js';

@@ -14,7 +14,11 @@ export function parseInstant(s: string): Date | null {
   const [year, month, day, hour, minute, second] = parts;
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  const local = date.getTime();
   // Date.UTC rolls Feb 30 over into March: a round trip exposes days the month does not have
   if (new Date(local).getUTCDate() !== day) return null;
   let offsetMin = 0;
