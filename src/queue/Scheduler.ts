@@ -136,6 +136,8 @@ export class Scheduler {
       // second warning), and the cursor walk checks those minutes even before a new one is due
       await redis.set(this.keys.scheduled, addMinutes(resume.next, -1));
     } else {
+      // this scheduler saves the cursor from its own --start: the next ticks find it saved, and say nothing
+      this.startSaid = true;
       next = this.o.start?.minute ?? newest;
       if (this.o.start?.consumed) await redis.hset(this.keys.skip, this.o.start.minute, String(this.o.start.consumed));
       await redis.set(this.keys.cursor, addMinutes(next, -1), 'NX');
