@@ -95,7 +95,24 @@ export function wroteOut(): boolean {
 /** Writes to stdout honouring backpressure, so piping into `head` or a slow consumer stays bounded. */
 export async function writeOut(text: string): Promise<void> {
   wrote = true;
-  if (!process.stdout.write(text)) await new Promise<void>((r) => process.stdout.once('drain', r));
+  // on a terminal, stored text cannot drive it (escapeControls); its own lines and columns stay
+  const shown = process.stdout.isTTY ? escapeControls(text, '\n\t') : text;
+  if (!process.stdout.write(shown)) await new Promise<void>((r) => process.stdout.once('drain', r));
+}
+
+/** The escapes of the control characters that have a short one. */
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * `text` with its control characters (C0, DEL and C1) written as escapes (`\t`, `\u001b`), but
+ * those in `keep`. Stored values come from sandbox reports, which malware writes: an escape
+ * sequence in a rule id or an error message must not drive the hunter's terminal.
+ */
+export function escapeControls(text: string, keep = ''): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+    keep.includes(c) ? c : (SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  );
 }
 
 /** What buildProgram hands to command groups registered elsewhere. */

@@ -6,3 +6,4 @@ export { createProgressReporter, formatEta } from './progress.js';
 export { formatLookupSummary, runLookupCommand, lookupExitCode } from './commands/lookup.js';
 export type { LookupArgs } from './commands/lookup.js';
 export { parseSince } from './sinceFlag.js';
+export { escapeControls } from './context.js';

@@ -3,7 +3,7 @@ import { replayDeadLetters } from '../../dlq/index.js';
 import { SandtrailError } from '../../errors/index.js';
 import { createWatchHook, redeliverNotification, WebhookBreaker } from '../../watch/index.js';
 import type { DeadLetterStage, Store } from '../../store/index.js';
-import { withStore, writeOut, type CliContext } from '../context.js';
+import { escapeControls, withStore, writeOut, type CliContext } from '../context.js';
 import { countFlag } from '../countFlag.js';
 
 /** Runs `fn` on the configured store, which must exist: replay and purge change a store, never start one. */
@@ -28,7 +28,8 @@ export async function dlqList(
     } else {
       for (const r of rows) {
         const msg = r.message.length > 80 ? `${r.message.slice(0, 77)}...` : r.message;
-        await writeOut(`${r.id}\t${r.code}\t${r.path ?? ''}\t${msg}\n`);
+        // the feed's own tabs and line breaks escaped: one line per entry, four columns
+        await writeOut(`${[r.id, r.code, r.path ?? '', msg].map((v) => escapeControls(v)).join('\t')}\n`);
       }
       const next = truncated ? `; more with --offset ${offset + rows.length}` : '';
       process.stderr.write(`${rows.length} of ${total} dead letter(s) shown${offset ? ` from ${offset}` : ''}${next}\n`);
