@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, test } from 'vitest';
@@ -62,4 +62,15 @@ test('a small run writes the files and prints a one-line summary', () => {
   assert.deepEqual(m.missing, ['202601020305']);
   assert.equal(m.seed, 7);
   assert.ok(existsSync(join(out, '202601020304.jsonl.bz2')) && existsSync(join(out, '202601020306.jsonl.bz2')));
+});
+
+test('a directory holding an earlier run is refused without --clean, replaced with it', () => {
+  const out = join(tmp.dir, 'again');
+  assert.equal(run('--out', out, '--minutes', '5', '--per-minute', '2', '--seed', '3').code, 0);
+  const refused = run('--out', out, '--minutes', '2', '--per-minute', '2', '--seed', '3');
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /already holds 6 file\(s\) of an earlier run .*: add --clean/);
+  const replaced = run('--out', out, '--minutes', '2', '--per-minute', '2', '--seed', '3', '--clean');
+  assert.equal(replaced.code, 0, replaced.stderr);
+  assert.deepEqual(readdirSync(out).sort(), ['202611010000.jsonl.bz2', '202611010001.jsonl.bz2', 'manifest.json']);
 });

@@ -127,15 +127,15 @@ function parse(argv: string[]): { help: true } | { help: false; opts: WriteFeedO
   return { help: false, opts, clean: values.clean ?? false };
 }
 
-/** Removes earlier generator output (12-digit batch files, manifest.json) from `dir`. */
+/** Earlier generator output in `dir`: 12-digit batch files and manifest.json. */
+async function earlierOutput(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]); // nothing there yet
+  return names.filter((n) => /^\d{12}\.jsonl(\.bz2|\.gz)?$/.test(n) || n === 'manifest.json');
+}
+
+/** Removes earlier generator output from `dir`. */
 async function clean(dir: string): Promise<number> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return 0; // nothing there yet
-  }
-  const ours = names.filter((n) => /^\d{12}\.jsonl(\.bz2|\.gz)?$/.test(n) || n === 'manifest.json');
+  const ours = await earlierOutput(dir);
   await Promise.all(ours.map((n) => unlink(join(dir, n))));
   return ours.length;
 }
@@ -156,6 +156,16 @@ export async function genFeedCommand(argv: string[]): Promise<number> {
   }
   const { opts } = parsed;
   if (parsed.clean) await clean(opts.out);
+  else {
+    // files of an earlier run beside the new ones: a backfill of DIR would read minutes the manifest does not list
+    const earlier = await earlierOutput(opts.out);
+    if (earlier.length > 0) {
+      process.stderr.write(
+        `gen-feed: ${opts.out} already holds ${earlier.length} file(s) of an earlier run (${earlier.slice(0, 3).join(', ')}${earlier.length > 3 ? ', ...' : ''}): add --clean to replace them, or choose another --out\n`,
+      );
+      return 2;
+    }
+  }
   const t0 = performance.now();
   let manifest;
   try {
