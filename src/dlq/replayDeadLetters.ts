@@ -17,6 +17,8 @@ export interface ReplayResult {
   notFound: string[];
   /** Watch notifications delivered this time (and removed). */
   redelivered: number;
+  /** Stopped by `signal` before every entry was tried: the rest stay, for the next replay. */
+  interrupted: boolean;
 }
 
 export interface ReplayOptions {
@@ -32,10 +34,14 @@ export interface ReplayOptions {
    * not. Without it those entries are left as they are.
    */
   redeliver?: (entry: DeadLetter) => Promise<string | null>;
+  /** Stops the replay between two entries (the one under way finishes). */
+  signal?: AbortSignal;
 }
 
 /** Lists in the result stay bounded whatever the store holds. */
 const MAX_LISTED = 1000;
+/** Entries tried between two turns of the event loop. */
+const YIELD_EVERY = 50;
 /** Entries are read a page at a time; each entry keeps at most feed.dlqPrefixBytes of raw text. */
 const PAGE = 200;
 
@@ -58,6 +64,7 @@ export async function replayDeadLetters(
     indexedIds: [],
     notFound: [],
     redelivered: 0,
+    interrupted: false,
   };
   const entries: AsyncIterable<DeadLetter | null> =
     'all' in select
@@ -70,7 +77,14 @@ export async function replayDeadLetters(
             yield entry;
           }
         })();
+  let tried = 0;
   for await (const entry of entries) {
+    // a store answering at once (SQLite) never leaves the event loop a turn: a stop signal is seen only between turns
+    if (++tried % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (opts.signal?.aborted) {
+      result.interrupted = true;
+      break;
+    }
     if (!entry) continue;
     // an undelivered watch notification is no document: it is sent again, never normalized
     if (entry.stage === 'watch') {

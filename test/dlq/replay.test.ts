@@ -5,7 +5,7 @@ import { test } from 'vitest';
 import { replayDeadLetters } from '../../src/dlq/index.js';
 import { openStore, type DeadLetterInput } from '../../src/store/index.js';
 import { makeDoc } from '../store/sinkConformance.js';
-import { runCli } from '../support/cli.js';
+import { builtCli, runCli, startCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 const base = { batch: '202611010000', docId: null, path: '$', rawEncoding: 'utf8' as const, rawTruncated: false };
@@ -116,4 +116,66 @@ test('a behaviour stored by a replay is a watch hit like any other: recorded and
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /no dead letter with id "normalize:202611010000:99"/);
   assert.deepEqual((JSON.parse(unknown.stdout) as { not_found: string[] }).not_found, ['normalize:202611010000:99']);
+});
+
+test('a replay stopped by its signal finishes the entry under way, says it was interrupted, and leaves the rest for the next', async () => {
+  const store = openStore(`sqlite:${join(tempDir(), 'stop.db')}`);
+  try {
+    const entries: DeadLetterInput[] = Array.from({ length: 5 }, (_, i) => {
+      const raw = JSON.stringify({ id: `${String(i).repeat(64)}_Zenbox`, attributes: { behash: 'h', last_modification_date: 9 } });
+      return {
+        ...base,
+        id: `normalize:202611010000:${i + 1}`,
+        stage: 'normalize',
+        line: i + 1,
+        code: 'not_json',
+        message: 'was bad',
+        raw,
+        rawSize: raw.length,
+      };
+    });
+    await store.dlq.put(entries);
+    const stop = new AbortController();
+    // the operator's signal arrives while the first document is stored
+    const r = await replayDeadLetters(store.dlq, store.sink, { all: true }, { signal: stop.signal, onStored: async () => stop.abort() });
+    assert.deepEqual([r.replayed, r.interrupted], [1, true]);
+    assert.equal(await store.dlq.count(), 4);
+    const rest = await replayDeadLetters(store.dlq, store.sink, { all: true });
+    assert.deepEqual([rest.replayed, rest.interrupted], [4, false]);
+    assert.equal(await store.sink.count(), 5);
+  } finally {
+    await store.close();
+  }
+});
+
+test('dlq replay --all stops on SIGTERM after the entry under way: summary printed, interrupted, exit 130', async () => {
+  const file = join(tempDir(), 'sig.db');
+  const store = openStore(`sqlite:${file}`);
+  const entries: DeadLetterInput[] = Array.from({ length: 30_000 }, (_, i) => {
+    const raw = JSON.stringify({
+      id: `${i.toString(16).padStart(64, '0')}_Zenbox`,
+      attributes: { behash: 'h', last_modification_date: 9 },
+    });
+    return {
+      ...base,
+      id: `normalize:202611010000:${i + 1}`,
+      stage: 'normalize',
+      line: i + 1,
+      code: 'not_json',
+      message: 'was bad',
+      raw,
+      rawSize: raw.length,
+    };
+  });
+  await store.dlq.put(entries);
+  await store.close();
+  const cli = startCli(['dlq', 'replay', '--all', '--json', '--store', `sqlite:${file}`], {}, builtCli());
+  // a store answering at once never left the event loop a turn: the signal waited for the whole replay
+  await new Promise((r) => setTimeout(r, 1500));
+  cli.child.kill('SIGTERM');
+  const r = await cli.exited;
+  assert.equal(r.code, 130, r.stderr);
+  const out = JSON.parse(r.stdout) as { replayed: number; remaining: number; interrupted: boolean };
+  assert.equal(out.interrupted, true);
+  assert.ok(out.replayed < 30_000 && out.replayed + out.remaining === 30_000, r.stdout);
 });

@@ -4,6 +4,7 @@ import { SandtrailError } from '../../errors/index.js';
 import { createWatchHook, redeliverNotification, WebhookBreaker } from '../../watch/index.js';
 import type { DeadLetterStage, Store } from '../../store/index.js';
 import { escapeControls, withStore, writeOut, type CliContext } from '../context.js';
+import { stopOnSignals } from '../stopOnSignals.js';
 import { countFlag } from '../countFlag.js';
 
 /** Runs `fn` on the configured store, which must exist: replay and purge change a store, never start one. */
@@ -52,8 +53,11 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
   if (opts.all && ids.length > 0) throw new SandtrailError('USAGE', 'dlq replay takes --all or ids, not both');
   // one for the whole replay: a webhook still down is skipped after a few failed tries
   const breaker = new WebhookBreaker();
+  // the first signal ends the replay after the entry under way, with its summary; a second exits at once
+  const stop = stopOnSignals('the entry under way finishes, the rest stay for the next replay');
   return changeStore(ctx, async (s) => {
     const r = await replayDeadLetters(s.dlq, s.sink, opts.all ? { all: true } : { ids }, {
+      signal: stop.signal,
       maxDepth: ctx.config.feed.maxDepth,
       onStored: createWatchHook(s, ctx.log, { webhook: { targets: ctx.config.webhooks } }),
       redeliver: (entry) => redeliverNotification(s.watches, entry, { targets: ctx.config.webhooks }, breaker),
@@ -65,13 +69,14 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
       retryable: r.retryable,
       needs_source: r.needsSource,
       remaining: await s.dlq.count(),
+      interrupted: r.interrupted,
     };
     if (r.notFound.length > 0) process.stderr.write(`sandtrail: no dead letter with id ${r.notFound.map((id) => `"${id}"`).join(', ')}\n`);
     if (opts.json) {
       await writeOut(`${JSON.stringify({ ...out, needs_source_batches: r.needsSourceBatches, not_found: r.notFound })}\n`);
     } else {
       await writeOut(
-        `replayed ${out.replayed}${out.redelivered ? `, watch notifications delivered ${out.redelivered}` : ''}, still rejected ${out.still_rejected}, retryable ${out.retryable}, needing the source batch ${out.needs_source}; ${out.remaining} left in the dead-letter store\n`,
+        `replayed ${out.replayed}${out.redelivered ? `, watch notifications delivered ${out.redelivered}` : ''}, still rejected ${out.still_rejected}, retryable ${out.retryable}, needing the source batch ${out.needs_source}; ${out.remaining} left in the dead-letter store${r.interrupted ? ' (interrupted: the rest were not tried; run the same replay again)' : ''}\n`,
       );
       if (r.needsSource > 0) {
         const shown = r.needsSourceBatches.slice(0, 10).join(', ');
@@ -80,8 +85,8 @@ export async function dlqReplay(ids: string[], opts: { all?: boolean; json?: boo
         );
       }
     }
-    return r.notFound.length > 0 ? 1 : 0;
-  });
+    return r.interrupted ? 130 : r.notFound.length > 0 ? 1 : 0;
+  }).finally(() => stop.dispose());
 }
 
 /**
