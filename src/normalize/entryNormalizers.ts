@@ -14,8 +14,11 @@ const hash = coerceHash;
 /** `files_copied[]`. */
 export const normalizeFileCopy: EntryFn = entryOf(schemaOf({ source: str, destination: str }));
 
-/** `files_dropped[]`: sha256 lower-cased (validity is checked only when building pivots). */
-export const normalizeDroppedFile: EntryFn = entryOf(schemaOf({ path: str, sha256: hash }));
+/**
+ * `files_dropped[]`: sha256 lower-cased (validity is checked only when building pivots). `type`
+ * is not in the spec but the feed carries it: a text, as both stores index it.
+ */
+export const normalizeDroppedFile: EntryFn = entryOf(schemaOf({ path: str, sha256: hash, type: str }));
 
 /** `dns_lookups[]`. */
 export const normalizeDnsLookup: EntryFn = entryOf(schemaOf({ hostname: str, resolved_ips: coerceStringList }));

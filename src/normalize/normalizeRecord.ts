@@ -4,7 +4,7 @@
  */
 import { SCHEMA_VERSION, type BehaviourDoc, type NormalizeResult, type RejectCode } from './BehaviourDoc.js';
 import type { CanonicalAttributes } from './CanonicalAttributes.js';
-import { lowerHash } from './coerceScalar.js';
+import { coerceHash, coerceString } from './coerceScalar.js';
 import { computePivots } from './computePivots.js';
 import { normalizeAttributes } from './normalizeAttributes.js';
 import { parseBehaviourId, stripTimestampSuffix, type BehaviourId } from './parseBehaviourId.js';
@@ -30,6 +30,8 @@ const WRAPPER_KEYS: ReadonlySet<string> = new Set(['data', 'links', 'meta']);
 const EXTRA_KEYS = ['context_attributes', 'relationships'] as const;
 /** context_attributes hashes lower-cased like every other hash. */
 const CONTEXT_HASH_KEYS: ReadonlySet<string> = new Set(['file_md5', 'file_sha1', 'file_sha256']);
+/** context_attributes the feed documents as text: the type tag and the artefact links. */
+const CONTEXT_TEXT_KEYS: ReadonlySet<string> = new Set(['file_type_tag', 'html_report', 'pcap', 'evtx', 'memdump']);
 
 function reject(code: RejectCode, path: string, message: string): NormalizeResult {
   return { ok: false, rejection: { code, path, message } };
@@ -55,13 +57,23 @@ function readEnvelope(value: unknown): Envelope | NormalizeResult {
   return { rec, base, id, attributes, ...(wrapper ? { wrapper } : {}) };
 }
 
-/** Shallow copy of context_attributes with the file hashes lower-cased. */
+/**
+ * Shallow copy of context_attributes: the file hashes lower-cased, the fields the feed documents
+ * (hashes, type tag, artefact links) kept only as text, so a report is stored alike on every store
+ * (Elasticsearch refuses a whole document with an object where it indexes a keyword).
+ */
 function normalizeContext(ctx: Record<string, unknown>, path: string, w: WarningLog): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(ctx)) {
     const v = ctx[k];
     if (v === undefined) continue;
-    setOwn(out, k, typeof v === 'string' && CONTEXT_HASH_KEYS.has(k) ? lowerHash(v, path, k, w) : v);
+    if (CONTEXT_HASH_KEYS.has(k)) {
+      const h = coerceHash(v, path, k, w);
+      if (h !== undefined) setOwn(out, k, h);
+    } else if (CONTEXT_TEXT_KEYS.has(k)) {
+      const s = coerceString(v, path, k, w);
+      if (s !== undefined) setOwn(out, k, s);
+    } else setOwn(out, k, v);
   }
   return out;
 }

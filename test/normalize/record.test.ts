@@ -176,6 +176,38 @@ describe('envelope', () => {
     assert.equal('context_attributes' in bad.doc, false);
   });
 
+  test('the documented feed-line fields and a dropped file type are kept as text only: an object there is dropped with a warning', () => {
+    const { doc, warnings } = accept(
+      record(
+        {
+          last_modification_date: 3,
+          files_dropped: [
+            { path: 'a.exe', sha256: 'A'.repeat(64), type: { name: 'PE' } },
+            { path: 'b', type: 'Win32 EXE' },
+          ],
+        },
+        {
+          context_attributes: { file_md5: { x: 1 }, file_type_tag: ['peexe'], pcap: 7, html_report: 'https://x/r', other: { kept: true } },
+        },
+      ),
+    );
+    assert.deepEqual(doc.context_attributes, { pcap: '7', html_report: 'https://x/r', other: { kept: true } });
+    assert.deepEqual(doc.attributes.files_dropped, [
+      { path: 'a.exe', sha256: 'a'.repeat(64) },
+      { path: 'b', type: 'Win32 EXE' },
+    ]);
+    assert.deepEqual(
+      warnings.map((w) => [w.code, w.path]),
+      [
+        ['lowercased', '$.attributes.files_dropped[0].sha256'],
+        ['dropped_field', '$.attributes.files_dropped[0].type'],
+        ['dropped_field', '$.context_attributes.file_md5'],
+        ['dropped_field', '$.context_attributes.file_type_tag'],
+        ['coerced_scalar', '$.context_attributes.pcap'],
+      ],
+    );
+  });
+
   test('type may be absent', () => {
     assert.equal(accept({ id: ID, attributes: { last_modification_date: 1 } }).doc.id, ID);
   });
