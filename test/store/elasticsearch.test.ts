@@ -7,13 +7,14 @@ import {
   openElasticsearchStore,
   runPool,
   setupPlan,
+  type DeadLetterInput,
   type ElasticsearchStore,
   type ElasticsearchStoreOptions,
 } from '../../src/store/index.js';
 import { artefactLogConformance } from './artefactLogConformance.js';
 import { bookkeepingConformance } from './bookkeepingConformance.js';
 import { huntConformance } from './huntConformance.js';
-import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
+import { FakeElasticsearch, mockedClient, type ItemError } from '../support/fakeElasticsearch.js';
 import { openRealStore, realCluster, stopRealCluster } from '../support/realElasticsearch.js';
 import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
 import { retentionConformance } from './retentionConformance.js';
@@ -276,6 +277,66 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
       );
       assert.equal(await m.store.sink.get(c!.id), null);
       assert.deepEqual(await m.store.sink.get(b!.id), b);
+    } finally {
+      await m.close();
+    }
+  });
+
+  test("the dead-letter index's items refused for a block, privileges or load are the store's faults, as the behaviours' are", async () => {
+    const m = openMocked();
+    try {
+      const letterOf = (id: string): DeadLetterInput => ({
+        id,
+        stage: 'normalize',
+        batch: '202611070000',
+        line: 1,
+        docId: null,
+        code: 'not_json',
+        path: '$',
+        message: 'bad',
+        raw: '{',
+        rawEncoding: 'utf8',
+        rawSize: 1,
+        rawTruncated: false,
+      });
+      await m.store.dlq.put([letterOf('normalize:202611070000:0')]); // the index exists; the faults below hit items only
+      const cases: [ItemError, string, RegExp][] = [
+        [
+          { status: 403, type: 'cluster_block_exception', reason: 'index [x] blocked by: [FORBIDDEN/8/index write (api)];' },
+          'STORE_READONLY',
+          /index blocked for writes/,
+        ],
+        [
+          {
+            status: 429,
+            type: 'cluster_block_exception',
+            reason:
+              'index [x] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];',
+          },
+          'STORE_FULL',
+          /disk full/,
+        ],
+        [
+          { status: 403, type: 'security_exception', reason: 'action [indices:data/write/bulk[s]] is unauthorized for user [ingest]' },
+          'SINK_AUTH',
+          /refused the credentials or privileges/,
+        ],
+        [
+          { status: 429, type: 'es_rejected_execution_exception', reason: 'rejected execution' },
+          'SINK_UNAVAILABLE',
+          /dead-letter store put failed/,
+        ],
+      ];
+      for (const [error, code, message] of cases) {
+        m.fake.failItems((id) => id === 'normalize:202611070000:1', error, 1);
+        await assert.rejects(m.store.dlq.put([letterOf('normalize:202611070000:1')]), (err: Error & { code?: string }) => {
+          assert.equal(err.code, code, err.message);
+          assert.match(err.message, message);
+          return true;
+        });
+      }
+      await m.store.dlq.put([letterOf('normalize:202611070000:1')]);
+      assert.equal(await m.store.dlq.count(), 2);
     } finally {
       await m.close();
     }

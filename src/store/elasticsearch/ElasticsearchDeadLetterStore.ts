@@ -1,6 +1,6 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
-import { SandtrailError } from '../../errors/index.js';
-import { storeFailure, describeCause, isIndexNotFound, isNotFound, type EsErrorCause } from './classify.js';
+import type { SandtrailError } from '../../errors/index.js';
+import { storeFailure, isIndexNotFound, isNotFound, itemFailure, type EsErrorCause } from './classify.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
 import type {
@@ -68,9 +68,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
         });
         if (r.errors) {
           const bad = r.items.map((it) => Object.values(it)[0]).find((it) => it?.error);
-          throw new SandtrailError('SINK_WRITE_FAILED', `dead-letter store put failed: ${describeCause(bad?.error as EsErrorCause)}`, {
-            status: bad?.status,
-          });
+          throw itemFailure('dead-letter store put', this.index, bad as { status?: number; error?: EsErrorCause } | undefined);
         }
       }
     } catch (err) {
@@ -134,7 +132,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
           const d = it.delete;
           if (d?.result === 'deleted') removed++;
           else if (d?.error && d.status !== 404)
-            throw new SandtrailError('SINK_WRITE_FAILED', `dead-letter remove failed: ${describeCause(d.error as EsErrorCause)}`);
+            throw itemFailure('dead-letter remove', this.index, d as { status?: number; error?: EsErrorCause });
         }
       }
     } catch (err) {

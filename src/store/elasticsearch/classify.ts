@@ -196,3 +196,20 @@ export function readFailure(what: string, err: unknown): SandtrailError {
   const e = storeFailure(what, err);
   return e.code === 'SINK_WRITE_FAILED' ? new SandtrailError('SINK_UNAVAILABLE', e.message, e.details, { cause: err }) : e;
 }
+
+/**
+ * The typed error of a bookkeeping bulk item that failed (`what`, e.g. "dead-letter store put" on
+ * `index`): a block or a closed index is the store fault it is, refused privileges SINK_AUTH,
+ * 429/5xx SINK_UNAVAILABLE, anything else SINK_WRITE_FAILED, as for a whole request (storeFailure).
+ */
+export function itemFailure(what: string, index: string, item: { status?: number; error?: EsErrorCause } | undefined): SandtrailError {
+  const status = item?.status ?? 0;
+  const reason = `${describeCause(item?.error)} [status ${status}]`;
+  const fault = esStoreFault(item?.error);
+  if (fault) return esFaultError(fault, index, reason);
+  if (status === 401 || status === 403) {
+    return new SandtrailError('SINK_AUTH', `Elasticsearch refused the credentials or privileges (${what}): ${reason}`, { status });
+  }
+  const code = RETRYABLE_STATUS.has(status) ? 'SINK_UNAVAILABLE' : 'SINK_WRITE_FAILED';
+  return new SandtrailError(code, `${what} failed: ${reason}`, { status });
+}
