@@ -107,6 +107,7 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
     retryable: 0,
     needs_source: 0,
     remaining: entries.length,
+    interrupted: false,
     needs_source_batches: [],
     not_found: [],
   });
@@ -127,6 +128,7 @@ test('backfill --json, then query, get and the dead-letter commands on the same 
     retryable: 0,
     needs_source: 0,
     remaining: entries.length - 1,
+    interrupted: false,
     needs_source_batches: [],
     not_found: [],
   });
