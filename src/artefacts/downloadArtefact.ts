@@ -49,6 +49,9 @@ export async function makeBlobDir(path: string): Promise<void> {
   }
 }
 
+/** How a web page begins: what a proxy or a login page answers where a capture was expected. */
+const WEB_PAGE = /^\s*<(!doctype|html|head|body|\?xml)/i;
+
 /**
  * A temporary file this old is left by a process killed mid-download (kill -9, a host lost), not
  * by a download under way: a download's body is bounded by 20× gti.timeoutMs (20 min by default).
@@ -94,7 +97,8 @@ export async function streamToBlob(
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done): void {
       // a binary artefact never starts with markup: a proxy's or a login page is no capture
-      if (size === 0 && o.binary && /^\s*</.test(chunk.subarray(0, 64).toString('latin1'))) {
+      // (a web page's opening, not any leading '<': a capture's bytes may begin with one)
+      if (size === 0 && o.binary && WEB_PAGE.test(chunk.subarray(0, 64).toString('latin1'))) {
         done(
           new SandtrailError(
             'GTI_BAD_RESPONSE',
