@@ -56,12 +56,11 @@ export function estimateLine(what: string, count: number, method: string, path: 
 export async function guardBudget(flags: BudgetFlags, lines: EstimateLine[], ctx: CliContext): Promise<BudgetGuard | undefined> {
   const e = estimate(lines);
   // a bad value is refused even where the estimate alone is asked for
-  maxApiUnitsOf(flags);
+  const maxApiUnits = maxApiUnitsOf(flags);
   if (flags.dryRun) {
     await writeOut(flags.json ? estimateJson(e) : `${formatEstimate(e)}\n(dry run: nothing was called)\n`);
     return undefined;
   }
-  const maxApiUnits = maxApiUnitsOf(flags);
   const remainingDaily = e.apiUnits > 0 && !flags.force ? await remainingDailyUnits(ctx) : null;
   const guard = new BudgetGuard({ maxApiUnits, force: flags.force, remainingDaily });
   guard.preflight(e);

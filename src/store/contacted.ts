@@ -26,14 +26,20 @@ export interface Contacted {
   srcIps: string[];
 }
 
-/** Insertion-ordered, trimmed, lower-case, at most `cap` values. */
-class Unique {
+/** Insertion-ordered, trimmed, lower-case strings, at most `cap` of them; anything else is skipped. */
+export class Unique {
   private readonly seen = new Set<string>();
-  constructor(private readonly cap: number) {}
+  constructor(private readonly cap = Infinity) {}
   add(v: unknown): void {
     if (typeof v !== 'string') return;
     const s = v.trim().toLowerCase();
     if (s !== '' && this.seen.size < this.cap) this.seen.add(s);
+  }
+  addAll(vs: unknown): void {
+    if (Array.isArray(vs)) for (const v of vs) this.add(v);
+  }
+  get size(): number {
+    return this.seen.size;
   }
   /** Only syntactically valid addresses (the canonical document keeps everything). */
   addIp(v: unknown): void {
@@ -44,7 +50,8 @@ class Unique {
   }
 }
 
-function objects(list: unknown): Record<string, unknown>[] {
+/** The object items of a list a report holds (anything else in it, or no list, is skipped). */
+export function objects(list: unknown): Record<string, unknown>[] {
   return Array.isArray(list)
     ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x))
     : [];

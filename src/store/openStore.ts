@@ -1,9 +1,9 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { SandtrailError } from '../errors/index.js';
 import { openElasticsearchStore, type ElasticsearchStore } from './elasticsearch/index.js';
-import { checkStoreFile, openSqliteStore } from './sqlite/index.js';
+import { checkStoreFile, fileIdentity, openSqliteStore } from './sqlite/index.js';
 import type { Store } from './Store.js';
 
 /** Backend settings beyond the spec (only the Elasticsearch backend has any). */
@@ -104,9 +104,7 @@ export function storeWouldBeCreated(spec: string): boolean {
  * (a restore from a backup) leaves it reading the old one.
  */
 export function storeFileIdentity(store: Pick<Store, 'spec'>): string | undefined {
-  if (!store.spec.startsWith('sqlite:')) return undefined;
-  const st = statSync(store.spec.slice('sqlite:'.length), { throwIfNoEntry: false });
-  return st ? `${st.dev}:${st.ino}` : undefined;
+  return store.spec.startsWith('sqlite:') ? fileIdentity(store.spec.slice('sqlite:'.length)) : undefined;
 }
 
 /**

@@ -1,14 +1,8 @@
 import type { BehaviourDoc } from '../normalize/index.js';
-import { contactedOf } from './contacted.js';
+import { contactedOf, objects } from './contacted.js';
 import { compareText, type FileRollup, type SeenValue } from './HuntReader.js';
 import { pivotKey } from './Sink.js';
 import { hexDigest, verdictsOf } from '../wire/index.js';
-
-function objects(list: unknown): Record<string, unknown>[] {
-  return Array.isArray(list)
-    ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x))
-    : [];
-}
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 

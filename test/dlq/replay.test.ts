@@ -118,22 +118,30 @@ test('a behaviour stored by a replay is a watch hit like any other: recorded and
   assert.deepEqual((JSON.parse(unknown.stdout) as { not_found: string[] }).not_found, ['normalize:202611010000:99']);
 });
 
+/** `n` dead letters of lines the normalizer now accepts, one behaviour each. */
+function nowPassing(n: number): DeadLetterInput[] {
+  return Array.from({ length: n }, (_, i) => {
+    const raw = JSON.stringify({
+      id: `${i.toString(16).padStart(64, '0')}_Zenbox`,
+      attributes: { behash: 'h', last_modification_date: 9 },
+    });
+    return {
+      ...base,
+      id: `normalize:202611010000:${i + 1}`,
+      stage: 'normalize',
+      line: i + 1,
+      code: 'not_json',
+      message: 'was bad',
+      raw,
+      rawSize: raw.length,
+    };
+  });
+}
+
 test('a replay stopped by its signal finishes the entry under way, says it was interrupted, and leaves the rest for the next', async () => {
   const store = openStore(`sqlite:${join(tempDir(), 'stop.db')}`);
   try {
-    const entries: DeadLetterInput[] = Array.from({ length: 5 }, (_, i) => {
-      const raw = JSON.stringify({ id: `${String(i).repeat(64)}_Zenbox`, attributes: { behash: 'h', last_modification_date: 9 } });
-      return {
-        ...base,
-        id: `normalize:202611010000:${i + 1}`,
-        stage: 'normalize',
-        line: i + 1,
-        code: 'not_json',
-        message: 'was bad',
-        raw,
-        rawSize: raw.length,
-      };
-    });
+    const entries = nowPassing(5);
     await store.dlq.put(entries);
     const stop = new AbortController();
     // the operator's signal arrives while the first document is stored
@@ -151,22 +159,7 @@ test('a replay stopped by its signal finishes the entry under way, says it was i
 test('dlq replay --all stops on SIGTERM after the entry under way: summary printed, interrupted, exit 130', async () => {
   const file = join(tempDir(), 'sig.db');
   const store = openStore(`sqlite:${file}`);
-  const entries: DeadLetterInput[] = Array.from({ length: 30_000 }, (_, i) => {
-    const raw = JSON.stringify({
-      id: `${i.toString(16).padStart(64, '0')}_Zenbox`,
-      attributes: { behash: 'h', last_modification_date: 9 },
-    });
-    return {
-      ...base,
-      id: `normalize:202611010000:${i + 1}`,
-      stage: 'normalize',
-      line: i + 1,
-      code: 'not_json',
-      message: 'was bad',
-      raw,
-      rawSize: raw.length,
-    };
-  });
+  const entries = nowPassing(30_000);
   await store.dlq.put(entries);
   await store.close();
   const cli = startCli(['dlq', 'replay', '--all', '--json', '--store', `sqlite:${file}`], {}, builtCli());

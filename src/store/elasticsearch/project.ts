@@ -1,5 +1,5 @@
 import type { BehaviourDoc } from '../../normalize/index.js';
-import { contactedOf } from '../contacted.js';
+import { contactedOf, objects, Unique } from '../contacted.js';
 
 /**
  * Top-level keys of the ECS projection. The canonical document never has these keys at its top
@@ -22,31 +22,6 @@ export const ECS_ROOTS: readonly string[] = Object.freeze([
 /** Cap per projected list: a report with 50 000 contacted IPs keeps them in `_source`, not in `related.ip`. */
 export const PROJECTION_LIST_CAP = 1000;
 
-class Unique {
-  private readonly seen = new Set<string>();
-  constructor(private readonly lower: boolean) {}
-  add(v: unknown): void {
-    if (typeof v !== 'string') return;
-    const s = this.lower ? v.trim().toLowerCase() : v.trim();
-    if (s !== '' && this.seen.size < PROJECTION_LIST_CAP) this.seen.add(s);
-  }
-  addAll(vs: unknown): void {
-    if (Array.isArray(vs)) for (const v of vs) this.add(v);
-  }
-  get size(): number {
-    return this.seen.size;
-  }
-  toArray(): string[] {
-    return [...this.seen];
-  }
-}
-
-function objects(list: unknown): Record<string, unknown>[] {
-  return Array.isArray(list)
-    ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x))
-    : [];
-}
-
 /** The ECS fields derived from a canonical document; every value is also in the canonical document. */
 export function ecsProjection(doc: BehaviourDoc): Record<string, unknown> {
   const a = (doc.attributes ?? {}) as Record<string, unknown>;
@@ -56,17 +31,17 @@ export function ecsProjection(doc: BehaviourDoc): Record<string, unknown> {
   const md5 = typeof ctx.file_md5 === 'string' ? ctx.file_md5.toLowerCase() : undefined;
   const sha1 = typeof ctx.file_sha1 === 'string' ? ctx.file_sha1.toLowerCase() : undefined;
 
-  const techniques = new Unique(true);
+  const techniques = new Unique(PROJECTION_LIST_CAP);
   for (const t of objects(a.mitre_attack_techniques)) techniques.add(t.id);
 
-  const rules = new Unique(true);
+  const rules = new Unique(PROJECTION_LIST_CAP);
   rules.addAll(p.sigma_rule_ids);
   for (const r of objects(a.ids_alerts)) rules.add(r.rule_id);
 
   const net = contactedOf(a, PROJECTION_LIST_CAP);
   const relatedIps = [...new Set([...net.ips, ...net.srcIps])].slice(0, PROJECTION_LIST_CAP);
 
-  const hashes = new Unique(true);
+  const hashes = new Unique(PROJECTION_LIST_CAP);
   hashes.add(doc.sha256);
   hashes.add(md5);
   hashes.add(sha1);

@@ -1,5 +1,5 @@
 /** The embedded SQLite backend: one file holds documents, dead letters and the batch log. */
-export { openSqliteStore } from './openSqliteStore.js';
+export { fileIdentity, openSqliteStore } from './openSqliteStore.js';
 export type { SqliteStoreOptions } from './openSqliteStore.js';
 export { SqliteSink } from './SqliteSink.js';
 export { SqliteHuntReader } from './SqliteHuntReader.js';

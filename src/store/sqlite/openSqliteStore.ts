@@ -118,19 +118,21 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
   };
 }
 
+/** Which file is at `path` now (its device and inode), or undefined when none is: a file replaced at the path is another. */
+export function fileIdentity(path: string): string | undefined {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st ? `${st.dev}:${st.ino}` : undefined;
+}
+
 /**
  * A check that the file at `path` is still the one opened (its device and inode): a store file
  * removed or replaced while a process writes it takes those writes with it (they go to the
  * unlinked file), so a write that succeeded there is STORE_DAMAGED, never a minute reported ok.
  */
 function fileWatch(path: string): () => void {
-  const identity = (): string | undefined => {
-    const st = statSync(path, { throwIfNoEntry: false });
-    return st ? `${st.dev}:${st.ino}` : undefined;
-  };
-  const opened = identity();
+  const opened = fileIdentity(path);
   return () => {
-    const now = identity();
+    const now = fileIdentity(path);
     if (now === opened) return;
     throw new SandtrailError(
       'STORE_DAMAGED',
