@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine with Node 20: system packages sandtrail uses (redis-server for the
 # queue when no REDIS_URL is given, lbzip2 for fast bzip2 decoding), then npm dependencies and the build.
+# SANDTRAIL_SETUP_ELASTICSEARCH=1 (the test command sets it) also resolves the Elasticsearch the
+# tests run (scripts/elasticsearch/fetch.sh: a JDK, Maven and unzip from Debian, the distribution
+# from Maven Central).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,4 +27,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error
 else
   npm run --silent build
+fi
+
+if [ "${SANDTRAIL_SETUP_ELASTICSEARCH:-}" = 1 ] && [ -z "${ELASTICSEARCH_URL:-}" ]; then
+  bash scripts/elasticsearch/fetch.sh >/dev/null
 fi

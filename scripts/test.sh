@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh clone: setup, lint, format check, typecheck, tests, bench smoke.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+SANDTRAIL_SETUP_ELASTICSEARCH=1 bash scripts/setup.sh
 # The dashboard's browser test drives Debian's chromium (playwright-core, no browser download);
 # where it cannot be installed the test is skipped with a message saying so.
 if [ ! -x /usr/bin/chromium ] && [ -z "${SANDTRAIL_CHROMIUM:-}" ]; then

@@ -145,7 +145,7 @@ retentionConformance(
         try {
           await dropPartitions(store.client, r.prefix);
           await r.close();
-          await store.client.ilm.deleteLifecycle({ name: `${r.prefix}-behaviours` }, { ignore: [404] });
+          await store.client.ilm.deleteLifecycle({ name: `${r.prefix}-behaviours` }, { ignore: [400, 404, 405] });
         } finally {
           await store.close();
         }

@@ -205,7 +205,7 @@ for (const mode of ['mock', 'http'] as const) {
         const older = (await write(3)).items[0]?.index;
         assert.equal(older?.status, 409);
         assert.equal(older?.error?.type, 'version_conflict_engine_exception');
-        assert.equal(older?.error?.reason, '[doc-1]: version conflict, current version [5] is higher than the provided version [3]');
+        assert.equal(older?.error?.reason, '[doc-1]: version conflict, current version [5] is higher than the one provided [3]');
         const same = (await write(5)).items[0]?.index;
         assert.deepEqual([same?.status, same?.result, same?._version], [200, 'updated', 5]);
         await write(7);

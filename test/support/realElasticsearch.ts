@@ -1,54 +1,37 @@
 import { Client } from '@elastic/elasticsearch';
-import type * as Testcontainers from 'testcontainers';
 import { openElasticsearchStore, type ElasticsearchStore } from '../../src/store/index.js';
-
+import type { Contents } from './storeContents.js';
 /** How the suites reach a real cluster, or why they cannot. */
 export type RealCluster = { url: string; auth: { apiKey?: string; username?: string; password?: string } } | { skip: string };
-
-const IMAGE = 'docker.elastic.co/elasticsearch/elasticsearch:8.19.0';
-let started: Promise<RealCluster> | undefined;
-let stopContainer: (() => Promise<unknown>) | undefined;
+export type Reachable = Exclude<RealCluster, { skip: string }>;
 
 /**
- * A real cluster for the shared suites: `ELASTICSEARCH_URL` (with ELASTICSEARCH_API_KEY or
- * ELASTICSEARCH_USERNAME/PASSWORD) when set, else a single-node container when testcontainers
- * finds a container runtime, else a skip reason naming both.
+ * The real cluster of the run: `ELASTICSEARCH_URL` (with ELASTICSEARCH_API_KEY or
+ * ELASTICSEARCH_USERNAME/PASSWORD) when set, else the node test/support/globalSetup.ts started
+ * (SANDTRAIL_TEST_ES_URL); a skip reason only when the run was told to do without
+ * (SANDTRAIL_TEST_ES=skip).
  */
 export function realCluster(): Promise<RealCluster> {
-  started ??= (async (): Promise<RealCluster> => {
-    const env = process.env;
-    if (env.ELASTICSEARCH_URL) {
-      return {
-        url: env.ELASTICSEARCH_URL,
-        auth: { apiKey: env.ELASTICSEARCH_API_KEY, username: env.ELASTICSEARCH_USERNAME, password: env.ELASTICSEARCH_PASSWORD },
-      };
-    }
-    let tc: typeof Testcontainers;
-    try {
-      tc = await import('testcontainers');
-      await tc.getContainerRuntimeClient();
-    } catch (err) {
-      return {
-        skip: `no real cluster: ELASTICSEARCH_URL is not set and testcontainers found no container runtime (${(err as Error).message})`,
-      };
-    }
-    const container = await new tc.GenericContainer(IMAGE)
-      .withEnvironment({ 'discovery.type': 'single-node', 'xpack.security.enabled': 'false', ES_JAVA_OPTS: '-Xms512m -Xmx512m' })
-      .withExposedPorts(9200)
-      .withWaitStrategy(tc.Wait.forHttp('/_cluster/health?wait_for_status=yellow', 9200).forStatusCode(200))
-      .withStartupTimeout(240_000)
-      .start();
-    stopContainer = () => container.stop();
-    return { url: `http://${container.getHost()}:${container.getMappedPort(9200)}`, auth: {} };
-  })();
-  return started;
+  const env = process.env;
+  if (env.ELASTICSEARCH_URL) {
+    return Promise.resolve({
+      url: env.ELASTICSEARCH_URL,
+      auth: { apiKey: env.ELASTICSEARCH_API_KEY, username: env.ELASTICSEARCH_USERNAME, password: env.ELASTICSEARCH_PASSWORD },
+    });
+  }
+  if (env.SANDTRAIL_TEST_ES_URL) return Promise.resolve({ url: env.SANDTRAIL_TEST_ES_URL, auth: {} });
+  return Promise.resolve({ skip: 'no Elasticsearch: SANDTRAIL_TEST_ES=skip and ELASTICSEARCH_URL unset' });
 }
 
-/** Stops a container this module started (no-op otherwise). */
-export async function stopRealCluster(): Promise<void> {
-  await stopContainer?.();
-  stopContainer = undefined;
+/** The run's real cluster; throws when there is none (a suite that needs it says so at once). */
+export async function requireCluster(): Promise<Reachable> {
+  const c = await realCluster();
+  if ('skip' in c) throw new Error(c.skip);
+  return c;
 }
+
+/** Kept for the suites' afterAll: the run's node belongs to globalSetup, which stops it. */
+export async function stopRealCluster(): Promise<void> {}
 
 let n = 0;
 
@@ -86,11 +69,46 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
           await admin.cluster.deleteComponentTemplate({ name: c }, { ignore: [404] });
         }
         // the ILM policy goes once no index uses it
-        await admin.ilm.deleteLifecycle({ name: `${prefix}-behaviours` }, { ignore: [404] });
+        await admin.ilm.deleteLifecycle({ name: `${prefix}-behaviours` }, { ignore: [400, 404, 405] });
       } finally {
         await admin.close();
         await store.close();
       }
     },
   };
+}
+
+/**
+ * Reads back what an Elasticsearch store under `prefix` holds on a real cluster, in the form
+ * storeContents gives for SQLite: the behaviour ids (each exactly once across the day indices),
+ * their stored version (= last_modification_date), and the dead letters.
+ */
+export async function realEsContents(client: Client, prefix: string): Promise<Contents> {
+  await client.indices.refresh({ index: `${prefix}-*`, ignore_unavailable: true, allow_no_indices: true });
+  const copies = new Map<string, number[]>();
+  let after: (string | number)[] | undefined;
+  for (;;) {
+    const r = await client.search({
+      index: `${prefix}-behaviours`,
+      size: 1000,
+      version: true,
+      _source: false,
+      sort: [{ id: 'asc' }, { last_modification_date: 'asc' }],
+      track_total_hits: false,
+      ...(after ? { search_after: after } : {}),
+    });
+    for (const h of r.hits.hits) copies.set(h._id as string, [...(copies.get(h._id as string) ?? []), h._version as number]);
+    if (r.hits.hits.length < 1000) break;
+    after = r.hits.hits[r.hits.hits.length - 1]?.sort as (string | number)[];
+  }
+  for (const [id, v] of copies) if (v.length !== 1) throw new Error(`${v.length} live copies of ${id} across partitions`);
+  const dead: { batch: string; line: number | null; stage: string }[] = [];
+  const d = await client.search<{ batch: string; line: number | null; stage: string }>(
+    { index: `${prefix}-dead-letters`, size: 10_000, _source: ['batch', 'line', 'stage'] },
+    { ignore: [404] },
+  );
+  for (const h of d.hits?.hits ?? []) if (h._source) dead.push({ batch: h._source.batch, line: h._source.line, stage: h._source.stage });
+  dead.sort((a, b) => a.batch.localeCompare(b.batch) || (a.line ?? -1) - (b.line ?? -1));
+  const ids = [...copies.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { ids, dead, lmd: new Map(ids.map((id) => [id, (copies.get(id) as number[])[0] as number])) };
 }

@@ -1,6 +1,7 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { SandtrailError } from '../../errors/index.js';
 import { storeFailure, isIndexNotFound, isNotFound, itemFailure, type EsErrorCause } from './classify.js';
+import { deleteMatching } from './deleteMatching.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
 import type {
@@ -144,8 +145,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
 
   async purge(): Promise<number> {
     try {
-      const r = await this.client.deleteByQuery({ index: this.index, query: { match_all: {} }, refresh: true, conflicts: 'proceed' });
-      return r.deleted ?? 0;
+      return await deleteMatching(this.client, { index: this.index, query: { match_all: {} }, what: 'dead-letter store purge' });
     } catch (err) {
       if (isIndexNotFound(err)) return 0;
       throw failure('purge', err);

@@ -160,7 +160,7 @@ export class ElasticsearchHuntReader implements HuntReader {
     const r = await this.search('top', {
       size: 0,
       track_total_hits: false,
-      query: since === undefined ? { match_all: {} } : { range: { analysis_date: { gte: since } } },
+      query: since === undefined ? { match_all: {} } : { range: { analysis_date: { gte: since, format: 'epoch_second' } } },
       aggs: {
         top: {
           terms: topValuesTerms(kind, limit),

@@ -1,6 +1,7 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { emptyPruneReport, type PruneOptions, type PruneReport, type Retention } from '../Retention.js';
 import { isIndexNotFound, isNotFound, readFailure, storeFailure } from './classify.js';
+import { deleteMatching } from './deleteMatching.js';
 import { esNames, type EsNames } from './names.js';
 import { dayOfIndex } from './partitions.js';
 
@@ -142,7 +143,7 @@ export class ElasticsearchRetention implements Retention {
     });
     const batches = r.hits.hits.flatMap((h) => (h._source ? [h._source.batch] : []));
     if (batches.length === 0) return 0;
-    await this.client.deleteByQuery({ index, query: { terms: { batch: batches } }, refresh: true, conflicts: 'proceed' });
+    await deleteMatching(this.client, { index, query: { terms: { batch: batches } }, what: 'retention of the batch log' });
     step.left -= batches.length;
     return batches.length;
   }
@@ -156,14 +157,12 @@ export class ElasticsearchRetention implements Retention {
     let removed = take;
     if (!step.dryRun) {
       try {
-        const r = await this.client.deleteByQuery({
+        removed = await deleteMatching(this.client, {
           index,
           query,
-          ...(Number.isFinite(take) && take < total ? { max_docs: take } : {}),
-          refresh: true,
-          conflicts: 'proceed',
+          ...(Number.isFinite(take) && take < total ? { maxDocs: take } : {}),
+          what: `retention of ${index}`,
         });
-        removed = r.deleted ?? 0;
       } catch (err) {
         // ILM deleted the day index meanwhile: nothing left to remove
         if (!isIndexNotFound(err)) throw err;

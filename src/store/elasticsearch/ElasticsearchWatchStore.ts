@@ -2,6 +2,7 @@ import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { normalizeWatch, watchHitKey, type Watch, type WatchHit, type WatchHitQuery, type WatchStore } from '../WatchStore.js';
 import { errorType, isIndexNotFound, isNotFound, storeFailure } from './classify.js';
+import { deleteMatching } from './deleteMatching.js';
 import type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
 import { esNames } from './names.js';
 import { scan } from './scan.js';
@@ -120,7 +121,7 @@ export class ElasticsearchWatchStore implements WatchStore {
     }
     try {
       // a watch added again under the same name starts without the old one's hits
-      await this.client.deleteByQuery({ index: this.hitIndex, query: { term: { watch: name } }, refresh: true, conflicts: 'proceed' });
+      await deleteMatching(this.client, { index: this.hitIndex, query: { term: { watch: name } }, what: 'watch store remove hits' });
     } catch (err) {
       if (!isIndexNotFound(err)) throw storeFailure('watch store remove hits', err);
     }

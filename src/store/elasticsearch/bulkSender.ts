@@ -1,6 +1,6 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { ItemResult } from '../Sink.js';
-import { classifyItem, classifyRequestError, esStoreFault, type EsErrorCause, type EsStoreFault } from './classify.js';
+import { classifyItem, classifyRequestError, esStoreFault, versionConflict, type EsErrorCause, type EsStoreFault } from './classify.js';
 
 /** A copy of a document in one index, and the external version a delete of it carries. */
 export interface CopyDelete {
@@ -48,8 +48,6 @@ export interface BulkOutcome {
   /** Written documents that turned out older than a copy elsewhere. */
   superseded?: Superseded[];
 }
-
-const CONFLICT = /current version \[(\d+)\] is higher than the provided version \[(\d+)\]/;
 
 /** The bulk lines of one prepared item: its index action and source, then one delete per older copy. */
 export function itemLines(p: PreparedItem): string[] {
@@ -113,9 +111,9 @@ export function bulkSender(
         const status = item?.status ?? 0;
         if (!item?.error && status >= 200 && status < 300) continue;
         if (status === 404 && (!item?.error || item.error.type === 'index_not_found_exception')) continue; // already gone
-        const newer = status === 409 ? CONFLICT.exec(item?.error?.reason ?? '') : null;
-        if (newer && Number(newer[1]) > d.version) {
-          (outcome.superseded ??= []).push({ i: p.i, id: p.id, target: p.target ?? '', version: Number(newer[1]) });
+        const newer = status === 409 ? versionConflict(item?.error?.reason) : undefined;
+        if (newer && newer.current > d.version) {
+          (outcome.superseded ??= []).push({ i: p.i, id: p.id, target: p.target ?? '', version: newer.current });
           break;
         }
         const failed = itemResult(p, item, outcome);

@@ -62,7 +62,14 @@ export function esFaultError(f: EsStoreFault, target: string, reason: string, ca
   return new SandtrailError(f.fault, `${f.words}: Elasticsearch index ${target}: ${reason}; ${f.fix}`, { index: target }, { cause });
 }
 
-const CONFLICT = /current version \[(\d+)\] is higher than the provided version \[(\d+)\]/;
+/**
+ * An external_gte conflict as Elasticsearch words it (VersionType.EXTERNAL_GTE,
+ * `current version [X] is higher than the one provided [Y]`): the stored and the sent version.
+ */
+export function versionConflict(reason: string | null | undefined): { current: number; provided: number } | undefined {
+  const m = /current version \[(\d+)\] is higher than the one provided \[(\d+)\]/.exec(reason ?? '');
+  return m ? { current: Number(m[1]), provided: Number(m[2]) } : undefined;
+}
 
 /**
  * One bulk item's outcome. `version` is the external version we sent: a 409 whose stored version
@@ -78,8 +85,8 @@ export function classifyItem(id: string, version: number, item: { status?: numbe
   const code = error?.type ?? `http_${status}`;
   const reason = describeCause(error) + ` [status ${status}]`;
   if (status === 409 && code === 'version_conflict_engine_exception') {
-    const m = CONFLICT.exec(error?.reason ?? '');
-    if (m && Number(m[2]) === version && Number(m[1]) > version) return { id, status: 'ok', stale: true };
+    const m = versionConflict(error?.reason);
+    if (m && m.provided === version && m.current > version) return { id, status: 'ok', stale: true };
     return { id, status: 'rejected', code, reason };
   }
   // the alias or a day index vanished (or was never set up): not the document's fault

@@ -7,6 +7,7 @@ import { checkLifecycle, checkShardSizes } from './healthPartitions.js';
 import { esNames } from './names.js';
 import type { ElasticsearchStore } from './openElasticsearchStore.js';
 import { setupOptionsOf, setupPlan, type SetupStep } from './setup.js';
+import { clusterHasIlm, clusterVersion } from './ilm.js';
 
 export interface ElasticsearchHealthOptions {
   /** Timeout of each request (the client does not retry). */
@@ -234,7 +235,7 @@ export async function elasticsearchHealth(
   const c = checkOf('store', 'Store (Elasticsearch)');
   let version: string;
   try {
-    version = (await store.client.info({}, { signal: o.signal })).version.number;
+    version = await clusterVersion(store.client, { signal: o.signal });
   } catch (err) {
     const { detail, fix } = failure(err, store.spec);
     return [c.fail(detail, fix)];
@@ -245,8 +246,8 @@ export async function elasticsearchHealth(
   }
   const result = c.pass(`Elasticsearch ${version} at ${store.spec}`);
   const n = esNames(es.indexPrefix);
-  const steps = setupPlan(setupOptionsOf(config));
   try {
+    const steps = setupPlan({ ...setupOptionsOf(config), ilm: await clusterHasIlm(store.client, o.signal) });
     return [
       result,
       await checkSetup(store.client, steps, n.alias, o.signal),

@@ -30,10 +30,13 @@ export function behaviourPolicy(days: RetentionDays | undefined, meta: Record<st
   return { policy: { _meta: meta, phases } };
 }
 
-/** What the index template adds to every day index: the policy, the age from the name, and the read alias. */
-export function partitionTemplate(n: EsNames): Record<string, unknown> {
+/**
+ * What the index template adds to every day index: the policy and the age from the name (on a
+ * cluster with ILM), and the read alias.
+ */
+export function partitionTemplate(n: EsNames, ilm = true): Record<string, unknown> {
   return {
-    settings: { index: { lifecycle: { name: n.policy, parse_origination_date: true } } },
+    settings: ilm ? { index: { lifecycle: { name: n.policy, parse_origination_date: true } } } : {},
     aliases: { [n.alias]: {} },
   };
 }
@@ -43,10 +46,10 @@ export function partitionTemplate(n: EsNames): Record<string, unknown> {
  * `parse_origination_date` would refuse, and ageing it from its creation would delete the
  * alias's anchor), behind the alias but never its write index.
  */
-export function undatedPartitionBody(n: EsNames): Record<string, unknown> {
+export function undatedPartitionBody(n: EsNames, ilm = true): Record<string, unknown> {
   return {
     // empty on a new deployment: one shard is plenty
-    settings: { index: { number_of_shards: 1, lifecycle: { name: '', parse_origination_date: false } } },
+    settings: { index: { number_of_shards: 1, ...(ilm ? { lifecycle: { name: '', parse_origination_date: false } } : {}) } },
     aliases: { [n.alias]: { is_write_index: false } },
   };
 }

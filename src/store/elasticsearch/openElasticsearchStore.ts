@@ -16,6 +16,7 @@ import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 import { esNames, isValidPrefix } from './names.js';
 import { classifyRequestError, errorType, storeFailure } from './classify.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
+import { clusterVersion } from './ilm.js';
 
 /** How to reach and authenticate to the cluster (config `elasticsearch.*`, secrets from the environment). */
 export interface ElasticsearchConnectionOptions {
@@ -255,7 +256,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     check: async () => {
       try {
         // one quick question, not the client's usual timeout and retries: a command waits seconds, not minutes
-        await client.info({}, { requestTimeout: CHECK_TIMEOUT_MS, maxRetries: 1 });
+        await clusterVersion(client, { requestTimeout: CHECK_TIMEOUT_MS, maxRetries: 1 });
       } catch (err) {
         const f = classifyRequestError(err);
         if (f.kind === 'auth') throw storeFailure(`Elasticsearch at ${parsed.display}`, err);

@@ -11,7 +11,7 @@ import { dayOfIndex } from './partitions.js';
  * it is deleted and the next write creates it from the template. One holding documents (written
  * by something else) joins the alias and the lifecycle policy instead. Returns what was done.
  */
-export async function repairPartitions(client: Client, n: EsNames): Promise<string[]> {
+export async function repairPartitions(client: Client, n: EsNames, ilm = true): Promise<string[]> {
   let listed: Record<string, { aliases?: Record<string, unknown> }>;
   try {
     listed = (await client.indices.getAlias({ index: n.pattern })) as typeof listed;
@@ -20,7 +20,7 @@ export async function repairPartitions(client: Client, n: EsNames): Promise<stri
     throw err;
   }
   const done: string[] = [];
-  const lifecycle = (partitionTemplate(n).settings as { index: Record<string, unknown> }).index;
+  const lifecycle = (partitionTemplate(n, ilm).settings as { index?: Record<string, unknown> }).index;
   for (const [index, entry] of Object.entries(listed)) {
     if (dayOfIndex(n, index) === undefined || (entry.aliases && n.alias in entry.aliases)) continue;
     const docs = (await client.count({ index })).count;
@@ -28,9 +28,9 @@ export async function repairPartitions(client: Client, n: EsNames): Promise<stri
       await client.indices.delete({ index });
       done.push(`deleted empty day index ${index} (created without the current template; the next write creates it again)`);
     } else {
-      await client.indices.putSettings({ index, settings: { index: lifecycle } });
+      if (lifecycle) await client.indices.putSettings({ index, settings: { index: lifecycle } });
       await client.indices.updateAliases({ actions: [{ add: { index, alias: n.alias } }] });
-      done.push(`attached day index ${index} (${docs} documents) to ${n.alias} and policy ${n.policy}`);
+      done.push(`attached day index ${index} (${docs} documents) to ${n.alias}${lifecycle ? ` and policy ${n.policy}` : ''}`);
     }
   }
   return done;

@@ -16,6 +16,7 @@ import {
 import { artefactMappings } from './artefactMapping.js';
 import { behaviourPolicy, deleteMinAge, partitionTemplate, undatedPartitionBody } from './lifecycle.js';
 import { esNames } from './names.js';
+import { clusterHasIlm } from './ilm.js';
 import { repairPartitions } from './repairPartitions.js';
 import { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
 import { watchHitMappings, watchMappings } from './watchMapping.js';
@@ -35,6 +36,12 @@ export interface SetupOptions extends BehaviourIndexSettings {
    * not turn retention off for the whole cluster.
    */
   keepDeployment?: boolean;
+  /**
+   * Whether the cluster has ILM: without it the plan has no lifecycle policy and the day indices no
+   * lifecycle settings (sandtrail's retention deletes expired days). setupElasticsearch asks the
+   * cluster when unset; a dry run plans with ILM.
+   */
+  ilm?: boolean;
 }
 
 /**
@@ -66,6 +73,8 @@ export interface SetupResult {
   created: string[];
   /** Descriptions of the deployment's choices found in place and kept (keepDeployment). */
   kept: string[];
+  /** Whether the plan used ILM (false: the cluster has none; retention is sandtrail's own). */
+  ilm: boolean;
 }
 
 const PRIORITY = 200;
@@ -89,6 +98,20 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
   const meta = { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION };
   const mappings = behaviourMappings();
   const small = smallIndexSettings(options.bookkeepingReplicas ?? options.replicas ?? 1);
+  const ilm = options.ilm !== false;
+  const policy: SetupStep[] = [
+    {
+      method: 'PUT',
+      path: `/_ilm/policy/${n.policy}`,
+      body: behaviourPolicy(options.retentionDays, meta),
+      when: 'always',
+      deployment: { kind: 'policy', name: n.policy },
+      description:
+        typeof options.retentionDays === 'number'
+          ? `lifecycle policy ${n.policy} (a day index is deleted ${deleteMinAge(options.retentionDays)} after its date)`
+          : `lifecycle policy ${n.policy} (retention off: nothing is deleted)`,
+    },
+  ];
   return [
     {
       method: 'PUT',
@@ -106,35 +129,25 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
       when: 'always',
       description: `component template ${n.mappingsComponent}`,
     },
-    {
-      method: 'PUT',
-      path: `/_ilm/policy/${n.policy}`,
-      body: behaviourPolicy(options.retentionDays, meta),
-      when: 'always',
-      deployment: { kind: 'policy', name: n.policy },
-      description:
-        typeof options.retentionDays === 'number'
-          ? `lifecycle policy ${n.policy} (a day index is deleted ${deleteMinAge(options.retentionDays)} after its date)`
-          : `lifecycle policy ${n.policy} (retention off: nothing is deleted)`,
-    },
+    ...(ilm ? policy : []),
     {
       method: 'PUT',
       path: `/_index_template/${n.indexTemplate}`,
       body: {
         index_patterns: [n.pattern],
         composed_of: [n.settingsComponent, n.mappingsComponent],
-        template: partitionTemplate(n),
+        template: partitionTemplate(n, ilm),
         priority: PRIORITY,
         version: MAPPING_VERSION,
         _meta: { ...meta, description: 'sandtrail behaviour reports: one index per day of last_modification_date, read through the alias' },
       },
       when: 'always',
-      description: `index template ${n.indexTemplate} for ${n.pattern} (lifecycle ${n.policy}, read alias ${n.alias})`,
+      description: `index template ${n.indexTemplate} for ${n.pattern} (${ilm ? `lifecycle ${n.policy}` : 'no ILM: sandtrail deletes expired days'}, read alias ${n.alias})`,
     },
     {
       method: 'PUT',
       path: `/${n.firstIndex}`,
-      body: undatedPartitionBody(n),
+      body: undatedPartitionBody(n, ilm),
       when: 'missing',
       target: n.alias,
       description: `index ${n.firstIndex} with read alias ${n.alias}`,
@@ -221,7 +234,15 @@ async function exists(client: Client, target: string, isAlias: boolean): Promise
  */
 export async function setupElasticsearch(client: Client, options: SetupOptions = {}): Promise<SetupResult> {
   const n = esNames(options.prefix);
-  const steps = setupPlan(options);
+  let ilm = options.ilm ?? true;
+  if (options.ilm === undefined && !options.dryRun) {
+    try {
+      ilm = await clusterHasIlm(client);
+    } catch (err) {
+      throw storeFailure('es setup: asking whether the cluster has ILM', err);
+    }
+  }
+  const steps = setupPlan({ ...options, ilm });
   const result: SetupResult = {
     dryRun: options.dryRun === true,
     prefix: n.prefix,
@@ -230,6 +251,7 @@ export async function setupElasticsearch(client: Client, options: SetupOptions =
     applied: [],
     created: [],
     kept: [],
+    ilm,
   };
   if (options.dryRun) return result;
   for (const step of steps) {
@@ -244,7 +266,7 @@ export async function setupElasticsearch(client: Client, options: SetupOptions =
       if ((step.when === 'missing') === present) continue;
     }
     // strays join the alias before the mapping upgrade, which then reaches them too
-    if (step.when === 'exists' && step.target === n.alias) result.applied.push(...(await repairPartitions(client, n)));
+    if (step.when === 'exists' && step.target === n.alias) result.applied.push(...(await repairPartitions(client, n, ilm)));
     try {
       await client.transport.request({ method: step.method, path: step.path, body: step.body });
       if (step.when === 'missing') result.created.push(step.path.slice(1));

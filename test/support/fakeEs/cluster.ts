@@ -43,6 +43,9 @@ export interface DocRecord {
   ignored: string[];
 }
 
+/** `index.gc_deletes`' default: how long a delete's tombstone refuses older versions. */
+const GC_DELETES_MS = 60_000;
+
 export interface IndexState {
   name: string;
   uuid: string;
@@ -52,6 +55,11 @@ export interface IndexState {
   aliases: Map<string, Obj>;
   /** Realtime view (GET, mget, writes). */
   live: Map<string, DocRecord>;
+  /**
+   * Deleted ids with the version of their delete and when: a real node checks versioned writes
+   * against them for `index.gc_deletes` (60 s), so an older external version stays refused.
+   */
+  tombstones?: Map<string, { version: number; atMs: number }>;
   /** What searches see: `live` as of the last refresh. */
   visible: Map<string, DocRecord>;
   dirty: boolean;
@@ -529,6 +537,8 @@ export class Cluster {
       idx = this.writeTarget(w.index as string, w.requireAlias === true, w.op, (w.versionType ?? 'internal') !== 'internal');
       const target = idx;
       const cur = target.live.get(id);
+      const stone = cur ? undefined : target.tombstones?.get(id);
+      const tomb = stone && Date.now() - stone.atMs < GC_DELETES_MS ? stone : undefined;
       const conflict = (why: string): never =>
         fail(409, 'version_conflict_engine_exception', `[${id}]: version conflict, ${why}`, {
           index_uuid: target.uuid,
@@ -544,13 +554,12 @@ export class Cluster {
       const vt = w.versionType ?? 'internal';
       const external = vt !== 'internal';
       const version = w.version ?? 0;
-      if (cur && external) {
-        if (vt === 'external' && cur.version >= version)
-          conflict(`current version [${cur.version}] is higher or equal to the one provided [${version}]`);
-        if (vt === 'external_gte' && cur.version > version)
-          conflict(`current version [${cur.version}] is higher than the provided version [${version}]`);
+      const seen = cur?.version ?? tomb?.version;
+      if (seen !== undefined && external) {
+        if (vt === 'external' && seen >= version) conflict(`current version [${seen}] is higher or equal to the one provided [${version}]`);
+        if (vt === 'external_gte' && seen > version) conflict(`current version [${seen}] is higher than the one provided [${version}]`);
       }
-      const next = external ? version : (cur?.version ?? 0) + 1;
+      const next = external ? version : (seen ?? 0) + 1;
       switch (w.op) {
         case 'create':
           if (cur) conflict(`document already exists (current version [${cur.version}])`);
@@ -594,11 +603,13 @@ export class Cluster {
             target.live.delete(id);
             target.dirty = true;
           }
+          // a versioned delete of a missing document leaves its tombstone too
+          (target.tombstones ??= new Map()).set(id, { version: next, atMs: Date.now() });
           const status = cur ? 200 : 404;
           const item = {
             _index: target.name,
             _id: id,
-            _version: cur ? next : 1,
+            _version: next,
             result: cur ? 'deleted' : 'not_found',
             _shards: this.shards(target),
             _seq_no: seqNo,

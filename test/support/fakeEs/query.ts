@@ -44,7 +44,10 @@ export function queryTerm(idx: IndexState, def: FieldDef, v: unknown, format?: u
   if (def.type === 'keyword') return def.normalize ? def.normalize(String(v)) : String(v);
   if (def.type === 'flattened' || def.type === 'text' || def.type === 'match_only_text') return String(v);
   if (def.type === 'date' && typeof v === 'string' && v.startsWith('now')) unsupported('date math');
-  const r = def.type === 'date' ? parseDate(v, format ?? def.m.format) : leafValue(def.type, { coerce: true }, v);
+  // as Elasticsearch does: a JSON number is epoch milliseconds unless the query names a format;
+  // only a string is read with the field's own format (checked against a real 8.19 node)
+  const dateFormat = format ?? (typeof v === 'number' ? 'epoch_millis' : def.m.format);
+  const r = def.type === 'date' ? parseDate(v, dateFormat) : leafValue(def.type, { coerce: true }, v);
   if (isCause(r)) shardFail(idx, 'query_shard_exception', `failed to create query: ${r.reason}`, { caused_by: r });
   if (NUMERIC.has(def.type) && def.type !== 'double' && def.type !== 'float' && Number(v) !== Math.trunc(Number(v))) return NaN;
   if (!NUMERIC.has(def.type) && !['date', 'ip', 'boolean'].includes(def.type)) unsupported(`term queries on [${def.type}] fields`);

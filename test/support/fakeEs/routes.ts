@@ -137,6 +137,7 @@ export class Router {
           break;
         case '_ilm':
           if (b === 'policy' && segs.length <= 3) return this.policies(c, req);
+          if (is('GET') && b === 'status' && segs.length === 2) return ok({ operation_mode: 'RUNNING' });
           break;
       }
       return noHandler(req);
