@@ -24,7 +24,7 @@ const APART = process.env.SANDTRAIL_TEST_CLUSTER_APART === '1' ? ['test/pipeline
 
 export default defineConfig({
   test: {
-    reporters: ['default'],
+    reporters: ['default', './test/support/runSummaryReporter.ts'],
     maxWorkers: 2,
     projects: [
       { test: { ...common, name: 'unit', include: ['test/**/*.test.ts'], exclude: INTEGRATION } },

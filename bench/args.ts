@@ -13,6 +13,8 @@ export interface BenchOptions {
   perMinute: number;
   /** Keep the end-to-end SQLite file after a successful run (it is deleted otherwise). */
   keep: boolean;
+  /** Leave out the backfill into Elasticsearch (and the node it starts). */
+  skipElasticsearch: boolean;
   /** Directory for the feed, the SQLite file and the worker logs (default bench/out). */
   out: string | undefined;
   /** The whole run is given up (non-zero exit) after this many seconds. */
@@ -51,6 +53,11 @@ manifest matches the options):
                 --store sqlite:<out>/backfill.db --json
               (runs npm run build first when dist/ is missing or older than src/; starts its
               own redis-server unless REDIS_URL is set, which is passed through)
+  backfill es  the same command into a real Elasticsearch node, --store es:<url> with an index
+              prefix of its own: the node is started from the distribution the tests use
+              (scripts/elasticsearch/pom.xml, 1 GB heap), or ELASTICSEARCH_URL's cluster is used;
+              reports docs/s, MB/s and primary bytes per behaviour (as written, and merged to
+              one segment) beside the SQLite file's bytes per behaviour
 and prints throughput, peak RSS per process, Redis memory per queued record and the ratios to
 raw, official and the store floor, then checks that both SQLite stores hold exactly the feed's expected ids.
 
@@ -61,7 +68,9 @@ raw, official and the store floor, then checks that both SQLite stores hold exac
   --index-concurrency N     SANDTRAIL_INDEX_CONCURRENCY of the index worker (default ${SETTINGS.index.concurrency}, the setting's)
   --feed-workers N          feed worker processes in the e2e phase (default 1)
   --index-workers N         index worker processes in the e2e phase (default 1)
-  --keep                    keep <out>/e2e.db and <out>/backfill.db (deleted by default)
+  --keep                    keep <out>/e2e.db and <out>/backfill.db (deleted by default), and the
+                            Elasticsearch phase's indices
+  --skip-elasticsearch      leave out the backfill es phase
   --out DIR                 directory for the feed, the SQLite files, worker logs and
                             redis-memory.csv (default bench/out)
   --timeout S               give the whole run up after S seconds, exit 1 (default 1800)
@@ -122,6 +131,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     'feed-workers': { type: 'string' },
     'index-workers': { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'skip-elasticsearch': { type: 'boolean', default: false },
     out: { type: 'string' },
     timeout: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -138,6 +148,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     feedWorkers: positiveInt('feed-workers', values['feed-workers'], 1),
     indexWorkers: positiveInt('index-workers', values['index-workers'], 1),
     keep: values.keep ?? false,
+    skipElasticsearch: values['skip-elasticsearch'] ?? false,
     out: outOption(values.out),
     timeoutSeconds: positiveInt('timeout', values.timeout, 1800),
     json: values.json ?? false,

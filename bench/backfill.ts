@@ -3,7 +3,7 @@
  * included: `node dist/src/cli/run.js backfill --source dir:<feed> --store sqlite:<file> --json`.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -12,7 +12,8 @@ import type { BackfillSummary } from '../src/runner/index.js';
 import { openStore } from '../src/store/index.js';
 import type { FeedManifest } from '../src/synth/index.js';
 import { BenchFailure, throwIfAborted } from './failure.js';
-import { compareIds, type IdCheck } from './ids.js';
+import { compareIds, diffIds, type IdCheck } from './ids.js';
+import { elasticsearchFigures, type BenchElasticsearch, type ElasticsearchFigures } from './elasticsearch.js';
 import type { PhaseResult } from './inproc.js';
 import { childCpuSeconds, TreeSampler } from './procs.js';
 import { dropPrefix } from './util.js';
@@ -27,6 +28,8 @@ export interface BackfillCliOptions {
   /** Passed through as REDIS_URL (with a queue prefix of this run's own); undefined: the CLI starts its private redis-server. */
   redisUrl: string | undefined;
   keep: boolean;
+  /** Backfill into this Elasticsearch (an index prefix of the run's own) instead of a SQLite file. */
+  elasticsearch?: BenchElasticsearch;
   signal?: AbortSignal;
   say(msg: string): void;
 }
@@ -46,6 +49,10 @@ export interface BackfillCliResult extends PhaseResult {
   cpuSeconds: number;
   redis: 'private redis-server (started by the CLI)' | 'REDIS_URL';
   dbPath: string;
+  /** The store's size once written: the SQLite file (main + WAL), or Elasticsearch's primary store. */
+  storeBytes: number;
+  /** Elasticsearch's figures when the phase wrote there. */
+  elasticsearch?: ElasticsearchFigures;
 }
 
 /** SIGTERM asks the CLI to drain; a second one forces it; then the whole process group is killed. */
@@ -58,15 +65,20 @@ const GRACE_MS = 10_000;
  * lbzip2): exact up to the last 50 ms of each process's life.
  */
 export async function measureBackfillCli(o: BackfillCliOptions): Promise<BackfillCliResult> {
-  const dbPath = join(o.outDir, 'backfill.db');
+  const es = o.elasticsearch;
+  const dbPath = es ? es.url : join(o.outDir, 'backfill.db');
   const dbFiles = ['', '-wal', '-shm', '-journal'].map((s) => dbPath + s);
-  for (const f of dbFiles) rmSync(f, { force: true });
+  if (!es) for (const f of dbFiles) rmSync(f, { force: true });
   const prefix = o.redisUrl ? `bench-cli-${process.pid}-${Date.now().toString(36)}` : undefined;
   // Defaults only, as a user's shell would have: no stray SANDTRAIL_* of ours changes what is measured.
-  const env = workerEnv(o.redisUrl && prefix ? { REDIS_URL: o.redisUrl, SANDTRAIL_QUEUE_PREFIX: prefix } : {});
-  const args = ['dist/src/cli/run.js', 'backfill', '--source', `dir:${resolve(o.feedDir)}`, '--store', `sqlite:${dbPath}`, '--json'];
+  const env = workerEnv({
+    ...(o.redisUrl && prefix ? { REDIS_URL: o.redisUrl, SANDTRAIL_QUEUE_PREFIX: prefix } : {}),
+    ...(es ? { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: es.prefix } : {}),
+  });
+  const storeSpec = es ? `es:${es.url}` : `sqlite:${dbPath}`;
+  const args = ['dist/src/cli/run.js', 'backfill', '--source', `dir:${resolve(o.feedDir)}`, '--store', storeSpec, '--json'];
   const command = `node ${args.join(' ')}`;
-  const logPath = join(o.outDir, 'backfill-cli.log');
+  const logPath = join(o.outDir, es ? 'backfill-es-cli.log' : 'backfill-cli.log');
   const sampler = new TreeSampler(50);
   const cpu0 = childCpuSeconds();
   const fd = openSync(logPath, 'w');
@@ -120,8 +132,10 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
         `phase backfill: \`${command}\` exited ${exitCode ?? exitSignal} without a summary; log tail:\n${tail(logPath)}`,
       );
     }
+    // refreshed first: what the backfill wrote is then what counts and reads see
+    const figures = es ? await elasticsearchFigures(es) : undefined;
     const minutes = o.manifest.files.map((f) => f.minute);
-    const config = loadConfig({ env: { SANDTRAIL_STORE: `sqlite:${dbPath}` } });
+    const config = loadConfig({ env: { SANDTRAIL_STORE: storeSpec, ...(es ? { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: es.prefix } : {}) } });
     const store = openStore(config.store, config);
     let entries;
     let stored;
@@ -131,7 +145,8 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
     } finally {
       await store.close();
     }
-    const ids = compareIds(dbPath, o.manifest.expectedIds);
+    const ids = figures ? diffIds(figures.ids, o.manifest.expectedIds) : compareIds(dbPath, o.manifest.expectedIds);
+    const storeBytes = figures ? figures.primaryBytesMerged : ['', '-wal'].reduce((a, x) => a + fileSize(dbPath + x), 0);
     return {
       phase: 'backfill',
       lines: entries.reduce((a, e) => a + e.lines, 0),
@@ -149,6 +164,8 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
       cpuSeconds,
       redis: o.redisUrl ? 'REDIS_URL' : 'private redis-server (started by the CLI)',
       dbPath,
+      storeBytes,
+      ...(figures ? { elasticsearch: { ...figures, ids: [] } } : {}),
     };
   } finally {
     if (o.redisUrl && prefix) {
@@ -157,7 +174,9 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
       await dropPrefix(conn, prefix, o.say);
       conn.disconnect();
     }
-    if (!o.keep) for (const f of dbFiles) rmSync(f, { force: true });
+    if (es) {
+      if (!o.keep) await es.drop();
+    } else if (!o.keep) for (const f of dbFiles) rmSync(f, { force: true });
   }
 }
 
@@ -166,5 +185,13 @@ function tail(path: string, lines = 20): string {
     return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') || `(${path} is empty)`;
   } catch {
     return '(no log)';
+  }
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
   }
 }

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/index.js';
 import { resolveBzip2Decoder } from '../src/feed/index.js';
 import { HELP, parseBenchArgs, UsageError, type BenchOptions } from './args.js';
-import { measureBackfillCli } from './backfill.js';
+import { measureBackfillCli, type BackfillCliResult } from './backfill.js';
+import { startBenchElasticsearch } from './elasticsearch.js';
 import { measureNormalizeCli } from './normalizeCli.js';
 import { ensureBuilt } from './build.js';
 import { measureEndToEnd } from './e2e.js';
@@ -131,6 +132,31 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
   );
   const backfill = await measureBackfillCli({ root: ROOT, outDir: OUT, feedDir: FEED, manifest, redisUrl, keep: o.keep, signal, say });
   say(`  ${backfill.seconds.toFixed(2)} s${o.keep ? `; SQLite kept at ${relative(process.cwd(), backfill.dbPath)}` : ''}`);
+  let backfillEs: BackfillCliResult | undefined;
+  if (!o.skipElasticsearch) {
+    const es = await startBenchElasticsearch(say);
+    try {
+      throwIfAborted(signal, 'backfill es');
+      phaseLoad('backfillEs');
+      say(
+        `phase backfill es (CLI): node dist/src/cli/run.js backfill --source dir:... --store es:${es.url} --json (Elasticsearch ${es.version}, ${es.where})...`,
+      );
+      backfillEs = await measureBackfillCli({
+        root: ROOT,
+        outDir: OUT,
+        feedDir: FEED,
+        manifest,
+        redisUrl,
+        keep: o.keep,
+        elasticsearch: es,
+        signal,
+        say,
+      });
+      say(`  ${backfillEs.seconds.toFixed(2)} s${o.keep ? `; indices kept under the prefix ${es.prefix}` : ''}`);
+    } finally {
+      await es.stop();
+    }
+  }
 
   return {
     machine: {
@@ -164,7 +190,7 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       reused,
       generateSeconds,
     },
-    phases: { raw, normalize, official, floor, normalizeCli, e2e, backfill },
+    phases: { raw, normalize, official, floor, normalizeCli, e2e, backfill, ...(backfillEs ? { backfillEs } : {}) },
   };
 }
 

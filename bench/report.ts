@@ -42,6 +42,8 @@ export interface BenchReport {
     normalizeCli: PhaseResult;
     e2e: E2eResult;
     backfill: BackfillCliResult;
+    /** The same command into Elasticsearch (absent with --skip-elasticsearch). */
+    backfillEs?: BackfillCliResult;
   };
 }
 
@@ -135,12 +137,40 @@ export function verificationProblems(report: BenchReport): string[] {
   const b = report.phases.backfill;
   const out = [...storeProblems('e2e', report.phases.e2e, report), ...storeProblems('backfill', b, report)];
   if (b.exitCode !== 0) out.push(`backfill: \`${b.command}\` exited ${b.exitCode ?? b.exitSignal}`);
+  const es = report.phases.backfillEs;
+  if (es) {
+    out.push(...storeProblems('backfill es', es, report));
+    if (es.exitCode !== 0) out.push(`backfill es: \`${es.command}\` exited ${es.exitCode ?? es.exitSignal}`);
+  }
   return out;
 }
 
 /** True when both stores hold exactly the manifest's ids and the whole feed went through. */
 export function verified(report: BenchReport): boolean {
   return verificationProblems(report).length === 0;
+}
+
+/** The Elasticsearch backfill's figures: the phase's, plus the store's weight per behaviour. */
+function esPhase(p: BackfillCliResult): Record<string, unknown> {
+  const es = p.elasticsearch;
+  const per = (bytes: number): number => round(bytes / Math.max(1, p.stored), 1);
+  return {
+    records: p.lines,
+    mb: round(p.bytes / 1e6, 3),
+    seconds: round(p.seconds, 3),
+    docsPerSecond: round(p.stored / p.seconds, 1),
+    mbPerSecond: round(mbps(p), 2),
+    cpuTotalSeconds: round(p.cpuSeconds),
+    peakRssMb: Object.fromEntries(p.peaks.map((x) => [x.role, round(x.peakMb, 1)])),
+    command: p.command,
+    exitCode: p.exitCode,
+    summary: p.summary,
+    primaryShards: es?.primaryShards ?? null,
+    primaryBytesPerBehaviour: es ? per(es.primaryBytes) : null,
+    primaryBytesPerBehaviourMerged: es ? per(es.primaryBytesMerged) : null,
+    stored: p.stored,
+    idsMatch: p.ids.idsMatch,
+  };
 }
 
 /** The report as one plain JSON-able object (rates and ratios computed, MB as 10^6 bytes). */
@@ -203,7 +233,17 @@ export function toJson(report: BenchReport): Record<string, unknown> {
         },
         summary: e.summary,
       },
-      backfill: { ...phase(b), command: b.command, exitCode: b.exitCode, exitSignal: b.exitSignal, redis: b.redis, summary: b.summary },
+      backfill: {
+        ...phase(b),
+        command: b.command,
+        exitCode: b.exitCode,
+        exitSignal: b.exitSignal,
+        redis: b.redis,
+        summary: b.summary,
+        storeBytes: b.storeBytes,
+        bytesPerBehaviour: round(b.storeBytes / Math.max(1, b.stored), 1),
+      },
+      ...(report.phases.backfillEs ? { backfillEs: esPhase(report.phases.backfillEs) } : {}),
     },
     ratios: Object.fromEntries(Object.entries(ratios(report)).map(([k, v]) => [k, v === null ? null : round(v, 3)])),
     verification: {

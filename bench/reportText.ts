@@ -131,10 +131,27 @@ export function toText(report: BenchReport): string {
     `backfill: ${backfill.command} (cwd = repository root); ${backfill.redis}; exit ${backfill.exitCode ?? backfill.exitSignal}; ` +
       `CPU ${backfill.cpuSeconds.toFixed(1)} s (CLI + children); ` +
       (backfill.summary ? `${backfill.summary.batches.ok} batches ok, ${int(backfill.summary.records.indexed)} indexed` : 'no summary'),
+    ...esLines(report),
     problems.length === 0
-      ? `verified: the e2e and backfill stores each hold exactly the manifest's ${int(e2e.expected)} expected ids; every batch ok`
+      ? `verified: the e2e and backfill stores${report.phases.backfillEs ? ' (SQLite and Elasticsearch)' : ''} each hold exactly the manifest's ${int(e2e.expected)} expected ids; every batch ok`
       : `VERIFICATION FAILED: ${problems.join('; ')}`,
   ]
     .filter((l) => l !== null)
     .join('\n');
+}
+
+/** The Elasticsearch backfill beside the SQLite one: rate, and what a behaviour weighs in each store. */
+function esLines(report: BenchReport): string[] {
+  const es = report.phases.backfillEs;
+  if (!es) return ['backfill es: left out (--skip-elasticsearch)'];
+  const sq = report.phases.backfill;
+  const f = es.elasticsearch;
+  const per = (bytes: number, n: number): string => (n > 0 ? int(bytes / n) : '-');
+  return [
+    `backfill es: ${es.command}; exit ${es.exitCode ?? es.exitSignal}; ${int(es.stored / es.seconds)} docs/s, ` +
+      `${(es.bytes / 1e6 / es.seconds).toFixed(2)} MB/s (SQLite: ${int(sq.stored / sq.seconds)} docs/s, ${(sq.bytes / 1e6 / sq.seconds).toFixed(2)} MB/s); ` +
+      `CPU ${es.cpuSeconds.toFixed(1)} s of the CLI (the node's own not counted)`,
+    `  bytes per behaviour: Elasticsearch primaries ${f ? per(f.primaryBytes, es.stored) : '-'} as written, ` +
+      `${f ? per(f.primaryBytesMerged, es.stored) : '-'} merged (${f?.primaryShards ?? '-'} primary shards); SQLite file ${per(sq.storeBytes, sq.stored)}`,
+  ];
 }

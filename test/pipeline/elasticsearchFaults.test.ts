@@ -25,6 +25,21 @@ const skip = 'skip' in real ? real.skip : undefined;
 const log = createLogger('silent');
 const PASSWORD = 'sandtrail-test-elastic';
 const DAY = '20261107';
+const WRITER_ROLE = 'sandtrail_test_writer';
+
+/** A writer's role: `behaviours` on the behaviour indices, read and write on the bookkeeping ones. */
+function writerRole(prefix: string, behaviours: string[]): Record<string, unknown> {
+  return {
+    cluster: ['monitor'],
+    indices: [
+      { names: [`${prefix}-behaviours*`], privileges: behaviours },
+      {
+        names: [`${prefix}-dead-letters`, `${prefix}-batches`, `${prefix}-private-files`, `${prefix}-artefacts`, `${prefix}-watch*`],
+        privileges: ['read', 'write', 'view_index_metadata'],
+      },
+    ],
+  };
+}
 
 /** `minutes` single-minute feeds from `start`, in one directory; the ids each minute holds. */
 async function feed(
@@ -64,6 +79,8 @@ describe.skipIf(skip !== undefined)(`Elasticsearch store faults on a real node${
       heapMb: 512,
       nodeName: 'faults',
       elasticPassword: PASSWORD,
+      users: [{ name: 'hunter', password: 'hunter-password', roles: [WRITER_ROLE] }],
+      roles: { [WRITER_ROLE]: writerRole('priv', ['read', 'view_index_metadata']) },
       settings: { 'cluster.info.update.interval': '10s' },
     });
     admin = new Client({ node: node.url, auth: { username: 'elastic', password: PASSWORD } });
@@ -74,8 +91,12 @@ describe.skipIf(skip !== undefined)(`Elasticsearch store faults on a real node${
     await node?.stop();
   });
 
-  async function run(dir: string, from: MinuteId, minutes: number, prefix: string): Promise<BackfillRun> {
-    const config = await testConfig(dir, { store: spec, elasticsearch: { indexPrefix: prefix, replicas: 0 }, index: { chunkMaxDocs: 10 } });
+  async function run(dir: string, from: MinuteId, minutes: number, prefix: string, store = spec): Promise<BackfillRun> {
+    const config = await testConfig(dir, {
+      store,
+      elasticsearch: { indexPrefix: prefix, replicas: 0, ...(store === spec ? {} : { setup: 'manual' as const }) },
+      index: { chunkMaxDocs: 10 },
+    });
     return runBackfillCommand({ source: `dir:${dir}`, from, to: addMinutes(from, minutes - 1) }, { config, log });
   }
 
@@ -187,6 +208,47 @@ describe.skipIf(skip !== undefined)(`Elasticsearch store faults on a real node${
       /^STORE_FULL: disk full \(flood-stage disk watermark exceeded/,
       { bookkeepingBlocked: true },
     ));
+
+  test('a user who may read but not write the behaviours: SINK_AUTH per item, the minutes failed, nothing dead-lettered; granted, a re-run is exact', async () => {
+    const dir = tempDir();
+    const prefix = 'priv';
+    const first = await feed(dir, `${DAY}0400`, 2, 10, 5);
+    assert.equal(backfillExitCode(await run(first.dir, `${DAY}0400`, 2, prefix)), 0);
+    // the file realm's role (this node cannot store native ones), read again by the node within a second
+    const role = async (behaviours: string[]): Promise<void> => {
+      node.writeRoles({ [WRITER_ROLE]: writerRole(prefix, behaviours) });
+      await until(
+        async () => {
+          const r = await admin.security.hasPrivileges(
+            { index: [{ names: [`${prefix}-behaviours-2026.11.07`], privileges: behaviours }] },
+            { headers: { authorization: `Basic ${Buffer.from('hunter:hunter-password').toString('base64')}` } },
+          );
+          return r.has_all_requested;
+        },
+        `role ${WRITER_ROLE} with ${behaviours.join(', ')}`,
+      );
+    };
+    await role(['read', 'view_index_metadata']);
+    const asHunter = `es:${node.url.replace('http://', 'http://hunter:hunter-password@')}`;
+    const second = await feed(dir, `${DAY}0500`, 2, 10, 6);
+    const r = await run(second.dir, `${DAY}0500`, 2, prefix, asHunter);
+    assert.equal(backfillExitCode(r), 1, formatSummary(r));
+    assert.equal(r.summary.records.indexed, 0);
+    assert.equal(r.summary.records.rejected, 0);
+    assert.ok(
+      r.summary.failures.length > 0 &&
+        r.summary.failures.every((f) => /^SINK_AUTH: Elasticsearch refused the credentials or privileges/.test(f.reason)),
+      JSON.stringify(r.summary.failures),
+    );
+    assert.ok(r.summary.failures.every((f) => !f.reason.includes('hunter-password')));
+    assert.equal(await deadLetters(prefix), 0, 'nothing dead-lettered');
+    const minutes = [...second.ids.keys()];
+    for (const m of minutes) assert.equal((await statuses(prefix, minutes)).get(m), 'failed', m);
+    await role(['read', 'write', 'view_index_metadata', 'create_index']);
+    const again = await run(second.dir, `${DAY}0500`, 2, prefix, asHunter);
+    assert.equal(backfillExitCode(again), 0, formatSummary(again));
+    assert.deepEqual((await realEsContents(admin, prefix)).ids, [...first.all, ...second.all].sort());
+  });
 
   test('refused credentials: SINK_AUTH with no secret in the message, nothing written, nothing dead-lettered', async () => {
     const dir = tempDir();

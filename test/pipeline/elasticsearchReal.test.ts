@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Client } from '@elastic/elasticsearch';
 import { test } from 'vitest';
 import { backfillExitCode, runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
@@ -39,7 +38,7 @@ test.skipIf(skip !== undefined)(
     const fixture = openRealStore(cluster);
     const prefix = fixture.prefix;
     const esSpec = `es:${cluster.url}`;
-    const admin = new Client({ node: cluster.url });
+    const admin = fixture.admin;
     try {
       const range = { source: `dir:${join(dir, 'feed')}`, from: start, to: addMinutes(start, 3) };
       const esConfig = await testConfig(dir, { store: esSpec, elasticsearch: { indexPrefix: prefix }, index: { chunkMaxDocs: 9 } });
@@ -120,7 +119,6 @@ test.skipIf(skip !== undefined)(
         await sqlite.close();
       }
     } finally {
-      await admin.close();
       await fixture.close();
     }
   },

@@ -3,8 +3,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, test } from 'vitest';
-import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun } from '../../src/cli/index.js';
+import { test } from 'vitest';
+import { backfillExitCode, runBackfillCommand, type BackfillRun } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
 import { createSource, processBatch } from '../../src/feed/index.js';
@@ -16,7 +16,7 @@ import { baseEnv, builtCli } from '../support/cli.js';
 import { damagePivotPages } from '../support/damageStore.js';
 import { tempDir, testConfig } from '../support/env.js';
 import { smallFilesystem } from '../support/smallFilesystem.js';
-import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+import { openRealStore, realCluster, realEsContents, type Reachable } from '../support/realElasticsearch.js';
 import { storeContents } from '../support/storeContents.js';
 
 /**
@@ -215,103 +215,10 @@ test.skipIf(typeof probe === 'string')(
   },
 );
 
-const fake = new FakeElasticsearch();
-afterAll(() => fake.close());
-
-/** Each Elasticsearch fault: how it is injected, and the words of the summary's reason. */
-const ES_FAULTS: { name: string; inject(prefix: string): void; reason: RegExp }[] = [
-  {
-    name: 'the flood-stage disk watermark (cluster_block_exception, 429 per item)',
-    inject: (prefix) =>
-      fake.failItems(
-        (_id, index) => index.startsWith(`${prefix}-behaviours`),
-        {
-          status: 429,
-          type: 'cluster_block_exception',
-          reason: `index [${prefix}-behaviours-000001] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];`,
-        },
-        1_000_000,
-      ),
-    reason: /STORE_FULL: disk full \(flood-stage disk watermark exceeded/,
-  },
-  {
-    name: 'a write block on the index (cluster_block_exception, 403 per item)',
-    inject: (prefix) =>
-      fake.failItems(
-        (_id, index) => index.startsWith(`${prefix}-behaviours`),
-        {
-          status: 403,
-          type: 'cluster_block_exception',
-          reason: `index [${prefix}-behaviours-000001] blocked by: [FORBIDDEN/8/index write (api)];`,
-        },
-        1_000_000,
-      ),
-    reason: /STORE_READONLY: index blocked for writes/,
-  },
-  {
-    name: 'a closed index (index_closed_exception)',
-    inject: (prefix) =>
-      fake.failItems(
-        (_id, index) => index.startsWith(`${prefix}-behaviours`),
-        { status: 400, type: 'index_closed_exception', reason: 'closed' },
-        1_000_000,
-      ),
-    reason: /STORE_READONLY: index closed/,
-  },
-  {
-    name: 'a user without write privileges on the behaviours (403 security_exception per item)',
-    inject: (prefix) =>
-      fake.failItems(
-        (_id, index) => index.startsWith(`${prefix}-behaviours`),
-        { status: 403, type: 'security_exception', reason: 'action [indices:data/write/bulk[s]] is unauthorized for user [hunter]' },
-        1_000_000,
-      ),
-    reason: /SINK_AUTH: Elasticsearch refused the credentials or privileges/,
-  },
-];
-
-for (const f of ES_FAULTS) {
-  test(`Elasticsearch: ${f.name} fails the run with the cause and the index named, marks the minutes failed, dead-letters nothing; without it a re-run is exact`, async () => {
-    const url = await fake.listen();
-    const dir = tempDir();
-    const manifest = await feed(dir, 12, 21);
-    const prefix = `fault${ES_FAULTS.indexOf(f)}`;
-    const config = await testConfig(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix }, index: { chunkMaxDocs: 10 } });
-    f.inject(prefix);
-    const run = await backfill(dir, config);
-    fake.clearFaults();
-    assert.equal(backfillExitCode(run), 1);
-    assert.equal(run.summary.batches.failed, MINUTES, JSON.stringify(run.summary));
-    assert.equal(run.summary.records.indexed, 0);
-    assert.equal(run.summary.records.rejected, 0);
-    const byCause = run.summary.failures.filter((x) => f.reason.test(x.reason));
-    assert.ok(byCause.length > 0, JSON.stringify(run.summary.failures));
-    // the index is named with the fault; refused credentials are the cluster's, named in the summary's first line
-    if (!/SINK_AUTH/.test(String(f.reason))) for (const x of byCause) assert.ok(x.reason.includes(`${prefix}-behaviours`), x.reason);
-    assert.ok(formatSummary(run).split('\n')[0]?.includes(new URL(url).host), formatSummary(run));
-    assert.equal(fake.docs(`${prefix}-behaviours`).size, 0);
-    const es = openElasticsearchStore(`es:${url}`, { indexPrefix: prefix });
-    try {
-      assert.equal(await es.dlq.count(), 0, 'no record dead-lettered');
-      const rows = await es.batches.get(manifest.files.map((m) => m.minute));
-      assert.ok(rows.length > 0);
-      for (const r of rows) assert.equal(r.status, 'failed', `${r.batch}: ${r.status}`);
-
-      const again = await backfill(dir, config);
-      assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
-      assert.equal(again.summary.records.indexed, manifest.records);
-      await new Promise((r) => setTimeout(r, 300)); // the fake's refresh interval
-      assert.deepEqual([...fake.docs(`${prefix}-behaviours`).keys()].sort(), [...manifest.expectedIds].sort());
-      assert.deepEqual(
-        (await es.batches.get(manifest.files.map((m) => m.minute))).map((r) => r.status),
-        Array(MINUTES).fill('ok'),
-      );
-      assert.equal(await es.dlq.count(), 0);
-    } finally {
-      await es.close();
-    }
-  });
-}
+// Elasticsearch's store faults (a write block, a closed index, the flood-stage watermark, refused
+// credentials and privileges, a node killed mid-run) are met on a real node of their own in
+// elasticsearchFaults.test.ts.
+const cluster = await realCluster();
 
 test('a SQLite store another process keeps locked fails the run in bounded time with STORE_LOCKED naming the file; released, a re-run is exact', async () => {
   const dir = tempDir();
@@ -406,33 +313,41 @@ test('a fleet index worker on a damaged store stops with the cause, keeps its jo
   }
 });
 
-test('Elasticsearch with setup manual and no write alias: the run stops with "index missing" and the fix; after es setup a re-run is exact', async () => {
-  const url = await fake.listen();
-  const dir = tempDir();
-  const manifest = await feed(dir, 8, 41);
-  const prefix = 'nosetup';
-  const config = await testConfig(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix, setup: 'manual' } });
-  const started = Date.now();
-  const run = await backfill(dir, config);
-  assert.equal(backfillExitCode(run), 1);
-  assert.ok(Date.now() - started < 30_000, `ended in ${Date.now() - started} ms`);
-  assert.ok(run.summary.failures.length > 0);
-  for (const f of run.summary.failures)
-    assert.match(f.reason, /^STORE_READONLY: index missing: .*nosetup-behaviours.*run sandtrail es setup/);
-  assert.equal(run.summary.records.rejected, 0);
+test.skipIf('skip' in cluster)(
+  'Elasticsearch (real cluster) with setup manual and no write alias: the run stops with "index missing" and the fix; after es setup a re-run is exact',
+  async () => {
+    const real = cluster as Reachable;
+    const fixture = openRealStore(real);
+    const admin = fixture.admin;
+    try {
+      const dir = tempDir();
+      const manifest = await feed(dir, 8, 41);
+      const prefix = fixture.prefix;
+      const config = await testConfig(dir, { store: `es:${real.url}`, elasticsearch: { indexPrefix: prefix, setup: 'manual' } });
+      const started = Date.now();
+      const run = await backfill(dir, config);
+      assert.equal(backfillExitCode(run), 1);
+      assert.ok(Date.now() - started < 60_000, `ended in ${Date.now() - started} ms`);
+      assert.ok(run.summary.failures.length > 0);
+      for (const f of run.summary.failures)
+        assert.match(f.reason, new RegExp(`^STORE_READONLY: index missing: .*${prefix}-behaviours.*run sandtrail es setup`));
+      assert.equal(run.summary.records.rejected, 0);
 
-  const es = openElasticsearchStore(`es:${url}`, { indexPrefix: prefix });
-  try {
-    await setupElasticsearch(es.client, { prefix });
-    assert.equal(await es.dlq.count(), 0, 'no record dead-lettered');
-    const again = await backfill(dir, config);
-    assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
-    await new Promise((r) => setTimeout(r, 300)); // the fake's refresh interval
-    assert.deepEqual([...fake.docs(`${prefix}-behaviours`).keys()].sort(), [...manifest.expectedIds].sort());
-  } finally {
-    await es.close();
-  }
-});
+      const es = openElasticsearchStore(`es:${real.url}`, { indexPrefix: prefix });
+      try {
+        await setupElasticsearch(es.client, { prefix });
+        assert.equal(await es.dlq.count(), 0, 'no record dead-lettered');
+        const again = await backfill(dir, config);
+        assert.equal(backfillExitCode(again), 0, JSON.stringify(again.summary.failures));
+        assert.deepEqual((await realEsContents(admin, prefix)).ids, [...manifest.expectedIds].sort());
+      } finally {
+        await es.close();
+      }
+    } finally {
+      await fixture.close();
+    }
+  },
+);
 
 test('a SQLite store file removed or replaced while written: the write is STORE_DAMAGED naming the file, never a minute ok; a re-run is exact', async () => {
   const dir = tempDir();

@@ -51,35 +51,9 @@ function openMocked(o: ElasticsearchStoreOptions = {}): Mocked {
   };
 }
 
-sinkConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
-  const m = openMocked();
-  return { sink: m.store.sink, close: m.close };
-});
-bookkeepingConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
-  const m = openMocked();
-  return { sink: m.store.sink, dlq: m.store.dlq, batches: m.store.batches, close: m.close };
-});
-privateFileConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
-  const m = openMocked();
-  return { privateFiles: m.store.privateFiles, close: m.close };
-});
-artefactLogConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
-  const m = openMocked();
-  return { artefacts: m.store.artefacts, close: m.close };
-});
-watchConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
-  const m = openMocked();
-  return { watches: m.store.watches, close: m.close };
-});
-huntConformance('elasticsearch (official client + elasticsearch-mock)', async () => {
-  const m = openMocked();
-  return { sink: m.store.sink, hunt: m.store.hunt, close: m.close };
-});
-retentionConformance('elasticsearch (official client + elasticsearch-mock)', async ({ retentionDays, now }) => {
-  const m = openMocked({ retentionDays, now });
-  return { store: m.store, close: m.close };
-});
-
+// The conformance suites run on the real node only (the fake's answers are checked against a real
+// node's in test/support/fakeVsReal.test.ts); the mock below is for the wire format and the faults
+// a real node cannot be made to give.
 const real = await realCluster();
 afterAll(stopRealCluster);
 const skip = 'skip' in real ? real.skip : undefined;

@@ -56,6 +56,14 @@ export interface ElasticsearchNodeOptions {
   initialMasterNodes?: string[];
   /** Security on, with this password for the built-in `elastic` superuser (HTTP stays plain). */
   elasticPassword?: string;
+  /**
+   * Users of the file realm, with their roles (roles.yml, see writeRoles): this distribution cannot
+   * create its .security index (its mapping needs the analysis-common module), so native users and
+   * roles are not to be had.
+   */
+  users?: { name: string; password: string; roles: string[] }[];
+  /** Role definitions written to roles.yml (the security API's role bodies). */
+  roles?: Record<string, unknown>;
   /** More elasticsearch.yml settings. */
   settings?: Record<string, string | number | boolean>;
   startTimeoutMs?: number;
@@ -139,6 +147,8 @@ export class ElasticsearchNode {
       'xpack.security.enabled': this.o.elasticPassword !== undefined,
       'xpack.security.http.ssl.enabled': false,
       'xpack.security.transport.ssl.enabled': false,
+      // roles.yml changes are seen within a second
+      'resource.reload.interval.high': '1s',
       // free-space watermarks in bytes, not percentages: a test machine's disk may be 80% full
       'cluster.routing.allocation.disk.watermark.low': '1gb',
       'cluster.routing.allocation.disk.watermark.high': '512mb',
@@ -166,9 +176,29 @@ export class ElasticsearchNode {
         encoding: 'utf8',
       });
       if (r.status !== 0 || add.status !== 0) throw new Error(`elasticsearch-keystore failed: ${r.stderr}${add.stderr}`);
+      for (const u of this.o.users ?? []) {
+        const add = spawnSync(
+          join(this.home, 'bin', 'elasticsearch-users'),
+          ['useradd', u.name, '-p', u.password, '-r', u.roles.join(',')],
+          {
+            env: this.env(),
+            encoding: 'utf8',
+          },
+        );
+        if (add.status !== 0) throw new Error(`elasticsearch-users useradd ${u.name} failed: ${add.stderr}${add.stdout}`);
+      }
+      this.writeRoles(this.o.roles ?? {});
     }
     const who = ElasticsearchNode.runAs();
     if (who) chownTree(this.dir, who.uid, who.gid);
+  }
+
+  /** Replaces roles.yml (JSON is YAML); the node reads it again within a second (resource.reload.interval.high). */
+  writeRoles(roles: Record<string, unknown>): void {
+    const file = join(this.dir, 'config', 'roles.yml');
+    writeFileSync(file, JSON.stringify(roles, null, 2));
+    const who = ElasticsearchNode.runAs();
+    if (who) chownSync(file, who.uid, who.gid);
   }
 
   private env(): NodeJS.ProcessEnv {

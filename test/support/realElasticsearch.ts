@@ -39,17 +39,20 @@ let n = 0;
 export function openRealStore(cluster: { url: string; auth: { apiKey?: string; username?: string; password?: string } }): {
   store: ElasticsearchStore;
   prefix: string;
+  /** A client of the cluster's own credentials, for reading back what a test wrote (closed by close()). */
+  admin: Client;
   close(): Promise<void>;
 } {
   const prefix = `sandtrail-test-${process.pid}-${Date.now().toString(36)}-${n++}`;
   const store = openElasticsearchStore(`es:${cluster.url}`, { ...cluster.auth, indexPrefix: prefix, refresh: 'wait_for', maxRetries: 0 });
+  const { apiKey, username, password } = cluster.auth;
+  const auth = apiKey ? { apiKey } : username ? { username, password: password ?? '' } : undefined;
+  const admin = new Client({ node: cluster.url, ...(auth ? { auth } : {}) });
   return {
     store,
     prefix,
+    admin,
     close: async () => {
-      const { apiKey, username, password } = cluster.auth;
-      const auth = apiKey ? { apiKey } : username ? { username, password: password ?? '' } : undefined;
-      const admin = new Client({ node: cluster.url, ...(auth ? { auth } : {}) });
       try {
         // names, not wildcards: clusters default to action.destructive_requires_name
         // the single-index stores: each index and its template share one name

@@ -1,0 +1,90 @@
+/**
+ * The Elasticsearch side of the backfill phase: a real node (started here from the distribution
+ * the tests use, or ELASTICSEARCH_URL's cluster), an index prefix of the run's own, and what the
+ * written store weighs: primary bytes per behaviour as written and once merged to one segment.
+ */
+import { Client } from '@elastic/elasticsearch';
+import { ElasticsearchNode } from '../test/support/elasticsearchNode.js';
+import { openRealStore, realEsContents } from '../test/support/realElasticsearch.js';
+
+/** Where the phase writes, and how to remove it afterwards. */
+export interface BenchElasticsearch {
+  url: string;
+  prefix: string;
+  version: string;
+  /** 'a node started by the bench' or 'ELASTICSEARCH_URL'. */
+  where: string;
+  drop(): Promise<void>;
+  /** Stops a node the bench started (no-op for ELASTICSEARCH_URL). */
+  stop(): Promise<void>;
+}
+
+export interface ElasticsearchFigures {
+  ids: string[];
+  docs: number;
+  /** Primary store bytes of the day indices right after the backfill (segments as written). */
+  primaryBytes: number;
+  /** The same after a force-merge to one segment per shard: the lasting size. */
+  primaryBytesMerged: number;
+  primaryShards: number;
+}
+
+/** A node of the bench's own unless ELASTICSEARCH_URL names a cluster (its credentials from ELASTICSEARCH_API_KEY or _USERNAME/_PASSWORD). */
+export async function startBenchElasticsearch(say: (msg: string) => void): Promise<BenchElasticsearch> {
+  const env = process.env;
+  let node: ElasticsearchNode | undefined;
+  let url = env.ELASTICSEARCH_URL;
+  if (!url) {
+    say('starting an Elasticsearch node (the distribution of scripts/elasticsearch/pom.xml, 1 GB heap)...');
+    node = await ElasticsearchNode.start({ heapMb: 1024, nodeName: 'bench' });
+    url = node.url;
+  }
+  const auth = node
+    ? {}
+    : { apiKey: env.ELASTICSEARCH_API_KEY, username: env.ELASTICSEARCH_USERNAME, password: env.ELASTICSEARCH_PASSWORD };
+  const fixture = openRealStore({ url, auth });
+  const version = node?.version ?? (await fixture.store.client.info()).version.number;
+  return {
+    url,
+    prefix: fixture.prefix,
+    version,
+    where: node ? 'a node started by the bench' : 'ELASTICSEARCH_URL',
+    drop: () => fixture.close(),
+    stop: async () => node?.stop(),
+  };
+}
+
+function client(es: BenchElasticsearch): Client {
+  const env = process.env;
+  const auth =
+    es.where === 'ELASTICSEARCH_URL' && env.ELASTICSEARCH_API_KEY
+      ? { apiKey: env.ELASTICSEARCH_API_KEY }
+      : es.where === 'ELASTICSEARCH_URL' && env.ELASTICSEARCH_USERNAME
+        ? { username: env.ELASTICSEARCH_USERNAME, password: env.ELASTICSEARCH_PASSWORD ?? '' }
+        : undefined;
+  return new Client({ node: es.url, ...(auth ? { auth } : {}) });
+}
+
+/** The stored ids (each once across the day indices) and the primary bytes, as written and merged. */
+export async function elasticsearchFigures(es: BenchElasticsearch): Promise<ElasticsearchFigures> {
+  const c = client(es);
+  try {
+    const { ids } = await realEsContents(c, es.prefix);
+    const index = `${es.prefix}-behaviours-*`;
+    const stats = async (): Promise<{ bytes: number; docs: number; shards: number }> => {
+      await c.indices.refresh({ index });
+      const s = await c.indices.stats({ index, metric: ['store', 'docs'], level: 'shards' });
+      const p = s._all.primaries;
+      const shards = Object.values(s.indices ?? {})
+        .flatMap((i) => Object.values(i.shards ?? {}).flat())
+        .filter((x) => (x as { routing?: { primary?: boolean } }).routing?.primary === true).length;
+      return { bytes: p?.store?.size_in_bytes ?? 0, docs: p?.docs?.count ?? 0, shards };
+    };
+    const written = await stats();
+    await c.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: true });
+    const merged = await stats();
+    return { ids, docs: merged.docs, primaryBytes: written.bytes, primaryBytesMerged: merged.bytes, primaryShards: written.shards };
+  } finally {
+    await c.close();
+  }
+}
