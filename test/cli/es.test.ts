@@ -3,9 +3,67 @@ import { afterAll, test } from 'vitest';
 import { setupPlan } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+import { openRealStore, realCluster, type Reachable } from '../support/realElasticsearch.js';
 
 const fake = new FakeElasticsearch();
 afterAll(() => fake.close());
+const cluster = await realCluster();
+const skip = 'skip' in cluster ? cluster.skip : undefined;
+
+test.skipIf(skip !== undefined)(
+  `es setup on a real cluster: templates, the read alias, the bookkeeping indices, and the lifecycle policy exactly where the cluster has ILM; a second run creates nothing${skip ? ` (skipped: ${skip})` : ''}`,
+  async () => {
+    const real = cluster as Reachable;
+    const fixture = openRealStore(real);
+    const { admin, prefix } = fixture;
+    try {
+      const env = { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix, SANDTRAIL_RETENTION_DAYS: '45' };
+      const first = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
+      assert.equal(first.code, 0, first.stderr);
+      const r = JSON.parse(first.stdout) as { alias: string; applied: string[]; created: string[]; ilm: boolean };
+      const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits'].map((x) => `${prefix}-${x}`);
+      assert.deepEqual(r.created, [`${prefix}-behaviours-000001`, ...singles]);
+      // what the cluster holds, asked of the cluster
+      const indices = Object.keys(await admin.indices.get({ index: `${prefix}-*` })).sort();
+      assert.deepEqual(indices, [`${prefix}-behaviours-000001`, ...singles].sort());
+      assert.deepEqual(Object.keys(await admin.indices.getAlias({ name: `${prefix}-behaviours` })), [`${prefix}-behaviours-000001`]);
+      const templates = (await admin.indices.getIndexTemplate({ name: `${prefix}-*` })).index_templates.map((t) => t.name).sort();
+      assert.deepEqual(templates, [`${prefix}-behaviours`, ...singles].sort());
+      const components = (await admin.cluster.getComponentTemplate({ name: `${prefix}-*` })).component_templates.map((t) => t.name).sort();
+      assert.deepEqual(components, [`${prefix}-behaviours-mappings`, `${prefix}-behaviours-settings`]);
+      const hasIlm = await admin.ilm.getStatus().then(
+        () => true,
+        () => false,
+      );
+      assert.equal(r.ilm, hasIlm, 'setup asked the cluster whether it has ILM');
+      const policy = r.applied.find((a) => a.startsWith('lifecycle policy'));
+      if (hasIlm) {
+        assert.equal(policy, `lifecycle policy ${prefix}-behaviours (a day index is deleted 46d after its date)`);
+        assert.ok((await admin.ilm.getLifecycle({ name: `${prefix}-behaviours` }))[`${prefix}-behaviours`]);
+      } else {
+        assert.equal(policy, undefined, 'no policy where there is no ILM');
+        assert.ok(
+          r.applied.some((a) => a.includes('no ILM: sandtrail deletes expired days')),
+          r.applied.join('; '),
+        );
+      }
+      // a day index written now is made by the template: behind the alias, mapped, with ILM's settings only where ILM is
+      await admin.index({ index: `${prefix}-behaviours-2026.11.01`, id: 'x', document: { id: 'x' }, refresh: true });
+      const day = await admin.indices.get({ index: `${prefix}-behaviours-2026.11.01` });
+      const settings = day[`${prefix}-behaviours-2026.11.01`]?.settings?.index as { lifecycle?: { name?: string } } | undefined;
+      assert.equal(settings?.lifecycle?.name, hasIlm ? `${prefix}-behaviours` : undefined);
+      assert.ok(`${prefix}-behaviours` in (day[`${prefix}-behaviours-2026.11.01`]?.aliases ?? {}));
+      await admin.indices.delete({ index: `${prefix}-behaviours-2026.11.01` });
+
+      const second = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
+      assert.equal(second.code, 0, second.stderr);
+      assert.deepEqual((JSON.parse(second.stdout) as { created: string[] }).created, []);
+      assert.deepEqual(Object.keys(await admin.indices.get({ index: `${prefix}-*` })).sort(), indices);
+    } finally {
+      await fixture.close();
+    }
+  },
+);
 
 test('es setup creates templates, the lifecycle policy, the alias and bookkeeping indices once; a second run changes nothing; no secret is printed', async () => {
   const url = await fake.listen();

@@ -6,8 +6,8 @@ import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
 import { openElasticsearchStore, openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
-import { runCli } from '../support/cli.js';
-import { tempDir, testConfig } from '../support/env.js';
+import { runCli, startCli } from '../support/cli.js';
+import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { openRealStore, realCluster, realEsContents, type Reachable } from '../support/realElasticsearch.js';
 import { assertNewestWins, expectedDead, storeContents } from '../support/storeContents.js';
 
@@ -21,7 +21,7 @@ const skip = 'skip' in real ? real.skip : undefined;
 const log = createLogger('silent');
 
 test.skipIf(skip !== undefined)(
-  `backfill --store es: on a real node stores what SQLite stores, and pivot, top, related, file, query and get answer the same${skip ? ` (skipped: ${skip})` : ''}`,
+  `backfill --store es: on a real node stores what SQLite stores, and pivot, top, related, file, query, get and serve's read API answer the same${skip ? ` (skipped: ${skip})` : ''}`,
   async () => {
     const cluster = real as Reachable;
     const dir = tempDir();
@@ -114,6 +114,30 @@ test.skipIf(skip !== undefined)(
           const first = args[0] === 'query' ? a.stdout.split('\n')[0] : undefined;
           if (first) reads.push(['related', first, '--json']);
         }
+
+        // serve's read API over each store answers the same for the same requests
+        const [esApi, sqliteApi] = await Promise.all([
+          serveApi(['--store', esSpec], { SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix }),
+          serveApi(['--store', `sqlite:${sqliteFile}`], {}),
+        ]);
+        const behash = (await sqlite.sink.top('behash', 1))[0]?.value as string;
+        const paths = [
+          `/api/v3/sandtrail/pivots/behash/${behash}`,
+          '/api/v3/sandtrail/top/behash?limit=5',
+          '/api/v3/sandtrail/top/sigma_rule_id?limit=5',
+          `/api/v3/file_behaviours/${encodeURIComponent(someId)}`,
+          `/api/v3/files/${sha}/behaviours`,
+          `/api/v3/sandtrail/related/${encodeURIComponent(someId)}`,
+          `/api/v3/sandtrail/files/${sha}`,
+          `/api/v3/file_behaviours/${'0'.repeat(64)}_Nowhere`,
+        ];
+        for (const path of paths) {
+          const [a, b] = await Promise.all([fetch(esApi + path), fetch(sqliteApi + path)]);
+          const [ta, tb] = [await a.text(), await b.text()];
+          assert.equal(a.status, b.status, path);
+          // links carry each server's own address
+          assert.equal(ta.split(esApi).join('<api>'), tb.split(sqliteApi).join('<api>'), path);
+        }
       } finally {
         await es.close();
         await sqlite.close();
@@ -123,3 +147,15 @@ test.skipIf(skip !== undefined)(
     }
   },
 );
+
+/** `serve` on a free port over the given store; the API's base URL once it listens (stopped when the test ends). */
+async function serveApi(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const cli = startCli(['serve', '--port', '0', ...args], { REDIS_URL: '', SANDTRAIL_REDIS_URL: '', SANDTRAIL_LOG_LEVEL: 'warn', ...env });
+  cleanup(() => cli.child.kill('SIGKILL'));
+  let err = '';
+  cli.child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  for (let i = 0; i < 600 && !/API base (http:\/\/127\.0\.0\.1:\d+)/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+  const base = /API base (http:\/\/127\.0\.0\.1:\d+)/.exec(err)?.[1];
+  assert.ok(base, err);
+  return base;
+}

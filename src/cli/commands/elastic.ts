@@ -46,12 +46,17 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
     await store.check();
     const result = await setupElasticsearch(store.client, options);
     if (o.json) {
-      await writeOut(`${JSON.stringify({ alias: result.alias, applied: result.applied, created: result.created })}\n`);
+      await writeOut(`${JSON.stringify({ alias: result.alias, applied: result.applied, created: result.created, ilm: result.ilm })}\n`);
     } else {
       for (const a of result.applied) await writeOut(`applied  ${a}\n`);
       await writeOut(
         result.created.length ? `created  ${result.created.join(', ')}\n` : `created  nothing (the alias ${result.alias} exists)\n`,
       );
+      if (!result.ilm) {
+        await writeOut(
+          'note     this cluster has no index lifecycle management: no policy was set up; expired day indices are deleted by sandtrail (index workers, prune)\n',
+        );
+      }
       await writeOut(`ready: read alias ${result.alias} over the daily behaviour indices on ${store.spec}\n`);
     }
     return 0;
