@@ -58,6 +58,31 @@ test.skipIf(skip !== undefined)(
       const second = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
       assert.equal(second.code, 0, second.stderr);
       assert.deepEqual((JSON.parse(second.stdout) as { created: string[] }).created, []);
+
+      // the shard arithmetic, said before the cluster refuses a day: a year at 2 shards and a
+      // replica is 366 × 4 shards, past the 1,000 of one data node
+      type Budget = { verdict: string; limit: number; atFull: number | null; perDay: number; text: string };
+      const year = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], {
+        env: { ...env, SANDTRAIL_RETENTION_DAYS: '365' },
+      });
+      const health = await admin.cluster.health();
+      const budget = (JSON.parse(year.stdout) as { shards: Budget }).shards;
+      assert.equal(budget.limit, 1000 * health.number_of_data_nodes);
+      assert.equal(budget.perDay, 4);
+      assert.equal(budget.atFull, 366 * 4);
+      if (health.number_of_data_nodes === 1) assert.equal(budget.verdict, 'exceeds', budget.text);
+      const text = await runCli(['es', 'setup', '--store', `es:${real.url}`], { env: { ...env, SANDTRAIL_RETENTION_DAYS: '365' } });
+      if (health.number_of_data_nodes === 1)
+        assert.match(
+          text.stdout,
+          /warning {2}366 day indices at 2 shard\(s\) × \(1 \+ 1 replica\(s\)\) = 4 a day = 1464 shards .*new days are refused in about \d+ days: lower elasticsearch\.shards/,
+        );
+      const small = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], {
+        env: { ...env, SANDTRAIL_RETENTION_DAYS: '30', SANDTRAIL_ELASTICSEARCH_SHARDS: '1', SANDTRAIL_ELASTICSEARCH_REPLICAS: '0' },
+      });
+      const fits = (JSON.parse(small.stdout) as { shards: Budget }).shards;
+      assert.equal(fits.atFull, 31);
+      assert.notEqual(fits.verdict, 'exceeds', fits.text);
       assert.deepEqual(Object.keys(await admin.indices.get({ index: `${prefix}-*` })).sort(), indices);
     } finally {
       await fixture.close();

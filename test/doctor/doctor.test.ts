@@ -23,10 +23,13 @@ import { accountApi } from '../support/apiAccounting.js';
 import { runCli } from '../support/cli.js';
 import { cleanup, tempDir, testConfig, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
+import { openRealStore, realCluster, type Reachable } from '../support/realElasticsearch.js';
 import { startFakeGti } from '../support/fakeGti.js';
 import { RedisServer } from '../support/redisServer.js';
 import { damagePivotPages } from '../support/damageStore.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
+
+const cluster = await realCluster();
 
 const KEY = 'k-doctor-secret-0123456789';
 const WRONG_KEY = 'k-doctor-wrong-9876543210';
@@ -184,41 +187,56 @@ test('GTI key: a refused key fails without ever being printed; no user warns; th
   assert.equal(gti.requests.filter((q) => q.path === '/api/v3/users/alice/overall_quotas').length, 2);
 });
 
-test('Elasticsearch store: before es setup the setup check fails naming it; after, it passes; an outdated template fails again', async () => {
-  const fake = new FakeElasticsearch();
-  cleanup(() => fake.close());
-  const url = await fake.listen();
-  const dir = tempDir();
-  const prefix = `doc-${uniquePrefix()}`;
-  const cfg = await config(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix } });
+test.skipIf('skip' in cluster)(
+  'Elasticsearch store (real cluster): before es setup the setup check fails naming it; after, it passes, the lifecycle check says what deletes the days; an outdated template fails again',
+  async () => {
+    const real = cluster as Reachable;
+    const fixture = openRealStore(real);
+    cleanup(() => fixture.close());
+    const url = real.url;
+    const dir = tempDir();
+    const prefix = fixture.prefix;
+    const cfg = await config(dir, { store: `es:${url}`, elasticsearch: { indexPrefix: prefix } });
 
-  const before = await doctor(cfg, dir);
-  assert.equal(byId(before, 'store').status, 'pass');
-  assert.match(byId(before, 'store').detail, /Elasticsearch 8\.19\.0/);
-  const missing = byId(before, 'store.setup');
-  assert.equal(missing.status, 'fail');
-  assert.match(missing.detail, /missing: .*component template .*read alias/);
-  assert.match(missing.fix ?? '', /sandtrail es setup/);
-  assert.equal(before.ok, false);
+    const before = await doctor(cfg, dir);
+    assert.equal(byId(before, 'store').status, 'pass');
+    assert.match(byId(before, 'store').detail, /Elasticsearch [89]\.\d+\.\d+/);
+    const missing = byId(before, 'store.setup');
+    assert.equal(missing.status, 'fail');
+    assert.match(missing.detail, /missing: .*component template .*read alias/);
+    assert.match(missing.fix ?? '', /sandtrail es setup/);
+    assert.equal(before.ok, false);
 
-  const setup = await runCli(['es', 'setup'], { env: { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix } });
-  assert.equal(setup.code, 0, setup.stderr);
-  const after = byId(await doctor(cfg, dir), 'store.setup');
-  assert.equal(after.status, 'pass', after.detail);
+    const setup = await runCli(['es', 'setup'], { env: { SANDTRAIL_STORE: `es:${url}`, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix } });
+    assert.equal(setup.code, 0, setup.stderr);
+    const checked = await doctor(cfg, dir);
+    const after = byId(checked, 'store.setup');
+    assert.equal(after.status, 'pass', after.detail);
+    const lifecycle = byId(checked, 'store.lifecycle');
+    assert.equal(lifecycle.status, 'pass', lifecycle.detail);
+    const hasIlm = await fixture.admin.ilm.getStatus().then(
+      () => true,
+      () => false,
+    );
+    assert.match(
+      lifecycle.detail,
+      hasIlm ? new RegExp(`${prefix}-behaviours: retention off`) : /no ILM on this cluster: sandtrail deletes expired day indices itself/,
+    );
 
-  // a template left by an older sandtrail (lower version, a field fewer)
-  const client = createElasticsearchClient(url, { maxRetries: 0 });
-  cleanup(() => client.close());
-  const name = `${prefix}-dead-letters`;
-  const got = await client.indices.getIndexTemplate({ name });
-  const t = got.index_templates[0]?.index_template as unknown as { template: { mappings: { properties: Record<string, unknown> } } };
-  delete t.template.mappings.properties[Object.keys(t.template.mappings.properties)[0] as string];
-  await client.transport.request({ method: 'PUT', path: `/_index_template/${name}`, body: t as unknown as Record<string, unknown> });
-  const outdated = byId(await doctor(cfg, dir), 'store.setup');
-  assert.equal(outdated.status, 'fail');
-  assert.match(outdated.detail, new RegExp(`outdated: index template ${name} \\(mapped fields differ\\)`));
-  assert.match(outdated.fix ?? '', /sandtrail es setup/);
-});
+    // a template left by an older sandtrail (lower version, a field fewer)
+    const client = createElasticsearchClient(url, { maxRetries: 0 });
+    cleanup(() => client.close());
+    const name = `${prefix}-dead-letters`;
+    const got = await client.indices.getIndexTemplate({ name });
+    const t = got.index_templates[0]?.index_template as unknown as { template: { mappings: { properties: Record<string, unknown> } } };
+    delete t.template.mappings.properties[Object.keys(t.template.mappings.properties)[0] as string];
+    await client.transport.request({ method: 'PUT', path: `/_index_template/${name}`, body: t as unknown as Record<string, unknown> });
+    const outdated = byId(await doctor(cfg, dir), 'store.setup');
+    assert.equal(outdated.status, 'fail');
+    assert.match(outdated.detail, new RegExp(`outdated: index template ${name} \\(mapped fields differ\\)`));
+    assert.match(outdated.fix ?? '', /sandtrail es setup/);
+  },
+);
 
 test('a host that accepts but never answers is bounded by the timeout', async () => {
   const port = await silentPort();

@@ -152,11 +152,12 @@ describe('unknown and hostile fields', () => {
     assert.match(last?.message ?? '', /^99800 further warnings/);
   });
 
-  test('huge clean arrays are accepted quickly', () => {
+  // how fast is the benchmark's to say (npm run bench), not a timed unit test's
+  test('huge clean arrays are accepted whole', () => {
     const big = Array.from({ length: 200000 }, (_, i) => `C:\\f${i}`);
-    const t = performance.now();
-    assert.equal(accept(record({ files_opened: big, last_modification_date: 1 })).doc.attributes.files_opened?.length, 200000);
-    assert.ok(performance.now() - t < 1000);
+    const files = accept(record({ files_opened: big, last_modification_date: 1 })).doc.attributes.files_opened;
+    assert.equal(files?.length, 200000);
+    assert.equal(files?.[199999], 'C:\\f199999');
   });
 });
 

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, test } from 'vitest';
@@ -8,9 +6,9 @@ import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun }
 import { createLogger } from '../../src/log/index.js';
 import { addMinutes, type MinuteId } from '../../src/minute/index.js';
 import { openElasticsearchStore } from '../../src/store/index.js';
-import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { ElasticsearchNode } from '../support/elasticsearchNode.js';
 import { tempDir, testConfig } from '../support/env.js';
+import { minuteFeeds as feed, until } from '../support/minuteFeeds.js';
 import { realCluster, realEsContents } from '../support/realElasticsearch.js';
 
 /**
@@ -39,35 +37,6 @@ function writerRole(prefix: string, behaviours: string[]): Record<string, unknow
       },
     ],
   };
-}
-
-/** `minutes` single-minute feeds from `start`, in one directory; the ids each minute holds. */
-async function feed(
-  dir: string,
-  start: MinuteId,
-  minutes: number,
-  perMinute: number,
-  seed: number,
-): Promise<{ dir: string; ids: Map<MinuteId, string[]>; all: string[] }> {
-  const out = join(dir, `feed-${start}`);
-  mkdirSync(out, { recursive: true });
-  const ids = new Map<MinuteId, string[]>();
-  for (let i = 0; i < minutes; i++) {
-    const minute = addMinutes(start, i);
-    const m: FeedManifest = await writeFeed({
-      out: join(dir, `one-${minute}`),
-      seed: seed * 1000 + i,
-      start: minute,
-      minutes: 1,
-      perMinute,
-      malformedRate: 0,
-      bigRate: 0,
-      variants: { update: 0 },
-    });
-    for (const f of m.files) copyFileSync(join(dir, `one-${minute}`, f.file), join(out, f.file));
-    ids.set(minute, m.expectedIds);
-  }
-  return { dir: out, ids, all: [...ids.values()].flat().sort() };
 }
 
 describe.skipIf(skip !== undefined)(`Elasticsearch store faults on a real node${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -305,12 +274,3 @@ describe.skipIf(skip !== undefined)(`Elasticsearch store faults on a real node${
     assert.equal(await deadLetters(prefix), 0);
   });
 });
-
-async function until(check: () => Promise<boolean>, what: string, ms = 60_000, everyMs = 250): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${ms} ms`);
-    await sleep(everyMs);
-  }
-}

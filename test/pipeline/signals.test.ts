@@ -186,7 +186,8 @@ test('a second SIGTERM leaves the active index job to its lock expiry: no attemp
     index.child.kill('SIGTERM');
     const t0 = Date.now();
     assert.equal(await exited(index.child), 130, index.err());
-    assert.ok(Date.now() - t0 < 3000, `the forced stop took ${Date.now() - t0} ms`);
+    // the bound is the feature (a second signal does not wait for the drain): generous on a loaded machine
+    assert.ok(Date.now() - t0 < 15_000, `the forced stop took ${Date.now() - t0} ms`);
     const job = await redis.hgetall(`${prefix}:index:${active[0]}`);
     assert.equal(job.failedReason, undefined, JSON.stringify(job));
     assert.ok(!job.atm || job.atm === '0', `attempts made: ${job.atm}`);

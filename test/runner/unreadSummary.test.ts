@@ -34,6 +34,8 @@ test('a backfill whose store cannot be read back still returns a summary: every 
     assert.equal(summary.interrupted, true);
     assert.deepEqual(summary.batches, { ok: 0, empty: 0, missing: 0, failed: 0, pending: 2 });
     assert.deepEqual(summary.records, { indexed: 0, rejected: 0 });
+    // one failure per pending minute: an empty list would prove nothing below
+    assert.equal(summary.failures.length, 2, JSON.stringify(summary.failures));
     for (const f of summary.failures) {
       assert.equal(f.status, 'pending');
       assert.match(f.reason, /^SINK_UNAVAILABLE: the store could not be read back for this summary: batch log get failed: ConnectionError/);

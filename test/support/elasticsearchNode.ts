@@ -99,7 +99,57 @@ export class ElasticsearchNode {
 
   /** Starts a node and waits until it answers with at least a yellow cluster (bounded by startTimeoutMs). */
   static async start(o: ElasticsearchNodeOptions = {}): Promise<ElasticsearchNode> {
-    const node = new ElasticsearchNode({
+    const node = await ElasticsearchNode.configured(o);
+    try {
+      await node.launch();
+    } catch (err) {
+      await node.stop();
+      throw err;
+    }
+    return node;
+  }
+
+  /**
+   * A cluster of `count` nodes on loopback (names node-1..n, every node master-eligible and a data
+   * node, each seeded with the others' transport addresses), started together: a node answers once
+   * a majority has joined. Stopped all together by stopAll.
+   */
+  static async startCluster(
+    count: number,
+    o: Omit<ElasticsearchNodeOptions, 'nodeName' | 'seedHosts' | 'initialMasterNodes' | 'transportPort'> = {},
+  ): Promise<ElasticsearchNode[]> {
+    const names = Array.from({ length: count }, (_, i) => `node-${i + 1}`);
+    const ports = await Promise.all(names.map(() => serverPort()));
+    const seeds = ports.map((p) => `127.0.0.1:${p}`);
+    const clusterName = o.clusterName ?? `sandtrail-test-${process.pid}-${Date.now().toString(36)}`;
+    const nodes: ElasticsearchNode[] = [];
+    try {
+      for (const [i, nodeName] of names.entries()) {
+        nodes.push(
+          await ElasticsearchNode.configured({
+            ...o,
+            clusterName,
+            nodeName,
+            transportPort: ports[i],
+            seedHosts: seeds,
+            initialMasterNodes: names,
+          }),
+        );
+      }
+      await Promise.all(nodes.map((n) => n.launch()));
+    } catch (err) {
+      await ElasticsearchNode.stopAll(nodes);
+      throw err;
+    }
+    return nodes;
+  }
+
+  static async stopAll(nodes: readonly ElasticsearchNode[]): Promise<void> {
+    await Promise.all(nodes.map((n) => n.stop()));
+  }
+
+  private static async configured(o: ElasticsearchNodeOptions): Promise<ElasticsearchNode> {
+    return new ElasticsearchNode({
       heapMb: 512,
       clusterName: `sandtrail-test-${process.pid}`,
       nodeName: 'node-1',
@@ -108,13 +158,6 @@ export class ElasticsearchNode {
       startTimeoutMs: 180_000,
       ...o,
     });
-    try {
-      await node.launch();
-    } catch (err) {
-      await node.stop();
-      throw err;
-    }
-    return node;
   }
 
   /** The user the node runs as: root cannot run Elasticsearch, so root hands it to nobody. */

@@ -6,7 +6,8 @@ import { RedisServer } from './redisServer.js';
  * globalSetup); test processes find them in SANDTRAIL_TEST_REDIS_URL and SANDTRAIL_TEST_ES_URL
  * (forked after this ran, they inherit the environment). ELASTICSEARCH_URL points the suite at a
  * cluster of one's own instead; SANDTRAIL_TEST_ES=skip runs without one (the Elasticsearch cases
- * are then reported as skipped, with that reason).
+ * are then reported as skipped, with that reason). SANDTRAIL_TEST_ES_VERSION picks another release
+ * of the distribution than scripts/elasticsearch/pom.xml's.
  */
 export default async function setup(): Promise<() => Promise<void>> {
   const stops: (() => Promise<void>)[] = [];
@@ -17,7 +18,9 @@ export default async function setup(): Promise<() => Promise<void>> {
   }
   if (!process.env.ELASTICSEARCH_URL && !process.env.SANDTRAIL_TEST_ES_URL && process.env.SANDTRAIL_TEST_ES !== 'skip') {
     const t0 = Date.now();
-    const es = await ElasticsearchNode.start({ heapMb: 768, nodeName: 'sandtrail-test' });
+    // SANDTRAIL_TEST_ES_VERSION runs the suite on another release (9.x wants SANDTRAIL_ES_JAVA_HOME set to a JDK 21 or later)
+    const version = process.env.SANDTRAIL_TEST_ES_VERSION || undefined;
+    const es = await ElasticsearchNode.start({ heapMb: 768, nodeName: 'sandtrail-test', ...(version ? { version } : {}) });
     process.env.SANDTRAIL_TEST_ES_URL = es.url;
     console.error(
       `Elasticsearch ${es.version} started for the run on ${es.url} in ${Date.now() - t0} ms (a real node, from Maven Central)`,

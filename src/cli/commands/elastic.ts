@@ -9,6 +9,8 @@ import {
   setupElasticsearch,
   setupOptionsOf,
   setupPlan,
+  SHARD_BUDGET_FIX,
+  shardBudget,
   type KibanaAuth,
   type SetupStep,
 } from '../../store/index.js';
@@ -45,8 +47,14 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
     // refused credentials or a cluster gone: one typed line in seconds, before any step
     await store.check();
     const result = await setupElasticsearch(store.client, options);
+    const es = ctx.config.elasticsearch;
+    const shards = await shardBudget(store.client, { shards: es.shards, replicas: es.replicas, retentionDays: ctx.config.retention.days });
     if (o.json) {
-      await writeOut(`${JSON.stringify({ alias: result.alias, applied: result.applied, created: result.created, ilm: result.ilm })}\n`);
+      const { text, verdict, limit, open, perDay, atFull, daysLeft } = shards;
+      const budget = { verdict, text, limit, open, perDay, atFull, daysLeft };
+      await writeOut(
+        `${JSON.stringify({ alias: result.alias, applied: result.applied, created: result.created, ilm: result.ilm, shards: budget })}\n`,
+      );
     } else {
       for (const a of result.applied) await writeOut(`applied  ${a}\n`);
       await writeOut(
@@ -57,6 +65,9 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
           'note     this cluster has no index lifecycle management: no policy was set up; expired day indices are deleted by sandtrail (index workers, prune)\n',
         );
       }
+      await writeOut(
+        `${shards.verdict === 'fits' ? 'shards  ' : 'warning '} ${shards.text}${shards.verdict === 'fits' ? '' : `: ${SHARD_BUDGET_FIX}`}\n`,
+      );
       await writeOut(`ready: read alias ${result.alias} over the daily behaviour indices on ${store.spec}\n`);
     }
     return 0;

@@ -8,6 +8,7 @@ import { esNames } from './names.js';
 import type { ElasticsearchStore } from './openElasticsearchStore.js';
 import { setupOptionsOf, setupPlan, type SetupStep } from './setup.js';
 import { clusterHasIlm, clusterVersion } from './ilm.js';
+import { SHARD_BUDGET_FIX, shardBudget } from './shardBudget.js';
 
 export interface ElasticsearchHealthOptions {
   /** Timeout of each request (the client does not retry). */
@@ -130,6 +131,39 @@ async function checkSetup(client: Client, steps: SetupStep[], alias: string, sig
 const BLOCKS = ['read_only_allow_delete', 'read_only', 'write'] as const;
 
 /**
+ * The daily partitions against the cluster's shard limit, said before it is reached: a warning
+ * when the full retention window would not fit (or fits tightly, or retention is off), a failure
+ * when new days are refused within a week.
+ */
+async function checkShardBudget(client: Client, config: Config, signal: AbortSignal): Promise<CheckResult> {
+  const c = checkOf('store.shards', 'Elasticsearch shard budget');
+  const es = config.elasticsearch;
+  const b = await shardBudget(client, { shards: es.shards, replicas: es.replicas, retentionDays: config.retention.days, signal });
+  if (b.daysLeft < 7 && b.verdict === 'exceeds') return c.fail(b.text, SHARD_BUDGET_FIX);
+  return b.verdict === 'fits' ? c.pass(b.text) : c.warn(b.text, SHARD_BUDGET_FIX);
+}
+
+/** `; unassigned: <index>[<shard>] primary|replica (<reason>: <details>), ...` for up to three of sandtrail's shards, or ''. */
+async function unassignedShards(client: Client, prefix: string, signal: AbortSignal): Promise<string> {
+  try {
+    const rows = (await client.cat.shards(
+      { index: `${prefix}-*`, h: ['index', 'shard', 'prirep', 'state', 'unassigned.reason', 'unassigned.details'], format: 'json' },
+      { signal },
+    )) as unknown as Record<string, string | undefined>[];
+    const un = rows.filter((r) => r.state === 'UNASSIGNED');
+    if (un.length === 0) return '';
+    const shown = un.slice(0, 3).map((r) => {
+      const why = [r['unassigned.reason'], r['unassigned.details']].filter(Boolean).join(': ');
+      return `${r.index}[${r.shard}] ${r.prirep === 'p' ? 'primary' : 'replica'}${why ? ` (${why})` : ''}`;
+    });
+    return `; unassigned: ${shown.join(', ')}${un.length > 3 ? ` and ${un.length - 3} more` : ''}`;
+  } catch {
+    // the explanation is a courtesy: the health figures above stand without it
+    return '';
+  }
+}
+
+/**
  * The cluster's health, and the write blocks on sandtrail's indices: the flood-stage disk
  * watermark puts `read_only_allow_delete` on them, an operator `write` or `read_only`; either
  * stops every write, so it fails the check with the fix.
@@ -138,18 +172,23 @@ async function checkHealth(client: Client, prefix: string, signal: AbortSignal):
   const h = checkOf('store.health', 'Elasticsearch cluster health');
   const health = await client.cluster.health({}, { signal });
   const status = String(health.status).toLowerCase();
+  const nodes = `${health.number_of_nodes} node(s) (${health.number_of_data_nodes} data)`;
+  // which of sandtrail's shards are unassigned, and why (a node that left is named by its id)
+  const where = status === 'green' ? '' : await unassignedShards(client, prefix, signal);
   const healthResult =
     status === 'red'
       ? h.fail(
-          `cluster ${health.cluster_name} is red: ${health.unassigned_shards} unassigned shard(s)`,
-          'see GET _cluster/allocation/explain',
+          `cluster ${health.cluster_name} is red with ${nodes}: ${health.unassigned_shards} unassigned shard(s)${where}`,
+          'start the missing node(s); see GET _cluster/allocation/explain',
         )
       : status === 'yellow'
         ? h.warn(
-            `cluster ${health.cluster_name} is yellow: ${health.unassigned_shards} replica shard(s) unassigned`,
-            'add a node, or set elasticsearch.replicas to 0 on a single node',
+            `cluster ${health.cluster_name} is yellow with ${nodes}: ${health.unassigned_shards} replica shard(s) unassigned${where}`,
+            health.number_of_data_nodes > 1
+              ? 'start the missing node, or wait while the replicas are allocated again'
+              : 'add a node, or set elasticsearch.replicas to 0 on a single node',
           )
-        : h.pass(`cluster ${health.cluster_name} is green`);
+        : h.pass(`cluster ${health.cluster_name} is green with ${nodes}`);
   const b = checkOf('store.blocks', 'Elasticsearch index blocks');
   const settings = (await client.indices.getSettings(
     { index: `${prefix}-*`, flat_settings: true, allow_no_indices: true, expand_wildcards: 'all' },
@@ -254,6 +293,7 @@ export async function elasticsearchHealth(
       await checkLifecycle(store.client, steps, o.signal),
       ...(await checkHealth(store.client, es.indexPrefix, o.signal)),
       await checkShardSizes(store.client, n.alias, es, o.signal),
+      await checkShardBudget(store.client, config, o.signal),
     ];
   } catch (err) {
     const { detail, fix } = failure(err, store.spec);

@@ -11,6 +11,7 @@ export { ElasticsearchRetention } from './ElasticsearchRetention.js';
 export type { EsRetentionOptions } from './ElasticsearchRetention.js';
 export type { ElasticsearchPrivateFileStoreOptions } from './ElasticsearchPrivateFileStore.js';
 export { setupElasticsearch, setupOptionsOf, setupPlan } from './setup.js';
+export { SHARD_BUDGET_FIX, shardBudget, type ShardBudget } from './shardBudget.js';
 export { elasticsearchHealth } from './health.js';
 export type { ElasticsearchHealthOptions } from './health.js';
 export type { SetupOptions, SetupResult, SetupStep } from './setup.js';

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, test } from 'vitest';
+import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun } from '../../src/cli/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { addMinutes } from '../../src/minute/index.js';
+import { openElasticsearchStore } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
+import { ElasticsearchNode } from '../support/elasticsearchNode.js';
+import { tempDir, testConfig } from '../support/env.js';
+import { minuteFeeds as feed, until } from '../support/minuteFeeds.js';
+import { realCluster, realEsContents } from '../support/realElasticsearch.js';
+
+/**
+ * Three real nodes on loopback (every one master-eligible and a data node, one replica per
+ * shard): a backfill goes on while a node holding shards is killed with SIGKILL and started again.
+ * The run finishes or fails naming the cause, the batch log never says ok for a minute that is not
+ * stored, doctor names the missing node's shards while it is down, and a re-run once it is back
+ * leaves exactly the feed: every id once, at its version.
+ */
+const real = await realCluster();
+const skip = 'skip' in real ? real.skip : undefined;
+const log = createLogger('silent');
+
+describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let nodes: ElasticsearchNode[] = [];
+  let admin: Client;
+  beforeAll(async () => {
+    nodes = await ElasticsearchNode.startCluster(3, { heapMb: 384 });
+    admin = new Client({ node: nodes[0]?.url as string });
+    const h = await admin.cluster.health({ wait_for_nodes: '3', timeout: '60s' });
+    assert.equal(h.number_of_nodes, 3);
+  }, 300_000);
+  afterAll(async () => {
+    await admin?.close();
+    await ElasticsearchNode.stopAll(nodes);
+  });
+
+  test('a node killed with SIGKILL mid-backfill and started again: the run ends naming any failure, no minute is ok unless stored, doctor names the unassigned shards, a re-run is exact', async () => {
+    const [first, , third] = nodes as [ElasticsearchNode, ElasticsearchNode, ElasticsearchNode];
+    const dir = tempDir();
+    const start = '202611080000';
+    const f = await feed(dir, start, 12, 40, 7);
+    const prefix = 'cluster-kill';
+    const spec = `es:${first.url}`;
+    const config = await testConfig(dir, {
+      store: spec,
+      elasticsearch: { indexPrefix: prefix, shards: 3, replicas: 1 },
+      index: { chunkMaxDocs: 10 },
+    });
+    const backfill = (): Promise<BackfillRun> =>
+      runBackfillCommand({ source: `dir:${f.dir}`, from: start, to: addMinutes(start, 11) }, { config, log });
+
+    const running = backfill();
+    await until(
+      async () => ((await admin.count({ index: `${prefix}-behaviours` }, { ignore: [404] }).catch(() => ({ count: 0 }))).count ?? 0) > 0,
+      'the first stored behaviours',
+    );
+    await third.kill();
+    // the cluster goes on with two nodes: the lost node's primaries are promoted from their replicas
+    const doctor = await runCli(['doctor', '--json'], {
+      env: { SANDTRAIL_STORE: spec, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix, REDIS_URL: '', SANDTRAIL_REDIS_URL: '' },
+    });
+    const checks = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks;
+    const health = checks.find((c) => c.id === 'store.health');
+    assert.ok(health && health.status !== 'pass', JSON.stringify(health));
+    assert.match(health.detail, /is (yellow|red) with 2 node\(s\) \(2 data\): \d+ (replica |unassigned )?shard\(s\)/);
+    assert.match(health.detail, new RegExp(`unassigned: ${prefix}-\\S+\\[\\d\\] (primary|replica) \\(NODE_LEFT`));
+    await sleep(1000);
+    await third.restart();
+    const r = await running;
+    if (backfillExitCode(r) !== 0) {
+      assert.ok(r.summary.failures.length > 0, formatSummary(r));
+      for (const x of r.summary.failures) assert.match(x.reason, /^(SINK_UNAVAILABLE|STORE_|REDIS_)/, x.reason);
+    }
+    const es = openElasticsearchStore(spec, { indexPrefix: prefix });
+    try {
+      const held = new Set((await realEsContents(admin, prefix)).ids);
+      const status = new Map((await es.batches.get([...f.ids.keys()])).map((b) => [b.batch, b.status]));
+      for (const [minute, ids] of f.ids) {
+        if (status.get(minute) === 'ok') for (const id of ids) assert.ok(held.has(id), `${minute} is ok but ${id} is not stored`);
+      }
+      await admin.cluster.health({ wait_for_status: 'green', timeout: '120s' });
+      const again = await backfill();
+      assert.equal(backfillExitCode(again), 0, formatSummary(again));
+      const after = await realEsContents(admin, prefix);
+      assert.deepEqual(after.ids, f.all, 'every id once across the day indices');
+      for (const id of after.ids) assert.ok((after.lmd.get(id) ?? 0) > 0, id);
+      assert.deepEqual(
+        [...new Map((await es.batches.get([...f.ids.keys()])).map((b) => [b.batch, b.status])).values()],
+        Array(12).fill('ok'),
+      );
+      assert.equal(await es.dlq.count(), 0);
+      await admin.indices.refresh({ index: `${prefix}-behaviours-*` });
+      assert.equal((await admin.count({ index: `${prefix}-behaviours` })).count, f.all.length, 'no duplicate counted');
+    } finally {
+      await es.close();
+    }
+  });
+});
