@@ -242,5 +242,24 @@ export function bookkeepingConformance(name: string, open: () => Promise<Bookkee
         await f.close();
       }
     });
+
+    test('batch log: the chunks of one batch marked all at once (index workers side by side): none fails, the batch ends ok', async () => {
+      const f = await open();
+      try {
+        const b = '202611010200';
+        const chunks = 24;
+        await f.batches.record(entry(b, 1000, { chunks }));
+        // every mark settles the entry; the last ones race to write ok (a real cluster's update
+        // then meets a version conflict on the entry, which must be retried, not thrown)
+        const marked = await Promise.allSettled(Array.from({ length: chunks }, (_, n) => f.batches.chunkStored(b, n)));
+        assert.deepEqual(
+          marked.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)),
+          [],
+        );
+        assert.equal((await f.batches.get([b]))[0]?.status, 'ok');
+      } finally {
+        await f.close();
+      }
+    });
   });
 }

@@ -88,6 +88,9 @@ export class ElasticsearchBatchLog implements BatchLog {
           index: this.index,
           id: batch,
           doc: { status: s.status, error: s.error },
+          // the chunks' index workers settle the entry side by side: an update meeting another's
+          // is done again on the newer entry (each writes what every mark now says)
+          retry_on_conflict: 10,
           refresh: this.o.refresh ?? 'wait_for',
         });
       }
