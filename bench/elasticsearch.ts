@@ -71,14 +71,29 @@ export async function elasticsearchFigures(es: BenchElasticsearch): Promise<Elas
   try {
     const { ids } = await realEsContents(c, es.prefix);
     const index = `${es.prefix}-behaviours-*`;
+    // the segments' own sizes: _stats' store size is cached for index.store.stats_refresh_interval (10 s)
     const stats = async (): Promise<{ bytes: number; docs: number; shards: number }> => {
       await c.indices.refresh({ index });
-      const s = await c.indices.stats({ index, metric: ['store', 'docs'], level: 'shards' });
-      const p = s._all.primaries;
-      const shards = Object.values(s.indices ?? {})
-        .flatMap((i) => Object.values(i.shards ?? {}).flat())
-        .filter((x) => (x as { routing?: { primary?: boolean } }).routing?.primary === true).length;
-      return { bytes: p?.store?.size_in_bytes ?? 0, docs: p?.docs?.count ?? 0, shards };
+      const r = await c.indices.segments({ index });
+      let bytes = 0;
+      let docs = 0;
+      let shards = 0;
+      for (const i of Object.values(r.indices ?? {})) {
+        for (const copies of Object.values(i.shards ?? {})) {
+          for (const copy of [copies].flat() as {
+            routing?: { primary?: boolean };
+            segments?: Record<string, { size_in_bytes?: number; num_docs?: number }>;
+          }[]) {
+            if (copy.routing?.primary !== true) continue;
+            shards++;
+            for (const seg of Object.values(copy.segments ?? {})) {
+              bytes += seg.size_in_bytes ?? 0;
+              docs += seg.num_docs ?? 0;
+            }
+          }
+        }
+      }
+      return { bytes, docs, shards };
     };
     const written = await stats();
     await c.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: true });
