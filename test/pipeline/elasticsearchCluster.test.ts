@@ -2,6 +2,14 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, test } from 'vitest';
+import { FeedWorker } from '../../src/feed/index.js';
+import { IndexWorker } from '../../src/indexing/index.js';
+import { createQueues, parseCursor, Scheduler } from '../../src/queue/index.js';
+import { minuteToMs } from '../../src/minute/index.js';
+import { openStore } from '../../src/store/index.js';
+import { accountApi } from '../support/apiAccounting.js';
+import { cleanup } from '../support/env.js';
+import { startFakeGti } from '../support/fakeGti.js';
 import { backfillExitCode, formatSummary, runBackfillCommand, type BackfillRun } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { addMinutes } from '../../src/minute/index.js';
@@ -95,6 +103,84 @@ describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skippe
       await admin.indices.refresh({ index: `${prefix}-behaviours-*` });
       assert.equal((await admin.count({ index: `${prefix}-behaviours` })).count, f.all.length, 'no duplicate counted');
     } finally {
+      await es.close();
+    }
+  });
+
+  test('live mode from the fake GTI API through a rolling restart of all three nodes: every minute ends ok and stored exactly, none ok before it is stored', async () => {
+    const dir = tempDir();
+    const start = '202611090000';
+    const minutes = 9;
+    const f = await feed(dir, start, minutes, 30, 8);
+    const fake = await startFakeGti({ apiKey: 'cluster-key-1', feedDir: f.dir });
+    cleanup(() => fake.close());
+    const prefix = 'cluster-live';
+    const config = await testConfig(dir, {
+      store: `es:${(nodes[0] as ElasticsearchNode).url}`,
+      elasticsearch: { indexPrefix: prefix, shards: 3, replicas: 1 },
+      gti: { apiKey: 'cluster-key-1', baseUrl: fake.baseUrl, xTool: 'acme.sandtrail.0.1' },
+      index: { chunkMaxDocs: 10, attempts: 20 },
+      feed: { backoffMs: 200, attempts: 20 },
+    });
+    accountApi(fake, config);
+    const store = openStore(config.store, config);
+    const queues = createQueues(config.redisUrl as string, config);
+    const opts = { redisUrl: config.redisUrl as string, config, store, queues, log };
+    const workers = [new FeedWorker(opts), new IndexWorker(opts)];
+    workers.forEach((w) => w.start());
+    const lagMs = 60 * 60_000;
+    let newest = -1;
+    const scheduler = new Scheduler({
+      queues,
+      store,
+      prefix: config.queuePrefix,
+      sourceSpec: 'api',
+      log,
+      lagMs,
+      tickMs: 60_000,
+      retryFailedMs: 300_000,
+      start: parseCursor(start),
+      // minute `newest` of the feed is the newest publishable one
+      now: () => minuteToMs(addMinutes(start, Math.max(0, newest))) + 60_000 + lagMs,
+    });
+    const es = openElasticsearchStore(config.store, { indexPrefix: prefix });
+    try {
+      const okStored = async (): Promise<string[]> => {
+        const held = new Set((await realEsContents(admin, prefix)).ids);
+        const rows = await es.batches.get([...f.ids.keys()]);
+        for (const r of rows) {
+          if (r.status === 'ok')
+            for (const id of f.ids.get(r.batch) ?? []) assert.ok(held.has(id), `${r.batch} is ok but ${id} is not stored`);
+        }
+        return rows.filter((r) => r.status === 'ok').map((r) => r.batch);
+      };
+      // three minutes publish while each node in turn is stopped, started again, and the cluster is green again
+      for (const node of [...nodes].reverse()) {
+        for (let k = 0; k < 3; k++) {
+          newest++;
+          await scheduler.tick();
+        }
+        await node.stop({ keepData: true });
+        await sleep(1500);
+        await okStored().catch((err: unknown) => void err); // reads may fail while the node that answers them is down
+        await node.restart();
+        await admin.cluster.health({ wait_for_status: 'green', timeout: '120s' }).catch(() => undefined);
+      }
+      await until(
+        async () => {
+          await scheduler.tick();
+          return (await okStored().catch(() => [] as string[])).length === minutes;
+        },
+        'every minute ok',
+        180_000,
+        500,
+      );
+      assert.deepEqual((await realEsContents(admin, prefix)).ids, f.all);
+      assert.equal(await es.dlq.count(), 0);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop(true)));
+      await queues.close();
+      await store.close();
       await es.close();
     }
   });
