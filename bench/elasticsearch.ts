@@ -14,6 +14,8 @@ export interface BenchElasticsearch {
   version: string;
   /** 'a node started by the bench' or 'ELASTICSEARCH_URL'. */
   where: string;
+  /** ELASTICSEARCH_URL's credentials (none for a node of the bench's own). */
+  auth: { apiKey?: string; username?: string; password?: string };
   drop(): Promise<void>;
   /** Stops a node the bench started (no-op for ELASTICSEARCH_URL). */
   stop(): Promise<void>;
@@ -49,6 +51,7 @@ export async function startBenchElasticsearch(say: (msg: string) => void): Promi
     prefix: fixture.prefix,
     version,
     where: node ? 'a node started by the bench' : 'ELASTICSEARCH_URL',
+    auth,
     drop: () => fixture.close(),
     stop: async () => node?.stop(),
   };

@@ -58,6 +58,10 @@ smoke "hunt bench" "its store is" bench:hunt --behaviours 5000 --runs 2
 smoke "retention bench" "its store is" bench:retention --behaviours 900 --days 3
 # Write cost as the store grows, on two small sizes: the targets (rate, bytes written) must hold.
 smoke "growth bench" "its store is" bench:growth --sizes 5000,20000 --per-day 100000 --slim --chunk 2500 --runs 1
+# Write cost on Elasticsearch as day indices add up, at two small sizes on a node of its own: it only
+# has to finish (every write ok).
+echo "== es partitions bench smoke" >&2
+npm run --silent bench:es-partitions -- --days 2,6 --per-day 5 --chunk 20 --runs 2 >/dev/null
 # A few simulated days through the real workers with a retention of 2 days: the store and Redis
 # must stay flat once the window is full.
 smoke "month soak" "its store and feed are" soak:month --days 5 --retention-days 2 --minutes 2 --per-minute 10

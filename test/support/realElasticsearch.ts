@@ -61,10 +61,11 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
         const partitions = Object.keys(
           await admin.indices.getAlias({ name: `${prefix}-behaviours` }, { ignore: [404] }).catch(() => ({})),
         ).filter((i) => i.startsWith(`${prefix}-behaviours-`));
-        await admin.indices.delete({
-          index: [`${prefix}-behaviours-000001`, ...partitions, ...singles],
-          ignore_unavailable: true,
-        });
+        // in groups: the names go in the URL, which a node refuses past 4 KB (http.max_initial_line_length)
+        const names = [`${prefix}-behaviours-000001`, ...partitions, ...singles];
+        for (let i = 0; i < names.length; i += 40) {
+          await admin.indices.delete({ index: names.slice(i, i + 40), ignore_unavailable: true });
+        }
         for (const t of [`${prefix}-behaviours`, ...singles]) {
           await admin.indices.deleteIndexTemplate({ name: t }, { ignore: [404] });
         }
