@@ -30,9 +30,6 @@ export async function requireCluster(): Promise<Reachable> {
   return c;
 }
 
-/** Kept for the suites' afterAll: the run's node belongs to globalSetup, which stops it. */
-export async function stopRealCluster(): Promise<void> {}
-
 let n = 0;
 
 /** A store on the real cluster under a fresh prefix; `close` deletes everything it created. */

@@ -4,6 +4,7 @@ import type { Config } from '../../config/index.js';
 import { SandtrailError } from '../../errors/index.js';
 import { readFile } from 'node:fs/promises';
 import {
+  esNames,
   importKibanaNdjson,
   kibanaNdjson,
   setupElasticsearch,
@@ -48,7 +49,12 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
     await store.check();
     const result = await setupElasticsearch(store.client, options);
     const es = ctx.config.elasticsearch;
-    const shards = await shardBudget(store.client, { shards: es.shards, replicas: es.replicas, retentionDays: ctx.config.retention.days });
+    const shards = await shardBudget(store.client, {
+      pattern: esNames(es.indexPrefix).pattern,
+      shards: es.shards,
+      replicas: es.replicas,
+      retentionDays: ctx.config.retention.days,
+    });
     if (o.json) {
       const { text, verdict, limit, open, perDay, atFull, daysLeft } = shards;
       const budget = { verdict, text, limit, open, perDay, atFull, daysLeft };

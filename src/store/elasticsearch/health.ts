@@ -138,7 +138,13 @@ const BLOCKS = ['read_only_allow_delete', 'read_only', 'write'] as const;
 async function checkShardBudget(client: Client, config: Config, signal: AbortSignal): Promise<CheckResult> {
   const c = checkOf('store.shards', 'Elasticsearch shard budget');
   const es = config.elasticsearch;
-  const b = await shardBudget(client, { shards: es.shards, replicas: es.replicas, retentionDays: config.retention.days, signal });
+  const b = await shardBudget(client, {
+    pattern: esNames(es.indexPrefix).pattern,
+    shards: es.shards,
+    replicas: es.replicas,
+    retentionDays: config.retention.days,
+    signal,
+  });
   if (b.daysLeft < 7 && b.verdict === 'exceeds') return c.fail(b.text, SHARD_BUDGET_FIX);
   return b.verdict === 'fits' ? c.pass(b.text) : c.warn(b.text, SHARD_BUDGET_FIX);
 }

@@ -99,19 +99,17 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
   const mappings = behaviourMappings();
   const small = smallIndexSettings(options.bookkeepingReplicas ?? options.replicas ?? 1);
   const ilm = options.ilm !== false;
-  const policy: SetupStep[] = [
-    {
-      method: 'PUT',
-      path: `/_ilm/policy/${n.policy}`,
-      body: behaviourPolicy(options.retentionDays, meta),
-      when: 'always',
-      deployment: { kind: 'policy', name: n.policy },
-      description:
-        typeof options.retentionDays === 'number'
-          ? `lifecycle policy ${n.policy} (a day index is deleted ${deleteMinAge(options.retentionDays)} after its date)`
-          : `lifecycle policy ${n.policy} (retention off: nothing is deleted)`,
-    },
-  ];
+  const policy: SetupStep = {
+    method: 'PUT',
+    path: `/_ilm/policy/${n.policy}`,
+    body: behaviourPolicy(options.retentionDays, meta),
+    when: 'always',
+    deployment: { kind: 'policy', name: n.policy },
+    description:
+      typeof options.retentionDays === 'number'
+        ? `lifecycle policy ${n.policy} (a day index is deleted ${deleteMinAge(options.retentionDays)} after its date)`
+        : `lifecycle policy ${n.policy} (retention off: nothing is deleted)`,
+  };
   return [
     {
       method: 'PUT',
@@ -129,7 +127,7 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
       when: 'always',
       description: `component template ${n.mappingsComponent}`,
     },
-    ...(ilm ? policy : []),
+    ...(ilm ? [policy] : []),
     {
       method: 'PUT',
       path: `/_index_template/${n.indexTemplate}`,

@@ -8,6 +8,8 @@ export interface ShardBudget {
   limit: number;
   /** Open shards now (primaries and replicas, assigned or not), every index of the cluster. */
   open: number;
+  /** Of those, the shards of this store's day indices: part of the window, not of what it must fit beside. */
+  own: number;
   /** Shards one day index adds: shards × (1 + replicas). */
   perDay: number;
   /** Day indices kept at once: retention.days + 1 (a day goes whole once all of it is past), or null with retention off. */
@@ -29,11 +31,13 @@ export interface ShardBudget {
  */
 export async function shardBudget(
   client: Client,
-  o: { shards: number; replicas: number; retentionDays: RetentionDays | undefined; signal?: AbortSignal },
+  o: { pattern: string; shards: number; replicas: number; retentionDays: RetentionDays | undefined; signal?: AbortSignal },
 ): Promise<ShardBudget> {
   const opts = o.signal ? { signal: o.signal } : {};
-  const [health, settings] = await Promise.all([
+  const [health, mine, settings] = await Promise.all([
     client.cluster.health({}, opts),
+    // a pattern matching no index answers zeros
+    client.cluster.health({ index: o.pattern }, opts),
     client.cluster.getSettings({ include_defaults: true, flat_settings: true, filter_path: '**.cluster.max_shards_per_node' }, opts),
   ]);
   const s = settings as { persistent?: unknown; transient?: unknown; defaults?: unknown };
@@ -46,12 +50,16 @@ export async function shardBudget(
   const dataNodes = Math.max(1, Number(health.number_of_data_nodes) || 1);
   const limit = perNode * dataNodes;
   const n = (x: number | undefined): number => Number(x) || 0;
-  const open = n(health.active_shards) + n(health.unassigned_shards) + n(health.initializing_shards) + n(health.relocating_shards);
+  const shardsOf = (h: typeof health): number =>
+    n(h.active_shards) + n(h.unassigned_shards) + n(h.initializing_shards) + n(h.relocating_shards);
+  const open = shardsOf(health);
+  const own = Math.min(open, shardsOf(mine));
   const perDay = o.shards * (1 + o.replicas);
   const days = typeof o.retentionDays === 'number' ? o.retentionDays + 1 : null;
   const atFull = days === null ? null : days * perDay;
   const daysLeft = Math.max(0, Math.floor((limit - open) / perDay));
-  const room = limit - open;
+  // the window replaces the store's own day indices: it must fit beside every other index
+  const room = limit - (open - own);
   const verdict: ShardBudget['verdict'] = atFull === null || atFull > room ? 'exceeds' : atFull > 0.8 * room ? 'tight' : 'fits';
   const layout = `${o.shards} shard(s) × (1 + ${o.replicas} replica(s)) = ${perDay} a day`;
   const cap = `the cluster's limit is ${limit} (cluster.max_shards_per_node ${perNode} × ${dataNodes} data node(s)), ${open} open now`;
@@ -60,7 +68,7 @@ export async function shardBudget(
       ? `retention off: a new day index every day at ${layout}; ${cap}: new days are refused in about ${daysLeft} days`
       : `${days} day indices at ${layout} = ${atFull} shards once retention is full; ${cap}` +
         (verdict === 'exceeds' ? `: new days are refused in about ${daysLeft} days` : verdict === 'tight' ? ': little room left' : '');
-  return { limit, open, perDay, days, atFull, daysLeft, verdict, text };
+  return { limit, open, own, perDay, days, atFull, daysLeft, verdict, text };
 }
 
 /** The fix to say when the budget does not fit. */
