@@ -145,14 +145,20 @@ describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skippe
     });
     const es = openElasticsearchStore(config.store, { indexPrefix: prefix });
     try {
+      // real-time gets, not a search: a search right after a node left may read a promoted copy not yet refreshed
       const okStored = async (): Promise<string[]> => {
-        const held = new Set((await realEsContents(admin, prefix)).ids);
         const rows = await es.batches.get([...f.ids.keys()]);
         for (const r of rows) {
-          if (r.status === 'ok')
-            for (const id of f.ids.get(r.batch) ?? []) assert.ok(held.has(id), `${r.batch} is ok but ${id} is not stored`);
+          if (r.status !== 'ok') continue;
+          for (const id of f.ids.get(r.batch) ?? [])
+            assert.ok((await es.sink.get(id)) !== null, `${r.batch} is ok but ${id} is not stored`);
         }
         return rows.filter((r) => r.status === 'ok').map((r) => r.batch);
+      };
+      // a read may fail while the node that answers it is down; a minute ok but not stored may not
+      const readFailureOnly = (err: unknown): string[] => {
+        if (err instanceof assert.AssertionError) throw err;
+        return [];
       };
       // three minutes publish while each node in turn is stopped, started again, and the cluster is green again
       for (const node of [...nodes].reverse()) {
@@ -162,14 +168,14 @@ describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skippe
         }
         await node.stop({ keepData: true });
         await sleep(1500);
-        await okStored().catch((err: unknown) => void err); // reads may fail while the node that answers them is down
+        await okStored().catch(readFailureOnly);
         await node.restart();
         await admin.cluster.health({ wait_for_status: 'green', timeout: '120s' }).catch(() => undefined);
       }
       await until(
         async () => {
           await scheduler.tick();
-          return (await okStored().catch(() => [] as string[])).length === minutes;
+          return (await okStored().catch(readFailureOnly)).length === minutes;
         },
         'every minute ok',
         180_000,
