@@ -15,6 +15,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Leave out the backfill into Elasticsearch (and the node it starts). */
   skipElasticsearch: boolean;
+  /** The least behaviours/s of the Elasticsearch backfill, as a share of the SQLite one's; missed fails the run (0: not judged). */
+  minEsRatio: number;
   /** Directory for the feed, the SQLite file and the worker logs (default bench/out). */
   out: string | undefined;
   /** The whole run is given up (non-zero exit) after this many seconds. */
@@ -71,6 +73,9 @@ raw, official and the store floor, then checks that both SQLite stores hold exac
   --keep                    keep <out>/e2e.db and <out>/backfill.db (deleted by default), and the
                             Elasticsearch phase's indices
   --skip-elasticsearch      leave out the backfill es phase
+  --min-es-ratio R          the backfill es phase must reach R × the SQLite backfill's behaviours/s,
+                            or the run fails after its report (default 0.5; 0: not judged, as on
+                            feeds so small that the node's start-up and setup dominate)
   --out DIR                 directory for the feed, the SQLite files, worker logs and
                             redis-memory.csv (default bench/out)
   --timeout S               give the whole run up after S seconds, exit 1 (default 1800)
@@ -132,12 +137,17 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     'index-workers': { type: 'string' },
     keep: { type: 'boolean', default: false },
     'skip-elasticsearch': { type: 'boolean', default: false },
+    'min-es-ratio': { type: 'string' },
     out: { type: 'string' },
     timeout: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   const mb = values.mb === undefined ? 200 : Number(values.mb);
+  const minEsRatio = values['min-es-ratio'] === undefined ? 0.5 : Number(values['min-es-ratio']);
+  if (!(Number.isFinite(minEsRatio) && minEsRatio >= 0)) {
+    throw new UsageError(`--min-es-ratio must be a number from 0, got ${JSON.stringify(values['min-es-ratio'])}`);
+  }
   if (!(Number.isFinite(mb) && mb > 0)) throw new UsageError(`--mb must be a positive number, got ${JSON.stringify(values.mb)}`);
   return {
     mb,
@@ -149,6 +159,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     indexWorkers: positiveInt('index-workers', values['index-workers'], 1),
     keep: values.keep ?? false,
     skipElasticsearch: values['skip-elasticsearch'] ?? false,
+    minEsRatio,
     out: outOption(values.out),
     timeoutSeconds: positiveInt('timeout', values.timeout, 1800),
     json: values.json ?? false,

@@ -47,6 +47,8 @@ export interface BackfillCliResult extends PhaseResult {
   ids: IdCheck;
   /** CPU seconds of the CLI process and every child it reaped (decoders, redis-server). */
   cpuSeconds: number;
+  /** CPU seconds of the Elasticsearch node's JVM over the same run, when the bench started the node. */
+  nodeCpuSeconds?: number;
   redis: 'private redis-server (started by the CLI)' | 'REDIS_URL';
   dbPath: string;
   /** The store's size once written: the SQLite file (main + WAL), or Elasticsearch's primary store. */
@@ -81,6 +83,7 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
   const logPath = join(o.outDir, es ? 'backfill-es-cli.log' : 'backfill-cli.log');
   const sampler = new TreeSampler(50);
   const cpu0 = childCpuSeconds();
+  const node0 = es?.cpuSeconds();
   const fd = openSync(logPath, 'w');
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { cwd: o.root, env, stdio: ['ignore', 'pipe', fd], detached: true });
@@ -119,6 +122,8 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
   // Only the CLI and its children (redis-server, decoders), not the bench's own tsx helper.
   const peaks = sampler.stop().filter((p) => p.role === 'backfill-cli' || p.role.endsWith('(backfill-cli)'));
   const cpuSeconds = childCpuSeconds() - cpu0;
+  const node1 = es?.cpuSeconds();
+  const nodeCpuSeconds = node0 !== undefined && node1 !== undefined ? node1 - node0 : undefined;
   try {
     throwIfAborted(o.signal, 'backfill');
     let summary: BackfillSummary | undefined;
@@ -162,6 +167,7 @@ export async function measureBackfillCli(o: BackfillCliOptions): Promise<Backfil
       expected: o.manifest.expectedIds.length,
       ids,
       cpuSeconds,
+      ...(nodeCpuSeconds !== undefined ? { nodeCpuSeconds } : {}),
       redis: o.redisUrl ? 'REDIS_URL' : 'private redis-server (started by the CLI)',
       dbPath,
       storeBytes,

@@ -3,7 +3,9 @@
  * the tests use, or ELASTICSEARCH_URL's cluster), an index prefix of the run's own, and what the
  * written store weighs: primary bytes per behaviour as written and once merged to one segment.
  */
+import { readFileSync } from 'node:fs';
 import type { Client } from '@elastic/elasticsearch';
+import { clusterVersion } from '../src/store/index.js';
 import { ElasticsearchNode } from '../test/support/elasticsearchNode.js';
 import { openRealStore, realEsContents } from '../test/support/realElasticsearch.js';
 
@@ -21,6 +23,23 @@ export interface BenchElasticsearch {
   drop(): Promise<void>;
   /** Stops a node the bench started (no-op for ELASTICSEARCH_URL). */
   stop(): Promise<void>;
+  /** CPU seconds the node's JVM has used (user + system), or undefined for ELASTICSEARCH_URL's cluster. */
+  cpuSeconds(): number | undefined;
+  /** The same cluster under another prefix of the run's own (its drop deletes only that prefix's indices). */
+  scratch(): BenchElasticsearch;
+}
+
+/** utime + stime of a process from /proc, in seconds (Linux's 100 ticks a second), or undefined. */
+function procCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // the command name (field 2) may hold spaces: count the fields after its closing parenthesis
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ElasticsearchFigures {
@@ -47,17 +66,22 @@ export async function startBenchElasticsearch(say: (msg: string) => void): Promi
     ? {}
     : { apiKey: env.ELASTICSEARCH_API_KEY, username: env.ELASTICSEARCH_USERNAME, password: env.ELASTICSEARCH_PASSWORD };
   const fixture = openRealStore({ url, auth });
-  const version = node?.version ?? (await fixture.store.client.info()).version.number;
-  return {
-    url,
-    prefix: fixture.prefix,
+  // GET / is missing from the integration-test distribution the tests use
+  const version = node?.version ?? (await clusterVersion(fixture.store.client));
+  const where = node ? 'a node started by the bench' : 'ELASTICSEARCH_URL';
+  const under = (f: ReturnType<typeof openRealStore>, stop: () => Promise<void>): BenchElasticsearch => ({
+    url: url as string,
+    prefix: f.prefix,
     version,
-    where: node ? 'a node started by the bench' : 'ELASTICSEARCH_URL',
+    where,
     auth,
-    admin: fixture.admin,
-    drop: () => fixture.close(),
-    stop: async () => node?.stop(),
-  };
+    admin: f.admin,
+    drop: () => f.close(),
+    stop,
+    cpuSeconds: () => procCpuSeconds(node?.serverPid()),
+    scratch: () => under(openRealStore({ url: url as string, auth }), async () => undefined),
+  });
+  return under(fixture, async () => node?.stop());
 }
 
 /** The stored ids (each once across the day indices) and the primary bytes, as written and merged. */

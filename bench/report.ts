@@ -150,6 +150,16 @@ export function verified(report: BenchReport): boolean {
   return verificationProblems(report).length === 0;
 }
 
+/** The Elasticsearch backfill's behaviours/s as a share of the SQLite backfill's, judged against --min-es-ratio (0: not judged); null without the phase. */
+export function esTarget(report: BenchReport): { ratio: number; min: number; met: boolean; judged: boolean } | null {
+  const es = report.phases.backfillEs;
+  if (!es) return null;
+  const sq = report.phases.backfill;
+  const ratio = es.stored / es.seconds / Math.max(1e-9, sq.stored / sq.seconds);
+  const min = Number(report.options.minEsRatio ?? 0);
+  return { ratio, min, met: ratio >= min, judged: min > 0 };
+}
+
 /** The Elasticsearch backfill's figures: the phase's, plus the store's weight per behaviour. */
 function esPhase(p: BackfillCliResult): Record<string, unknown> {
   const es = p.elasticsearch;
@@ -161,6 +171,7 @@ function esPhase(p: BackfillCliResult): Record<string, unknown> {
     docsPerSecond: round(p.stored / p.seconds, 1),
     mbPerSecond: round(mbps(p), 2),
     cpuTotalSeconds: round(p.cpuSeconds),
+    nodeCpuSeconds: p.nodeCpuSeconds === undefined ? null : round(p.nodeCpuSeconds),
     peakRssMb: Object.fromEntries(p.peaks.map((x) => [x.role, round(x.peakMb, 1)])),
     command: p.command,
     exitCode: p.exitCode,
@@ -243,7 +254,7 @@ export function toJson(report: BenchReport): Record<string, unknown> {
         storeBytes: b.storeBytes,
         bytesPerBehaviour: round(b.storeBytes / Math.max(1, b.stored), 1),
       },
-      ...(report.phases.backfillEs ? { backfillEs: esPhase(report.phases.backfillEs) } : {}),
+      ...(report.phases.backfillEs ? { backfillEs: { ...esPhase(report.phases.backfillEs), target: esTarget(report) } } : {}),
     },
     ratios: Object.fromEntries(Object.entries(ratios(report)).map(([k, v]) => [k, v === null ? null : round(v, 3)])),
     verification: {

@@ -1,7 +1,7 @@
 /** The human-readable report: throughput, peak RSS per process, ratios, Redis memory, verification. */
 import type { PhaseResult } from './inproc.js';
 import type { RedisSample } from './redisMem.js';
-import { int, mbps, ratios, verificationProblems, type BenchReport } from './report.js';
+import { esTarget, int, mbps, ratios, verificationProblems, type BenchReport } from './report.js';
 
 function table(rows: string[][], rightAlign: (col: number) => boolean): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -146,11 +146,17 @@ function esLines(report: BenchReport): string[] {
   if (!es) return ['backfill es: left out (--skip-elasticsearch)'];
   const sq = report.phases.backfill;
   const f = es.elasticsearch;
+  const t = esTarget(report);
   const per = (bytes: number, n: number): string => (n > 0 ? int(bytes / n) : '-');
   return [
     `backfill es: ${es.command}; exit ${es.exitCode ?? es.exitSignal}; ${int(es.stored / es.seconds)} docs/s, ` +
       `${(es.bytes / 1e6 / es.seconds).toFixed(2)} MB/s (SQLite: ${int(sq.stored / sq.seconds)} docs/s, ${(sq.bytes / 1e6 / sq.seconds).toFixed(2)} MB/s); ` +
-      `CPU ${es.cpuSeconds.toFixed(1)} s of the CLI (the node's own not counted)`,
+      `CPU ${es.cpuSeconds.toFixed(1)} s of the CLI` +
+      (es.nodeCpuSeconds === undefined
+        ? " (the node's own not measured: ELASTICSEARCH_URL's cluster)"
+        : ` + ${es.nodeCpuSeconds.toFixed(1)} s of the node`),
+    `  ingest: ${t ? t.ratio.toFixed(2) : '-'} × the SQLite backfill's behaviours/s` +
+      (t?.judged ? ` (target ≥ ${t.min}: ${t.met ? 'met' : 'MISSED'})` : ' (not judged: --min-es-ratio 0)'),
     `  bytes per behaviour: Elasticsearch primaries ${f ? per(f.primaryBytes, es.stored) : '-'} as written, ` +
       `${f ? per(f.primaryBytesMerged, es.stored) : '-'} merged (${f?.primaryShards ?? '-'} primary shards); SQLite file ${per(sq.storeBytes, sq.stored)}`,
   ];

@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh clone: setup, lint, format check, typecheck, tests, bench smoke.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SANDTRAIL_SETUP_ELASTICSEARCH=1 bash scripts/setup.sh
+SANDTRAIL_SETUP_ELASTICSEARCH=1 SANDTRAIL_SETUP_TEST_TOOLS=1 bash scripts/setup.sh
 # The dashboard's browser test drives Debian's chromium (playwright-core, no browser download);
 # where it cannot be installed the test is skipped with a message saying so.
 if [ ! -x /usr/bin/chromium ] && [ -z "${SANDTRAIL_CHROMIUM:-}" ]; then
@@ -50,8 +50,9 @@ smoke() {
 }
 # The smallest bench that still runs every phase (raw, normalize, the official client's Python
 # loop when python3 exists, e2e through Redis and SQLite, and the backfill CLI; 3 files of ~0.6 MB):
-# it only has to finish with its ids verified.
-smoke bench "its feed and worker logs are" bench --mb 1 --per-minute 50 --timeout 120
+# it only has to finish with its ids verified (on 1 MB the Elasticsearch node's setup dominates:
+# the ingest ratio is printed, not judged).
+smoke bench "its feed and worker logs are" bench --mb 1 --per-minute 50 --timeout 120 --min-es-ratio 0
 # The hunting reads on a small store built through the SQLite sink: every read must answer.
 smoke "hunt bench" "its store is" bench:hunt --behaviours 5000 --runs 2
 # What retention costs against writing, on a small store: the run only has to end with the store

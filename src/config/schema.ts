@@ -3,6 +3,14 @@ import { artefactsSchema, httpSchema, lookupSchema, serveSchema, sqliteSchema } 
 
 const positiveInt = z.number().int().positive();
 
+/** Replicas of new indices: a whole number, or `auto` (0-1 by the data nodes); numeric strings (from the environment) are numbers. */
+const replicaCount = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+  z.custom<number | 'auto'>((v) => v === 'auto' || (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 100), {
+    message: 'a whole number of replicas from 0, or auto',
+  }),
+);
+
 /** Feed stage settings: how batches are read and decoded. */
 const feedSchema = z
   .object({
@@ -277,7 +285,11 @@ const elasticsearchSchema = z
       .describe(
         'Primary shards of each new daily behaviour index: ceil(GB of behaviour JSON a day / 30) keeps every primary shard under about 30 GB (2 up to 60 GB a day: the whole feed at 16–50 GB).',
       ),
-    replicas: z.number().int().min(0).default(1).describe('Replicas of new indices.'),
+    replicas: replicaCount
+      .default('auto')
+      .describe(
+        'Replicas of new indices: auto (default) is 1 on a cluster of two data nodes or more and 0 on one (index.auto_expand_replicas 0-1); a number is kept as set, and a writer refuses to start when the cluster has fewer data nodes than replicas + 1.',
+      ),
     maxPrimaryShardSize: z
       .string()
       .regex(/^\d+(\.\d+)?(b|kb|mb|gb|tb)$/, 'a size with its unit, e.g. 30gb or 500mb')

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { SandtrailError } from '../errors/index.js';
+import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
 import { checkRedis, createQueues } from '../queue/index.js';
@@ -27,6 +27,16 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
   // unreachable, or an ACL user without the rights the workers need: one line now, not retries
   await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
   const store = openStore(config.store, config);
+  try {
+    await store.checkLayout?.();
+  } catch (err) {
+    // a layout the cluster cannot hold is a setting to fix; a store that is down is waited for, as before
+    if (errorCode(err) === 'CONFIG_INVALID') {
+      await store.close();
+      throw err;
+    }
+    log.warn({ err: errorCode(err) }, `cannot check the store's layout now: ${messageOf(err)}`);
+  }
   const queues = createQueues(config.redisUrl, config, log);
   const started = Date.now();
   const opts = { redisUrl: config.redisUrl, config, store, queues, log };

@@ -7,6 +7,30 @@ import type { Retention } from './Retention.js';
 import type { Sink } from './Sink.js';
 import type { WatchStore } from './WatchStore.js';
 
+/** A shard of the store no node holds, and why (the reason and details Elasticsearch gives). */
+export interface UnassignedShard {
+  index: string;
+  shard: number;
+  primary: boolean;
+  reason: string | null;
+}
+
+/** The health of the cluster behind a store, as `status` shows it; `allowed: false` when the credentials may not ask. */
+export type ClusterState =
+  | { allowed: false }
+  | {
+      allowed: true;
+      name: string;
+      status: 'green' | 'yellow' | 'red';
+      nodes: number;
+      dataNodes: number;
+      /** Every unassigned shard of the cluster. */
+      unassignedShards: number;
+      /** Of those, the store's own, and the first few of them. */
+      storeUnassigned: number;
+      unassigned: UnassignedShard[];
+    };
+
 /**
  * The durable parts of a deployment, kept together in one backend: behaviour documents, private
  * file reports (apart from the public data), dead letters and the batch log, and the hunting
@@ -33,5 +57,13 @@ export interface Store {
    * ask it first, so an unreachable store ends them at once instead of failing every batch.
    */
   check(): Promise<void>;
+  /**
+   * Elasticsearch: refuses (CONFIG_INVALID, one line naming the fix) a replica count or retention
+   * window the cluster cannot hold; what `check` asks of a writer, for processes that start
+   * without `check` (workers wait for a store that is down instead of ending).
+   */
+  checkLayout?(): Promise<void>;
+  /** Elasticsearch: the cluster's health, its nodes and the store's unassigned shards (absent for a file store). */
+  clusterState?(): Promise<ClusterState>;
   close(): Promise<void>;
 }

@@ -21,7 +21,7 @@ export type { BatchLog, BatchLogEntry, BatchStatus } from './BatchLog.js';
 export { failedEntry } from './BatchLog.js';
 export { PRIVATE_FILE_KEYS, invalidPrivateFileReason } from './PrivateFileStore.js';
 export type { PrivateFileKey, PrivateFileStore } from './PrivateFileStore.js';
-export type { Store } from './Store.js';
+export type { ClusterState, Store, UnassignedShard } from './Store.js';
 export { healthCheckOf } from './Health.js';
 export type { HealthCheck, HealthCheckOf, HealthStatus } from './Health.js';
 export { retentionCutoffs, emptyPruneReport } from './Retention.js';

@@ -28,6 +28,8 @@ export interface StoreSettings {
 export interface StoreAccess {
   readOnly?: boolean;
   mustExist?: boolean;
+  /** Elasticsearch: `check` refuses a layout the cluster cannot hold (default: for a writer that may create the store; es setup, which changes the layout, does not). */
+  layoutCheck?: boolean;
 }
 
 /** True for `es:URL` and `elasticsearch:URL` store specs. */
@@ -54,6 +56,7 @@ export function openElasticsearch(spec: string, settings: StoreSettings = {}, ac
     // a read never creates indices: setup runs before writes only, and not at all for a reader
     autoSetup: es.setup !== 'manual' && !access.readOnly,
     mustExist: access.readOnly === true || access.mustExist === true,
+    layoutCheck: access.layoutCheck ?? (!access.readOnly && !access.mustExist),
     maxDepth: settings.feed?.maxDepth,
     retentionDays: settings.retention?.days,
     ...(settings.now ? { now: settings.now } : {}),

@@ -45,7 +45,7 @@ describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skippe
     await ElasticsearchNode.stopAll(nodes);
   });
 
-  test('a node killed with SIGKILL mid-backfill and started again: the run ends naming any failure, no minute is ok unless stored, doctor names the unassigned shards, a re-run is exact', async () => {
+  test('a node killed with SIGKILL mid-backfill and started again: the run ends naming any failure, no minute is ok unless stored, doctor and status name the unassigned shards, a re-run is exact', async () => {
     const [first, , third] = nodes as [ElasticsearchNode, ElasticsearchNode, ElasticsearchNode];
     const dir = tempDir();
     const start = '202611080000';
@@ -66,15 +66,30 @@ describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skippe
       'the first stored behaviours',
     );
     await third.kill();
+    console.log(`a three-node real cluster: SIGKILL to ${third.name} (${third.url}) mid-backfill`);
     // the cluster goes on with two nodes: the lost node's primaries are promoted from their replicas
-    const doctor = await runCli(['doctor', '--json'], {
-      env: { SANDTRAIL_STORE: spec, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix, REDIS_URL: '', SANDTRAIL_REDIS_URL: '' },
-    });
+    const env = { SANDTRAIL_STORE: spec, SANDTRAIL_ELASTICSEARCH_INDEX_PREFIX: prefix, REDIS_URL: '', SANDTRAIL_REDIS_URL: '' };
+    const doctor = await runCli(['doctor', '--json'], { env });
     const checks = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks;
     const health = checks.find((c) => c.id === 'store.health');
     assert.ok(health && health.status !== 'pass', JSON.stringify(health));
     assert.match(health.detail, /is (yellow|red) with 2 node\(s\) \(2 data\): \d+ (replica |unassigned )?shard\(s\)/);
     assert.match(health.detail, new RegExp(`unassigned: ${prefix}-\\S+\\[\\d\\] (primary|replica) \\(NODE_LEFT`));
+    // status says the same: the colour, the nodes left, which of the store's shards no node holds, as an alert
+    const status = await runCli(['status', '--json'], { env });
+    assert.equal(status.code, 0, status.stderr);
+    const cluster = (JSON.parse(status.stdout) as { cluster: Record<string, unknown> & { unassigned: { reason: string | null }[] } })
+      .cluster;
+    assert.match(String(cluster.status), /^(yellow|red)$/);
+    assert.equal(cluster.nodes, 2);
+    assert.ok(Number(cluster.store_unassigned_shards) > 0, JSON.stringify(cluster));
+    assert.match(String(cluster.unassigned[0]?.reason), /^NODE_LEFT/);
+    const text = await runCli(['status'], { env });
+    assert.match(
+      text.stdout,
+      new RegExp(`\\ncluster: \\S+ (yellow|red), 2 node\\(s\\) \\(2 data\\), \\d+ unassigned shard\\(s\\); the store's: ${prefix}-`),
+    );
+    assert.match(text.stdout, /\nALERT: Elasticsearch cluster \S+ (yellow|red), 2 node\(s\)/);
     await sleep(1000);
     await third.restart();
     const r = await running;
@@ -166,6 +181,7 @@ describe.skipIf(skip !== undefined)(`a three-node real cluster${skip ? ` (skippe
           newest++;
           await scheduler.tick();
         }
+        console.log(`a three-node real cluster: rolling restart, ${node.name} (${node.url}) stopped`);
         await node.stop({ keepData: true });
         await sleep(1500);
         await okStored().catch(readFailureOnly);

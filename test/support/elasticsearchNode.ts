@@ -83,6 +83,11 @@ export class ElasticsearchNode {
   private readonly dir: string;
   private readonly home: string;
 
+  /** `node.name`, as the cluster's APIs and logs name it. */
+  get name(): string {
+    return this.o.nodeName;
+  }
+
   private constructor(
     private readonly o: Required<
       Pick<ElasticsearchNodeOptions, 'heapMb' | 'clusterName' | 'nodeName' | 'httpPort' | 'transportPort' | 'startTimeoutMs'>

@@ -4,6 +4,7 @@ import { createSource } from '../../feed/index.js';
 import { checkRedis, createQueues, formatCursor, parseCursor, Scheduler, redactUrl, type Queues } from '../../queue/index.js';
 import { closeProcess, closeQueues, startProcessOps, superviseWorkers, type ProcessOps } from '../../runner/index.js';
 import { openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
+import { clusterLine, clusterStatus, type ClusterStatus } from './clusterStatus.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
@@ -86,6 +87,11 @@ export interface StatusReport {
   dead_letters: number;
   /** The retention setting and the oldest behaviour held (null when the store holds none). */
   retention: { days: RetentionDays; oldest_behaviour: string | null };
+  /**
+   * Elasticsearch: the cluster's colour, nodes and the store's unassigned shards (`allowed: false`
+   * without the monitor privilege); null for a SQLite store.
+   */
+  cluster: ClusterStatus | null;
 }
 
 /** How long status waits for Redis, to connect and for its reads, before saying it cannot reach it. */
@@ -176,6 +182,9 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     }
     const failed = recent.filter((e) => e.status === 'failed').length;
     if (failed) alerts.push(`${failed} failed batch(es) in the last ${recent.length}`);
+    const cluster = await clusterStatus(store);
+    // red: some of the store's data cannot be read or written; yellow: a node lost now would lose data
+    if (cluster?.allowed && cluster.status !== 'green') alerts.push(`Elasticsearch cluster ${clusterLine(cluster)}`);
     // the live cursor when a scheduler keeps one; else the batch log says how far every minute is done
     const done = cursor ?? doneThrough(recent);
     const report: StatusReport = {
@@ -191,6 +200,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
       alerts,
       dead_letters: await store.dlq.count(),
       retention: { days, oldest_behaviour: oldest === null ? null : new Date(oldest * 1000).toISOString() },
+      cluster,
     };
     if (opts.json) {
       await writeOut(`${JSON.stringify(report)}\n`);
@@ -214,6 +224,7 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
               : '-'
           }`,
           `dead letters: ${report.dead_letters}`,
+          ...(report.cluster ? [`cluster: ${clusterLine(report.cluster)}`] : []),
           `retention: ${days === 'off' ? 'off (everything is kept)' : `${days} days`}; oldest behaviour last modified ${report.retention.oldest_behaviour ?? '-'}`,
           `gaps (missing minutes): ${report.gaps.length ? missingRuns(report.gaps).map(spanOf).join(', ') : 'none'}`,
           ...report.alerts.map((a) => `ALERT: ${a}`),

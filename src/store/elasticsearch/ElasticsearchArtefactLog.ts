@@ -73,8 +73,8 @@ export class ElasticsearchArtefactLog implements ArtefactLog {
         index: this.index,
         id: docId(rec.behaviourId, rec.kind),
         document: toSource(rec),
-        // `list` is a search, which sees only refreshed documents: wait so a lookup right after sees the artefact
-        refresh: this.o.refresh ?? 'wait_for',
+        // `list` is a search, which sees only refreshed documents: refresh at once so a lookup right after sees the artefact
+        refresh: this.o.refresh ?? true,
       });
     } catch (err) {
       throw storeFailure('artefact log record', err);

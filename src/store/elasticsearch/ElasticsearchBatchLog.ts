@@ -54,7 +54,7 @@ export class ElasticsearchBatchLog implements BatchLog {
         index: this.index,
         id: entry.batch,
         document: withLag(settled),
-        refresh: this.o.refresh ?? 'wait_for',
+        refresh: this.o.refresh ?? true,
       });
     } catch (err) {
       throw failure('record', err);
@@ -91,7 +91,7 @@ export class ElasticsearchBatchLog implements BatchLog {
           // the chunks' index workers settle the entry side by side: an update meeting another's
           // is done again on the newer entry (each writes what every mark now says)
           retry_on_conflict: 10,
-          refresh: this.o.refresh ?? 'wait_for',
+          refresh: this.o.refresh ?? true,
         });
       }
     } catch (err) {

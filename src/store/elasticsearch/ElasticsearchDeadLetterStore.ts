@@ -15,7 +15,7 @@ import type {
 
 export interface EsBookkeepingOptions {
   prefix?: string;
-  /** `refresh` of writes; `wait_for` (default) so a `dlq list` right after a run sees the entries. */
+  /** `refresh` of writes; `true` (default): the entries are searchable at once (a `dlq list` right after a run), without waiting out the refresh interval as `wait_for` does. */
   refresh?: boolean | 'wait_for';
   /** Called before every write (typically the memoized setup). */
   ready?: () => Promise<void>;
@@ -45,7 +45,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
   }
 
   private refresh(): boolean | 'wait_for' {
-    return this.o.refresh ?? 'wait_for';
+    return this.o.refresh ?? true;
   }
 
   async put(entries: readonly DeadLetterInput[]): Promise<void> {

@@ -68,8 +68,8 @@ export class ElasticsearchWatchStore implements WatchStore {
   }
 
   private refresh(): boolean | 'wait_for' {
-    // `list` and `hits` are searches: wait so the next read sees the write
-    return this.o.refresh ?? 'wait_for';
+    // `list` and `hits` are searches: refresh the small index at once so the next read sees the write
+    return this.o.refresh ?? true;
   }
 
   async add(watch: Watch): Promise<Watch> {

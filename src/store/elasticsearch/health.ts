@@ -9,6 +9,7 @@ import type { ElasticsearchStore } from './openElasticsearchStore.js';
 import { setupOptionsOf, setupPlan, type SetupStep } from './setup.js';
 import { clusterHasIlm, clusterVersion } from './ilm.js';
 import { SHARD_BUDGET_FIX, shardBudget } from './shardBudget.js';
+import { describeShard, unassignedShards } from './clusterState.js';
 
 export interface ElasticsearchHealthOptions {
   /** Timeout of each request (the client does not retry). */
@@ -150,23 +151,10 @@ async function checkShardBudget(client: Client, config: Config, signal: AbortSig
 }
 
 /** `; unassigned: <index>[<shard>] primary|replica (<reason>: <details>), ...` for up to three of sandtrail's shards, or ''. */
-async function unassignedShards(client: Client, prefix: string, signal: AbortSignal): Promise<string> {
-  try {
-    const rows = (await client.cat.shards(
-      { index: `${prefix}-*`, h: ['index', 'shard', 'prirep', 'state', 'unassigned.reason', 'unassigned.details'], format: 'json' },
-      { signal },
-    )) as unknown as Record<string, string | undefined>[];
-    const un = rows.filter((r) => r.state === 'UNASSIGNED');
-    if (un.length === 0) return '';
-    const shown = un.slice(0, 3).map((r) => {
-      const why = [r['unassigned.reason'], r['unassigned.details']].filter(Boolean).join(': ');
-      return `${r.index}[${r.shard}] ${r.prirep === 'p' ? 'primary' : 'replica'}${why ? ` (${why})` : ''}`;
-    });
-    return `; unassigned: ${shown.join(', ')}${un.length > 3 ? ` and ${un.length - 3} more` : ''}`;
-  } catch {
-    // the explanation is a courtesy: the health figures above stand without it
-    return '';
-  }
+async function unassignedText(client: Client, prefix: string, signal: AbortSignal): Promise<string> {
+  const { shown, total } = await unassignedShards(client, prefix, { signal });
+  if (total === 0) return '';
+  return `; unassigned: ${shown.map(describeShard).join(', ')}${total > shown.length ? ` and ${total - shown.length} more` : ''}`;
 }
 
 /**
@@ -180,7 +168,7 @@ async function checkHealth(client: Client, prefix: string, signal: AbortSignal):
   const status = String(health.status).toLowerCase();
   const nodes = `${health.number_of_nodes} node(s) (${health.number_of_data_nodes} data)`;
   // which of sandtrail's shards are unassigned, and why (a node that left is named by its id)
-  const where = status === 'green' ? '' : await unassignedShards(client, prefix, signal);
+  const where = status === 'green' ? '' : await unassignedText(client, prefix, signal);
   const healthResult =
     status === 'red'
       ? h.fail(
@@ -192,7 +180,7 @@ async function checkHealth(client: Client, prefix: string, signal: AbortSignal):
             `cluster ${health.cluster_name} is yellow with ${nodes}: ${health.unassigned_shards} replica shard(s) unassigned${where}`,
             health.number_of_data_nodes > 1
               ? 'start the missing node, or wait while the replicas are allocated again'
-              : 'add a node, or set elasticsearch.replicas to 0 on a single node',
+              : 'add a node, or set elasticsearch.replicas to auto (0 on a single node)',
           )
         : h.pass(`cluster ${health.cluster_name} is green with ${nodes}`);
   const b = checkOf('store.blocks', 'Elasticsearch index blocks');

@@ -13,6 +13,8 @@ export type { ElasticsearchPrivateFileStoreOptions } from './ElasticsearchPrivat
 export { setupElasticsearch, setupOptionsOf, setupPlan } from './setup.js';
 export { SHARD_BUDGET_FIX, shardBudget, type ShardBudget } from './shardBudget.js';
 export { elasticsearchHealth } from './health.js';
+export { clusterVersion } from './ilm.js';
+export { describeShard } from './clusterState.js';
 export type { ElasticsearchHealthOptions } from './health.js';
 export type { SetupOptions, SetupResult, SetupStep } from './setup.js';
 export { openElasticsearchStore, createElasticsearchClient, parseElasticsearchSpec } from './openElasticsearchStore.js';

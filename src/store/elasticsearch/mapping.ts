@@ -77,9 +77,25 @@ export function topValuesTerms(kind: PivotKind, size: number): Record<string, un
   };
 }
 
+/** Replicas of an index: a number, or `auto`: 1 once the cluster has two data nodes, 0 on one. */
+export type Replicas = number | 'auto';
+
+/**
+ * The replica settings of `r` (default auto): `index.auto_expand_replicas: 0-1` lets one node run
+ * green and gives a cluster of several one copy of every shard, without a setting to change.
+ */
+export function replicaSettings(r: Replicas | undefined): Record<string, unknown> {
+  return r === undefined || r === 'auto' ? { auto_expand_replicas: '0-1' } : { number_of_replicas: r };
+}
+
+/** The replicas `r` gives on a cluster of `dataNodes` data nodes. */
+export function effectiveReplicas(r: Replicas | undefined, dataNodes: number): number {
+  return r === undefined || r === 'auto' ? Math.min(1, Math.max(0, dataNodes - 1)) : r;
+}
+
 export interface BehaviourIndexSettings {
   shards?: number;
-  replicas?: number;
+  replicas?: Replicas;
   /** `index.refresh_interval`; lower means fresher searches and slower bulk loads. */
   refreshInterval?: string;
   /** Total mapped fields allowed; with `dynamic: false` only the fields below count. */
@@ -96,7 +112,7 @@ export function behaviourSettings(o: BehaviourIndexSettings = {}): Record<string
   const index: Record<string, unknown> = {
     // one index per day: ceil(GB of behaviour JSON a day / 30) primaries keeps each under ~30 GB
     number_of_shards: o.shards ?? 2,
-    number_of_replicas: o.replicas ?? 1,
+    ...replicaSettings(o.replicas),
     refresh_interval: o.refreshInterval ?? '5s',
     // behaviour reports are large and repetitive JSON; reads are rare compared to writes
     codec: 'best_compression',
@@ -288,6 +304,6 @@ export function batchMappings(): Record<string, unknown> {
 }
 
 /** Settings of the two small bookkeeping indices. */
-export function smallIndexSettings(replicas = 1): Record<string, unknown> {
-  return { index: { number_of_shards: 1, number_of_replicas: replicas } };
+export function smallIndexSettings(replicas?: Replicas): Record<string, unknown> {
+  return { index: { number_of_shards: 1, ...replicaSettings(replicas) } };
 }

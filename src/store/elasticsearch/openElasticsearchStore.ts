@@ -17,6 +17,9 @@ import { esNames, isValidPrefix } from './names.js';
 import { classifyRequestError, errorType, storeFailure } from './classify.js';
 import { setupElasticsearch, type SetupOptions } from './setup.js';
 import { clusterVersion } from './ilm.js';
+import { layoutRefusal, shardBudget, type ShardBudget } from './shardBudget.js';
+import { clusterState } from './clusterState.js';
+import type { ClusterState } from '../Store.js';
 
 /** How to reach and authenticate to the cluster (config `elasticsearch.*`, secrets from the environment). */
 export interface ElasticsearchConnectionOptions {
@@ -50,9 +53,15 @@ export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOption
    * exists, so a wrong URL or index prefix is an error naming them, not an empty answer.
    */
   mustExist?: boolean;
+  /**
+   * `check` also refuses a layout the cluster cannot hold (replicas past its data nodes, a
+   * retention window past its shard limit), as one CONFIG_INVALID line naming the fix. Skipped
+   * when the credentials lack the `monitor` cluster privilege (es setup and doctor say it then).
+   */
+  layoutCheck?: boolean;
   /** `refresh` of behaviour and private-file bulk writes (default false). */
   refresh?: boolean | 'wait_for';
-  /** `refresh` of dead-letter, batch-log and artefact-log writes (default `wait_for`). */
+  /** `refresh` of dead-letter, batch-log, artefact-log and watch writes (default `true`: a small index refreshed at once; `wait_for` held every feed minute for up to the refresh interval). */
   bookkeepingRefresh?: boolean | 'wait_for';
   queryPageSize?: number;
   /** Documents nested deeper are rejected `too_deep`. */
@@ -192,6 +201,10 @@ export interface ElasticsearchStore {
   retention: ElasticsearchRetention;
   client: Client;
   check(): Promise<void>;
+  /** The layout check of `check` (see ElasticsearchStoreOptions.layoutCheck), on its own. */
+  checkLayout(): Promise<void>;
+  /** The cluster's health, nodes and the store's unassigned shards. */
+  clusterState(): Promise<ClusterState>;
   close(): Promise<void>;
 }
 
@@ -222,8 +235,26 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     setupElasticsearch(client, { ...options.index, prefix, retentionDays: options.retentionDays, keepDeployment: true }),
   );
   const ready = options.autoSetup === false ? undefined : setup.run;
-  const bookkeeping = { prefix, refresh: options.bookkeepingRefresh ?? ('wait_for' as const), ...(ready ? { ready } : {}) };
+  const bookkeeping = { prefix, refresh: options.bookkeepingRefresh ?? true, ...(ready ? { ready } : {}) };
   let closed = false;
+  const checkLayout = async (): Promise<void> => {
+    const layout = { replicas: options.index?.replicas ?? 'auto', retentionDays: options.retentionDays };
+    let budget: ShardBudget;
+    try {
+      budget = await shardBudget(client, {
+        pattern: esNames(prefix).pattern,
+        shards: options.index?.shards ?? 2,
+        ...layout,
+        signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+      });
+    } catch (err) {
+      // a writer without the monitor privilege: es setup and doctor judge the layout instead
+      if (classifyRequestError(err).kind === 'auth') return;
+      throw storeFailure(`Elasticsearch at ${parsed.display}`, err);
+    }
+    const refusal = layoutRefusal(budget, layout);
+    if (refusal) throw new SandtrailError('CONFIG_INVALID', refusal);
+  };
   const sink = new ElasticsearchSink(client, {
     prefix,
     flushBytes: options.flushBytes,
@@ -268,7 +299,10 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
         );
       }
       if (options.mustExist) await aliasExists(client, prefix, parsed.display);
+      if (options.layoutCheck) await checkLayout();
     },
+    checkLayout,
+    clusterState: () => clusterState(client, prefix, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -16,7 +16,7 @@
  *   fields included) are `enabled: false`: kept in `_source` and never parsed, so no shape, key
  *   or nesting there can fail a write or grow the mapping.
  */
-import { MAPPING_VERSION, NORMALIZER, hashAnalysis } from './mapping.js';
+import { MAPPING_VERSION, NORMALIZER, hashAnalysis, replicaSettings, type Replicas } from './mapping.js';
 
 const keyword = { type: 'keyword', ignore_above: 1024 } as const;
 const hash = { type: 'keyword', normalizer: NORMALIZER, ignore_above: 1024 } as const;
@@ -50,6 +50,6 @@ export function privateFileMappings(): Record<string, unknown> {
 }
 
 /** Settings of the private-file index: the hash normalizer, and the behaviours' shard layout. */
-export function privateFileSettings(o: { shards?: number; replicas?: number } = {}): Record<string, unknown> {
-  return { index: { number_of_shards: o.shards ?? 1, number_of_replicas: o.replicas ?? 1 }, analysis: hashAnalysis() };
+export function privateFileSettings(o: { shards?: number; replicas?: Replicas } = {}): Record<string, unknown> {
+  return { index: { number_of_shards: o.shards ?? 1, ...replicaSettings(o.replicas) }, analysis: hashAnalysis() };
 }

@@ -12,6 +12,7 @@ import {
   deadLetterMappings,
   smallIndexSettings,
   type BehaviourIndexSettings,
+  type Replicas,
 } from './mapping.js';
 import { artefactMappings } from './artefactMapping.js';
 import { behaviourPolicy, deleteMinAge, partitionTemplate, undatedPartitionBody } from './lifecycle.js';
@@ -26,7 +27,7 @@ export interface SetupOptions extends BehaviourIndexSettings {
   /** Return (and let the caller print) the requests without sending anything. */
   dryRun?: boolean;
   /** Replicas of the dead-letter, batch-log and artefact indices (default: same as the behaviours). */
-  bookkeepingReplicas?: number;
+  bookkeepingReplicas?: Replicas;
   /** Days a behaviour is kept after its last_modification_date (the ILM delete phase), or off (default). */
   retentionDays?: RetentionDays;
   /**
@@ -97,7 +98,7 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
   const n = esNames(options.prefix);
   const meta = { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION };
   const mappings = behaviourMappings();
-  const small = smallIndexSettings(options.bookkeepingReplicas ?? options.replicas ?? 1);
+  const small = smallIndexSettings(options.bookkeepingReplicas ?? options.replicas);
   const ilm = options.ilm !== false;
   const policy: SetupStep = {
     method: 'PUT',
