@@ -3,7 +3,8 @@
 # queue when no REDIS_URL is given, lbzip2 for fast bzip2 decoding), then npm dependencies and the build.
 # SANDTRAIL_SETUP_ELASTICSEARCH=1 (the test command sets it) also resolves the Elasticsearch the
 # tests run (scripts/elasticsearch/fetch.sh: a JDK, Maven and unzip from Debian, the distribution
-# from Maven Central).
+# from Maven Central). SANDTRAIL_SETUP_TEST_TOOLS=1 (the test command sets it too) also installs
+# pbzip2, the third bzip2 decoder sandtrail can use, so that its decoder tests run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ need=()
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || [ -n "${REDIS_URL:-}" ] || need+=(redis-server)
 command -v lbzip2 >/dev/null 2>&1 || need+=(lbzip2)
 command -v bzip2 >/dev/null 2>&1 || need+=(bzip2)
+if [ "${SANDTRAIL_SETUP_TEST_TOOLS:-}" = 1 ]; then command -v pbzip2 >/dev/null 2>&1 || need+=(pbzip2); fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need[*]} from Debian" >&2

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { assertBlockedOn } from '../support/blockedOn.js';
+import { runCli, startCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 test(
@@ -14,15 +15,13 @@ test(
     // WAL at once here, without its busy handler
     const db = new BetterSqlite3(file);
     db.exec('BEGIN IMMEDIATE');
-    const started = Date.now();
     // a command that writes (a read never creates a store: it refuses a file holding none)
-    const pending = runCli(['--store', `sqlite:${file}`, 'watch', 'add', 'w', '--behash', 'B', '--json']);
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const cli = startCli(['--store', `sqlite:${file}`, 'watch', 'add', 'w', '--behash', 'B', '--json'], { SANDTRAIL_LOG_LEVEL: 'warn' });
+    await assertBlockedOn(cli.child, file, 3_000);
     db.exec('COMMIT');
     db.close();
-    const r = await pending;
+    const r = await cli.exited;
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(Date.now() - started >= 3_000);
     const pivot = await runCli(['--store', `sqlite:${file}`, 'pivot', '--behash', 'B', '--json']);
     assert.equal(pivot.code, 0, pivot.stderr);
     assert.equal((JSON.parse(pivot.stdout) as { behaviours: number }).behaviours, 0);

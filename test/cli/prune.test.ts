@@ -7,7 +7,8 @@ import { openStore } from '../../src/store/index.js';
 import { sinkDocOf } from '../../src/wire/index.js';
 import { entry } from '../store/bookkeepingConformance.js';
 import { makeDoc } from '../store/sinkConformance.js';
-import { runCli } from '../support/cli.js';
+import { assertBlockedOn } from '../support/blockedOn.js';
+import { runCli, startCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 
 const DAY = 86_400;
@@ -110,15 +111,13 @@ test('prune waits for another process writing the store, then removes what expir
   const writer = new BetterSqlite3(file);
   writer.exec('BEGIN IMMEDIATE');
   writer.prepare("UPDATE batches SET source = 'dir:/elsewhere'").run();
-  const started = Date.now();
-  const pending = runCli(['prune', '--older-than', '30', '--json'], { env: { SANDTRAIL_STORE: `sqlite:${file}` } });
+  const cli = startCli(['prune', '--older-than', '30', '--json'], { SANDTRAIL_STORE: `sqlite:${file}`, SANDTRAIL_LOG_LEVEL: 'warn' });
   // hold the write lock for a while, as an index stage's transaction would (much longer, in fact)
-  await new Promise((r) => setTimeout(r, 2500));
+  await assertBlockedOn(cli.child, file, 2500);
   writer.exec('COMMIT');
   writer.close();
-  const r = await pending;
+  const r = await cli.exited;
   assert.equal(r.code, 0, r.stderr);
-  assert.ok(Date.now() - started >= 2500);
   assert.equal((JSON.parse(r.stdout) as { behaviours: number }).behaviours, 2);
   assert.equal(countIn(file, 'SELECT count(*) FROM behaviours'), 1);
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { test } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { assertBlockedOn } from '../support/blockedOn.js';
+import { runCli, startCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 import { writePreviousLayout } from '../store/previousLayout.js';
 import { makeDoc } from '../store/sinkConformance.js';
@@ -19,14 +20,13 @@ test(
     writePreviousLayout(db, [doc]);
     // hold the write lock for longer than the busy timeout of an ordinary open
     db.exec('BEGIN IMMEDIATE');
-    const started = Date.now();
-    const pending = runCli(['--store', `sqlite:${file}`, 'pivot', '--behash', 'B', '--json']);
-    await new Promise((resolve) => setTimeout(resolve, 17_000));
+    const cli = startCli(['--store', `sqlite:${file}`, 'pivot', '--behash', 'B', '--json'], { SANDTRAIL_LOG_LEVEL: 'warn' });
+    // it opened the store and is still waiting on it 17 s later, past the usual busy timeout
+    await assertBlockedOn(cli.child, file, 17_000);
     db.exec('COMMIT');
-    const r = await pending;
+    const r = await cli.exited;
     db.close();
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(Date.now() - started >= 17_000);
     const stats = JSON.parse(r.stdout) as { behaviours: number; verdicts: { name: string; count: number }[]; newest: { id: string }[] };
     assert.deepEqual([stats.behaviours, stats.verdicts, stats.newest.map((l) => l.id)], [1, [{ name: 'MALWARE', count: 1 }], [doc.id]]);
     const after = new BetterSqlite3(file, { readonly: true });

@@ -27,7 +27,9 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv): { child: Ch
 }
 
 test.skipIf(!canUnshare)(
-  'a fleet feed worker that finds the feed directory empty (a volume not mounted on its machine) fails the minutes the backfill saw, instead of "missing" and exit 0',
+  `a fleet feed worker that finds the feed directory empty (a volume not mounted on its machine) fails the minutes the backfill saw, instead of "missing" and exit 0${
+    canUnshare ? '' : ' (skipped: unshare -m cannot mount a tmpfs here: it needs root and mount namespaces)'
+  }`,
   async () => {
     const dir = tempDir();
     const feed = join(dir, 'feed');

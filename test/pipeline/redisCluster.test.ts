@@ -157,6 +157,9 @@ test('the master holding the queues down for seconds: an idle worker says so onc
   assert.ok(holder, 'one master holds the queues');
   const before = index.log().length;
   await holder.kill();
+  // from the worker's first error line (the event, however long a busy machine takes to see the
+  // master gone), six more seconds of retries down: a line per retry would be dozens
+  for (let i = 0; i < 600 && !index.log().slice(before).includes('"level":50'); i++) await sleep(50);
   await sleep(6000);
   const during = index
     .log()
