@@ -21,7 +21,9 @@ test.skipIf(skip !== undefined)(
       const first = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
       assert.equal(first.code, 0, first.stderr);
       const r = JSON.parse(first.stdout) as { alias: string; applied: string[]; created: string[]; ilm: boolean };
-      const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits'].map((x) => `${prefix}-${x}`);
+      const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits', 'locator'].map(
+        (x) => `${prefix}-${x}`,
+      );
       assert.deepEqual(r.created, [`${prefix}-behaviours-000001`, ...singles]);
       // what the cluster holds, asked of the cluster
       const indices = Object.keys(await admin.indices.get({ index: `${prefix}-*` })).sort();
@@ -98,7 +100,7 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
   assert.equal(first.code, 0, first.stderr);
   assert.match(
     first.stdout,
-    /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts, cli-watches, cli-watch-hits\n/,
+    /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts, cli-watches, cli-watch-hits, cli-locator\n/,
   );
   assert.match(first.stdout, /applied {2}lifecycle policy cli-behaviours \(retention off: nothing is deleted\)\n/);
   assert.match(
@@ -111,6 +113,7 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
     'cli-batches',
     'cli-behaviours-000001',
     'cli-dead-letters',
+    'cli-locator',
     'cli-private-files',
     'cli-watch-hits',
     'cli-watches',
@@ -127,6 +130,7 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
     'cli-batches',
     'cli-behaviours-000001',
     'cli-dead-letters',
+    'cli-locator',
     'cli-private-files',
     'cli-watch-hits',
     'cli-watches',
@@ -138,6 +142,7 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
     'cli-batches',
     'cli-behaviours',
     'cli-dead-letters',
+    'cli-locator',
     'cli-private-files',
     'cli-watch-hits',
     'cli-watches',

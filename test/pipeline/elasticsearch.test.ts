@@ -39,12 +39,12 @@ test('backfill into Elasticsearch through item 429s, request 503s, a dropped con
   const refused = ids.find((id) => !updated.has(id))!;
   const pushedBack = ids.find((id) => id !== refused && !updated.has(id))!;
   fake.failItems(
-    (id) => id === refused,
+    (id, index) => id === refused && !index.endsWith('-locator'),
     { status: 400, type: 'document_parsing_exception', reason: '[1:42] failed to parse field [attributes.verdicts] of type [keyword]' },
     1000,
   );
   fake.failItems(
-    (id) => id === pushedBack,
+    (id, index) => id === pushedBack && !index.endsWith('-locator'),
     { status: 429, type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
     2,
   );

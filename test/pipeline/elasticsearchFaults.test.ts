@@ -32,7 +32,14 @@ function writerRole(prefix: string, behaviours: string[]): Record<string, unknow
     indices: [
       { names: [`${prefix}-behaviours*`], privileges: behaviours },
       {
-        names: [`${prefix}-dead-letters`, `${prefix}-batches`, `${prefix}-private-files`, `${prefix}-artefacts`, `${prefix}-watch*`],
+        names: [
+          `${prefix}-dead-letters`,
+          `${prefix}-batches`,
+          `${prefix}-private-files`,
+          `${prefix}-artefacts`,
+          `${prefix}-watch*`,
+          `${prefix}-locator`,
+        ],
         privileges: ['read', 'write', 'view_index_metadata'],
       },
     ],

@@ -4,6 +4,7 @@ import type { Client } from '@elastic/elasticsearch';
 import type { BehaviourDoc } from '../../src/normalize/index.js';
 import {
   ecsProjection,
+  MAPPING_VERSION,
   openElasticsearchStore,
   runPool,
   setupPlan,
@@ -133,11 +134,12 @@ const docs = (): BehaviourDoc[] => [
   makeDoc(SHA('b'), 'CAPE Sandbox', 2000, { behash: 'h2', files_dropped: [{ path: 'x', sha256: SHA('d') }] }),
   makeDoc(SHA('c'), 'Zenbox', 3000, { sigma_analysis_results: [{ rule_id: 'Sig-1' }] }),
 ];
+/** The bulk bodies of behaviour writes (the locator's records go to `/<locator>/_bulk`). */
 const bulks = (m: Mocked): unknown[][] =>
   m.fake.requests.filter((r) => r.method === 'POST' && r.path === '/_bulk').map((r) => r.body as unknown[]);
 
 describe('elasticsearch sink: what goes over the wire (mock)', () => {
-  test('the first write sends exactly the setup plan, one mget of every id in every partition, the day index, then one bulk of external_gte index actions to it', async () => {
+  test('the first write sends exactly the setup plan, records every id in the locator, looks up no partition where the locator lists none, creates the day index, then one bulk of external_gte index actions to it', async () => {
     const m = openMocked();
     try {
       const d = docs();
@@ -146,15 +148,26 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
         ['ok', 'ok', 'ok'],
       );
       const day = `${m.prefix}-behaviours-1970.01.01`;
+      const locator = `${m.prefix}-locator`;
       const sent = m.fake.requests.filter((r) => r.method === 'PUT').map((r) => ({ path: r.path, body: r.body }));
       const plan = setupPlan({ prefix: m.prefix }).filter((s) => s.when !== 'exists');
-      assert.deepEqual(sent, [...plan.map((s) => ({ path: s.path, body: s.body })), { path: `/${day}`, body: undefined }]);
-      // the lookup: every id in the one partition there is (the undated one), real-time, no source
-      const mgets = m.fake.requests.filter((r) => r.path === '/_mget');
-      assert.equal(mgets.length, 2, 'one lookup, and one of the day index the write created');
-      assert.deepEqual(mgets[0]?.body, { docs: d.map((doc) => ({ _index: `${m.prefix}-behaviours-000001`, _id: doc.id })) });
-      assert.equal(mgets[0]?.querystring._source, 'false');
-      assert.equal(mgets[0]?.querystring.realtime, undefined);
+      const complete = { _meta: { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION, complete: true } };
+      assert.deepEqual(sent, [
+        ...plan.map((s) => ({ path: s.path, body: s.body })),
+        // a store this setup created holds nothing: its locator is complete at once
+        { path: `/${locator}/_mapping`, body: complete },
+        { path: `/${day}`, body: undefined },
+      ]);
+      // the lookup: one real-time mget of the locator; it lists no partition, so no copy is looked up
+      const lookups = m.fake.requests.filter((r) => r.path === `/${locator}/_mget`);
+      assert.deepEqual(
+        lookups.map((r) => r.body),
+        [{ ids: d.map((doc) => doc.id) }],
+      );
+      assert.equal(m.fake.requests.filter((r) => r.path === '/_mget').length, 0);
+      // each id recorded with its day before the write, created (no other writer's entry to merge)
+      const records = m.fake.requests.filter((r) => r.path === `/${locator}/_bulk`).map((r) => r.body);
+      assert.deepEqual(records, [d.flatMap((doc) => [{ create: { _id: doc.id } }, { indices: [day], last_day: 0 }])]);
       const [bulk, ...more] = bulks(m);
       assert.equal(more.length, 0);
       assert.deepEqual(
@@ -165,13 +178,17 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
         ]),
       );
       assert.equal(m.fake.requests.find((r) => r.path === '/_bulk')?.querystring.refresh, 'wait_for');
-      // a second write in the same process does not run the setup again, nor create its day again
+      // a second write in the same process: no setup, no day created, nothing to record (its entry
+      // lists its day), one lookup of the locator and one of the partition it lists, one bulk
       const before = m.fake.requests.length;
       await m.store.sink.upsert(sinkDocs([d[0]!]));
-      const second = m.fake.requests.slice(before).map((r) => `${r.method} ${r.path}`);
-      assert.ok(!second.some((r) => r.startsWith('PUT ')), second.join(', '));
-      assert.equal(second.filter((r) => r === 'POST /_bulk').length, 1);
-      assert.equal(second.filter((r) => r === 'POST /_mget').length, 1);
+      const second = m.fake.requests.slice(before);
+      assert.ok(!second.some((r) => r.method === 'PUT'), second.map((r) => r.path).join(', '));
+      assert.deepEqual(
+        second.filter((r) => r.method === 'POST').map((r) => r.path),
+        [`/${locator}/_mget`, '/_mget', '/_bulk'],
+      );
+      assert.deepEqual(second.find((r) => r.path === '/_mget')?.body, { docs: [{ _index: day, _id: d[0]!.id }] });
     } finally {
       await m.close();
     }
@@ -205,17 +222,17 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
       const [a, b, c] = docs();
       await m.store.sink.upsert(sinkDocs([a!])); // setup done; faults below hit the documents only
       m.fake.failItems(
-        (id) => id === b!.id,
+        (id, index) => id === b!.id && !index.endsWith('-locator'),
         { status: 429, type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
         1,
       );
       m.fake.failItems(
-        (id) => id === c!.id,
+        (id, index) => id === c!.id && !index.endsWith('-locator'),
         { status: 400, type: 'document_parsing_exception', reason: '[1:120] failed to parse field [analysis_date] of type [date]' },
         1,
       );
       m.fake.failItems(
-        (id) => id === a!.id,
+        (id, index) => id === a!.id && !index.endsWith('-locator'),
         {
           status: 409,
           type: 'version_conflict_engine_exception',
@@ -293,7 +310,7 @@ describe('elasticsearch sink: what goes over the wire (mock)', () => {
         ],
       ];
       for (const [error, code, message] of cases) {
-        m.fake.failItems((id) => id === 'normalize:202611070000:1', error, 1);
+        m.fake.failItems((id, index) => id === 'normalize:202611070000:1' && !index.endsWith('-locator'), error, 1);
         await assert.rejects(m.store.dlq.put([letterOf('normalize:202611070000:1')]), (err: Error & { code?: string }) => {
           assert.equal(err.code, code, err.message);
           assert.match(err.message, message);
@@ -511,7 +528,7 @@ test('runPool never has more than the limit in flight and visits every item once
 });
 
 describe('elasticsearch artefact log: its own index (mock)', () => {
-  test('setup creates <prefix>-artefacts with its explicit mapping; a record is one document keyed <behaviourId>|<kind>, written with wait_for', async () => {
+  test('setup creates <prefix>-artefacts with its explicit mapping; a record is one document keyed <behaviourId>|<kind>, refreshed at once', async () => {
     const m = openMocked();
     try {
       const id = `${'a'.repeat(64)}_VirusTotal Jujubox`;
@@ -546,7 +563,7 @@ describe('elasticsearch artefact log: its own index (mock)', () => {
       const write = m.fake.requests.filter((r) => r.method === 'PUT' && r.path.startsWith(`/${index}/_doc/`));
       assert.equal(write.length, 1);
       assert.equal(decodeURIComponent(write[0]!.path), `/${index}/_doc/${id}|pcap`);
-      assert.equal(write[0]!.querystring.refresh, 'wait_for');
+      assert.equal(write[0]!.querystring.refresh, 'true');
       assert.deepEqual(m.fake.docs(index).get(`${id}|pcap`)?.source, {
         behaviour_id: id,
         kind: 'pcap',

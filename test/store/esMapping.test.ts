@@ -122,6 +122,8 @@ describe('behaviour index design', () => {
         'PUT /hunt-watches missing',
         'PUT /_index_template/hunt-watch-hits always',
         'PUT /hunt-watch-hits missing',
+        'PUT /_index_template/hunt-locator always',
+        'PUT /hunt-locator missing',
       ],
     );
     const meta = { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION };

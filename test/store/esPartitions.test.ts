@@ -208,6 +208,50 @@ for (const [backend, run] of BACKENDS) {
         assert.deepEqual(await copies(`${SHA('e')}_Zenbox`), [{ index: dayName(prefix, 5), version: at(5) }]);
       }));
 
+    test('a store from before the locator: writes look up every partition until es setup records every stored copy; then an update finds its older copy through the locator, which retention empties with the days', () =>
+      run(async ({ client, prefix, open, copies, aliasIndices }) => {
+        const locator = `${prefix}-locator`;
+        const state = async (): Promise<unknown> =>
+          ((await client.indices.getMapping({ index: locator }))[locator]?.mappings?._meta as { complete?: unknown } | undefined)?.complete;
+        const old = [1, 2, 3].map((d) => makeDoc(SHA(String(d)), 'Zenbox', at(d), {}));
+        await open().sink.upsert(sinkDocs(old));
+        assert.equal(await state(), true, 'a new store: complete from its setup');
+        // the store as a release before the locator left it
+        await client.indices.delete({ index: locator });
+        await client.indices.deleteIndexTemplate({ name: locator });
+        // a writer of this release: its setup makes the locator again, not filled (it holds behaviours)
+        const moved = makeDoc(SHA('1'), 'Zenbox', at(4), {});
+        assert.deepEqual(await open().sink.upsert(sinkDocs(moved)), [{ id: moved.id, status: 'ok' }]);
+        assert.equal(await state(), false);
+        assert.deepEqual(await copies(moved.id), [{ index: dayName(prefix, 4), version: at(4) }], 'found by the lookup of every partition');
+        // es setup records every copy the partitions hold and marks the locator complete
+        const r = await setupElasticsearch(client, { prefix, fillLocator: true });
+        assert.ok(
+          r.applied.includes(`locator ${locator} complete (3 stored behaviour copies recorded)`),
+          r.applied.filter((a) => a.startsWith('locator')).join('; '),
+        );
+        assert.equal(await state(), true);
+        const entry = async (id: string): Promise<unknown> => (await client.get({ index: locator, id }))._source;
+        assert.deepEqual(await entry(old[1]!.id), { indices: [dayName(prefix, 2)], last_day: at(2, 0) });
+        // a writer trusting the locator alone finds day 2's copy of this behaviour and removes it
+        const update = makeDoc(SHA('2'), 'Zenbox', at(5), {});
+        assert.deepEqual(await open().sink.upsert(sinkDocs(update)), [{ id: update.id, status: 'ok' }]);
+        assert.deepEqual(await copies(update.id), [{ index: dayName(prefix, 5), version: at(5) }]);
+        assert.deepEqual(await entry(update.id), { indices: [dayName(prefix, 2), dayName(prefix, 5)], last_day: at(5, 0) });
+        // retention: days 1-3 go with their entries (every partition they list is gone); day 4's stays
+        // (entries written a refresh interval before, as they are by the time their days expire)
+        await client.indices.refresh({ index: locator });
+        const pruned = await open().retention.prune({ behavioursBefore: at(4, 0) });
+        assert.deepEqual(
+          pruned.partitions.sort(),
+          [1, 2, 3].map((d) => dayName(prefix, d)),
+        );
+        assert.deepEqual(await aliasIndices(), [`${prefix}-behaviours-000001`, dayName(prefix, 4), dayName(prefix, 5)]);
+        await client.indices.refresh({ index: locator });
+        const left = (await client.search({ index: locator, size: 10, _source: false })).hits.hits.map((h) => h._id).sort();
+        assert.deepEqual(left, [moved.id, update.id].sort());
+      }));
+
     test('duplicates left by a race are removed by the next write of that behaviour, a stale replay included', () =>
       run(async ({ client, prefix, open, copies }) => {
         const s = open();
@@ -215,7 +259,14 @@ for (const [backend, run] of BACKENDS) {
         const v2 = makeDoc(SHA('d'), 'Zenbox', at(2), {});
         await s.sink.upsert(sinkDocs(makeDoc(SHA('e'), 'Zenbox', at(2), {}))); // day 2 exists
         await s.sink.upsert(sinkDocs(v1));
-        // the race's outcome: v2 stored in day 2 by a writer that did not see day 1's copy
+        // the race's outcome: v2 stored in day 2 by a writer that did not see day 1's copy; it
+        // recorded day 2 in the locator first, as every writer does before it writes
+        await client.index({
+          index: `${prefix}-locator`,
+          id: v2.id,
+          document: { indices: [dayName(prefix, 1), dayName(prefix, 2)], last_day: at(2) - (at(2) % 86_400) },
+          refresh: true,
+        });
         await client.index({
           index: dayName(prefix, 2),
           id: v2.id,
@@ -238,7 +289,11 @@ describe('daily partitions: what only the mock can stage (an item refused, a wri
       const s = open();
       const [v1, v3] = [1, 3].map((d) => makeDoc(SHA('8'), 'Zenbox', at(d), { behash: `v${d}` }));
       // the first item of this id the cluster sees (the newest: the only one sent) is refused for good
-      fake.failItems((id) => id === v1!.id, { status: 400, type: 'document_parsing_exception', reason: 'failed to parse' }, 1);
+      fake.failItems(
+        (id, index) => id === v1!.id && !index.endsWith('-locator'),
+        { status: 400, type: 'document_parsing_exception', reason: 'failed to parse' },
+        1,
+      );
       const first = await s.sink.upsert(sinkDocs([v1!, v3!]));
       assert.equal(first[1]?.status, 'rejected');
       assert.deepEqual([first[0]?.status, first[0]?.status === 'retryable' && first[0].code], ['retryable', 'newer_version_failed']);
@@ -247,18 +302,20 @@ describe('daily partitions: what only the mock can stage (an item refused, a wri
       assert.deepEqual(fake.copies(alias, v1!.id), [{ index: dayName(prefix, 1), version: at(1) }]);
     }));
 
-  test('a newer copy written meanwhile where this write deletes an older one (a writer of the previous release): this write removes its own copy and is stale', () =>
+  test('a newer copy written meanwhile where this write deletes an older one (a writer of the previous release, before es setup filled the locator): this write removes its own copy and is stale', () =>
     withEnv(async ({ fake, client, alias, prefix, open }) => {
       await previousLayout(client, prefix);
-      await setupElasticsearch(client, { prefix });
-      const s = open();
       const v1 = makeDoc(SHA('f'), 'Zenbox', at(1), {});
       await client.index({ index: alias, id: v1.id, document: v1, version: at(1), version_type: 'external_gte', refresh: true });
+      // a writer's own setup: the locator is created, not filled, so writes look up every partition
+      await setupElasticsearch(client, { prefix, keepDeployment: true });
+      const s = open();
       // the previous release's writer stores v3 through the write alias just before this writer's bulk
       const v3 = makeDoc(SHA('f'), 'Zenbox', at(4), {});
       const handle = fake.handle.bind(fake);
       let raced = false;
       fake.handle = (req) => {
+        // the behaviours' bulk (the locator's record before it goes to /<locator>/_bulk)
         if (!raced && req.method === 'POST' && req.path.startsWith('/_bulk')) {
           raced = true;
           const action = { index: { _index: alias, _id: v3.id, version: at(4), version_type: 'external_gte', require_alias: true } };

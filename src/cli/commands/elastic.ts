@@ -48,7 +48,17 @@ export async function esSetupCommand(o: { dryRun?: boolean; json?: boolean }, ct
   try {
     // refused credentials or a cluster gone: one typed line in seconds, before any step
     await store.check();
-    const result = await setupElasticsearch(store.client, options);
+    // a store from before the locator: every stored copy is recorded in it (progress on stderr)
+    let shown = 0;
+    const result = await setupElasticsearch(store.client, {
+      ...options,
+      fillLocator: true,
+      onLocatorProgress: (done) => {
+        if (done - shown < 100_000) return;
+        shown = done;
+        ctx.log.info({ recorded: done }, `locator: ${done} stored behaviour copies recorded`);
+      },
+    });
     const es = ctx.config.elasticsearch;
     const shards = await shardBudget(store.client, {
       pattern: esNames(es.indexPrefix).pattern,

@@ -113,6 +113,18 @@ export class ElasticsearchRetention implements Retention {
     for (const index of indices.filter((i) => dayOfIndex(this.names, i) === undefined)) {
       report.behaviours += await this.byQuery(index, datedBefore(before), step, report);
     }
+    await this.locatorEntries(before, step, report);
+  }
+
+  /**
+   * Locator entries whose every partition is gone: the newest day they record is before the
+   * cutoff and before the oldest day index left (ILM may not have deleted an expired day yet, and
+   * a copy there must stay findable). Bounded by the step as behaviours are; not counted as them.
+   */
+  private async locatorEntries(before: number, step: Step, report: PruneReport): Promise<void> {
+    const days = (await this.partitions()).map((i) => dayOfIndex(this.names, i)).filter((d): d is number => d !== undefined);
+    const bound = Math.min(Math.floor(before / DAY_SEC) * DAY_SEC, ...days);
+    await this.byQuery(this.names.locator, { range: { last_day: { lt: bound } } }, step, report);
   }
 
   /** True when the undated partitions still hold behaviours dated before the cutoff. */

@@ -3,7 +3,7 @@ import type { Config } from '../../config/index.js';
 import { messageOf } from '../../errors/index.js';
 import { healthCheckOf as checkOf, type HealthCheck as CheckResult } from '../Health.js';
 import { flatSettings } from './flatSettings.js';
-import { checkLifecycle, checkShardSizes } from './healthPartitions.js';
+import { checkLifecycle, checkLocator, checkShardSizes } from './healthPartitions.js';
 import { esNames } from './names.js';
 import type { ElasticsearchStore } from './openElasticsearchStore.js';
 import { setupOptionsOf, setupPlan, type SetupStep } from './setup.js';
@@ -285,6 +285,7 @@ export async function elasticsearchHealth(
       result,
       await checkSetup(store.client, steps, n.alias, o.signal),
       await checkLifecycle(store.client, steps, o.signal),
+      ...(await checkLocator(store.client, n, o.signal)),
       ...(await checkHealth(store.client, es.indexPrefix, o.signal)),
       await checkShardSizes(store.client, n.alias, es, o.signal),
       await checkShardBudget(store.client, config, o.signal),

@@ -3,6 +3,8 @@ import type { Config } from '../../config/index.js';
 import { healthCheckOf as checkOf, type HealthCheck as CheckResult } from '../Health.js';
 import { flatSettings } from './flatSettings.js';
 import type { SetupStep } from './setup.js';
+import { locatorState } from './locator.js';
+import type { EsNames } from './names.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -99,4 +101,22 @@ export async function checkShardSizes(
     `primary shards past ${es.maxPrimaryShardSize}: ${over.join(', ')}`,
     `set elasticsearch.shards to ${Math.max(need, es.shards + 1)} or more and run sandtrail es setup: new days take it (the largest day holds ${gb(largest.total)} of primaries)`,
   );
+}
+
+/**
+ * The locator covers every stored copy: until es setup has filled the one of a store from before
+ * it, every write looks every behaviour up in every partition, a cost that grows with the days kept.
+ * A missing locator is the setup check's finding; nothing is said of it here.
+ */
+export async function checkLocator(client: Client, n: EsNames, signal: AbortSignal): Promise<CheckResult[]> {
+  const c = checkOf('store.locator', 'Elasticsearch locator');
+  const state = await locatorState(client, n, { signal });
+  if (state === 'missing') return [];
+  if (state === 'complete') return [c.pass(`${n.locator} complete: a write looks a behaviour up only in the partitions it was written to`)];
+  return [
+    c.warn(
+      `${n.locator} is not yet filled: every write looks every behaviour up in every partition, a cost that grows with the days kept`,
+      'run `sandtrail es setup`: it records every stored copy in the locator',
+    ),
+  ];
 }

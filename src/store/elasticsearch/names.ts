@@ -33,6 +33,9 @@ export interface EsNames {
   /** Watch hits: one document per (watch, behaviour, version), created once. */
   watchHits: string;
   watchHitsTemplate: string;
+  /** Where each behaviour's copies may be: one entry per behaviour id listing the partitions its versions went to. */
+  locator: string;
+  locatorTemplate: string;
 }
 
 /** Index names are lower-case and cannot hold these characters (nor start with `-`, `_`, `+`). */
@@ -75,5 +78,7 @@ export function esNames(prefix = 'sandtrail'): EsNames {
     watchesTemplate: `${prefix}-watches`,
     watchHits: `${prefix}-watch-hits`,
     watchHitsTemplate: `${prefix}-watch-hits`,
+    locator: `${prefix}-locator`,
+    locatorTemplate: `${prefix}-locator`,
   };
 }

@@ -4,6 +4,7 @@ import { invalidDocReason, type ItemResult } from '../Sink.js';
 import { type DocMeta } from '../../wire/index.js';
 import type { CopyDelete } from './bulkSender.js';
 import { classifyRequestError, errorType } from './classify.js';
+import { copiesListed, type Locator } from './locator.js';
 import type { EsNames } from './names.js';
 import { dayIndexName, locateCopies, MAX_PARTITION_SEC, newestCopy, type Copy, type PartitionList } from './partitions.js';
 
@@ -72,23 +73,28 @@ export function planAll(n: EsNames, docs: readonly { id: string; lmd: number }[]
 }
 
 /**
- * Plans the writes of one call: lists the partitions behind the read alias, looks every id up in
- * every one of them (one real-time mget), decides per document, and creates the day indices the
- * writes need explicitly, before the bulk (which could only auto-create one deleted in between,
- * from the same template). A created index must come back behind the alias, which proves the
- * current template made it (lifecycle policy, mappings); indices that appeared meanwhile (other
- * writers' days) are looked up too before the plans are final.
+ * Plans the writes of one call: records each document's day index in the locator first (so a
+ * later write finds this copy), looks every id up in the partitions its locator entry lists (one
+ * real-time mget of the locator, one of those partitions: the same cost whatever the days kept),
+ * decides per document, and creates the day indices the writes need explicitly, before the bulk
+ * (which could only auto-create one deleted in between, from the same template). A created index
+ * must come back behind the alias, which proves the current template made it (lifecycle policy,
+ * mappings). Until es setup has filled the locator of a store that predates it, every id is looked
+ * up in every partition behind the alias (and in those that appeared meanwhile, other writers' days).
  */
 export async function planWrites(
   client: Client,
   n: EsNames,
   partitions: PartitionList,
+  locator: Locator,
   docs: readonly { id: string; lmd: number }[],
 ): Promise<DocPlan[]> {
   const indices = await partitions.get();
   if (indices === null) throw new PartitionsNotReady('alias', `Elasticsearch read alias ${n.alias} does not exist`);
   const ids = [...new Set(docs.map((d) => d.id))];
-  const copies = await locateCopies(client, ids, indices);
+  const state = await locator.state();
+  const listed = state === 'missing' ? undefined : await locator.record(docs.map((d) => ({ ...d, index: dayIndexName(n, d.lmd) })));
+  const copies = state === 'complete' && listed ? await copiesListed(client, listed) : await locateCopies(client, ids, indices);
   const decide = (): DocPlan[] => planAll(n, docs, copies);
   let plans = decide();
   const missing = [...new Set(plans.flatMap((p) => (p.kind === 'write' && !indices.includes(p.target) ? [p.target] : [])))];
@@ -102,6 +108,7 @@ export async function planWrites(
       `index template ${n.indexTemplate} is missing or predates daily partitions: day index ${stray} was created without the read alias ${n.alias}`,
     );
   }
+  if (state === 'complete') return plans;
   const extra = after.filter((index) => !indices.includes(index));
   for (const [id, found] of await locateCopies(client, ids, extra)) copies.set(id, [...(copies.get(id) ?? []), ...found]);
   plans = decide();
@@ -142,15 +149,17 @@ export async function planWithSetup(
   client: Client,
   n: EsNames,
   partitions: PartitionList,
+  locator: Locator,
   docs: readonly { id: string; lmd: number }[],
   setup: SetupHooks,
 ): Promise<DocPlan[]> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await planWrites(client, n, partitions, docs);
+      return await planWrites(client, n, partitions, locator, docs);
     } catch (err) {
       if (!(err instanceof PartitionsNotReady)) throw err;
       partitions.forget();
+      locator.forget();
       if (!setup.ready) {
         const what = err.why === 'alias' ? `index missing: ${err.message}` : err.message;
         throw new SandtrailError('STORE_READONLY', `${what} and elasticsearch.setup is manual; run sandtrail es setup`, { index: n.alias });

@@ -19,6 +19,7 @@ import { behaviourPolicy, deleteMinAge, partitionTemplate, undatedPartitionBody 
 import { esNames } from './names.js';
 import { clusterHasIlm } from './ilm.js';
 import { repairPartitions } from './repairPartitions.js';
+import { completeLocator, locatorMappings, locatorSettings } from './locator.js';
 import { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
 import { watchHitMappings, watchMappings } from './watchMapping.js';
 
@@ -43,6 +44,13 @@ export interface SetupOptions extends BehaviourIndexSettings {
    * cluster when unset; a dry run plans with ILM.
    */
   ilm?: boolean;
+  /**
+   * Record every stored copy in the locator of a store that predates it (es setup). A writer's own
+   * setup does not: its writes look every id up in every partition until es setup has.
+   */
+  fillLocator?: boolean;
+  /** Progress of that filling: copies recorded so far. */
+  onLocatorProgress?: (done: number) => void;
 }
 
 /**
@@ -168,6 +176,8 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     // watchlists: a handful of watches and the hits they record, bookkeeping-sized
     ...bookkeepingSteps(n.watchesTemplate, n.watches, watchMappings(), small, meta),
     ...bookkeepingSteps(n.watchHitsTemplate, n.watchHits, watchHitMappings(), small, meta),
+    // one small entry per behaviour, as many as the behaviours kept: the behaviours' primaries
+    ...bookkeepingSteps(n.locatorTemplate, n.locator, locatorMappings(meta), locatorSettings(options), meta),
   ];
 }
 
@@ -288,6 +298,22 @@ export async function setupElasticsearch(client: Client, options: SetupOptions =
       }
     }
     result.applied.push(step.description);
+  }
+  try {
+    result.applied.push(
+      ...(await completeLocator(
+        client,
+        n,
+        { managed_by: 'sandtrail', mapping_version: MAPPING_VERSION },
+        {
+          freshStore: result.created.includes(n.firstIndex),
+          fill: options.fillLocator === true,
+          ...(options.onLocatorProgress ? { onProgress: options.onLocatorProgress } : {}),
+        },
+      )),
+    );
+  } catch (err) {
+    throw storeFailure(`es setup: locator ${n.locator}`, err);
   }
   return result;
 }
