@@ -19,14 +19,18 @@ import { closeQueues, runBackfill, superviseWorkers } from '../src/runner/index.
 import { openStore, retentionCutoffs } from '../src/store/index.js';
 import { writeFeed } from '../src/synth/index.js';
 import { UsageError, outOption, parseFlags, positiveInt } from './args.js';
+import { startBenchElasticsearch, type BenchElasticsearch } from './elasticsearch.js';
 
 const HELP = `Usage: npm run soak:month -- [options]
 
 Pushes D simulated days of the feed (M minutes a day, P lines a minute, 2% malformed) through a
 feed worker and an index worker on real Redis (REDIS_URL, or a private redis-server) into a
-fresh SQLite store (<out>/soak.db) with a retention of R days judged by the simulated clock, and
-prints per day: store size, day partitions, Redis memory and keys, behaviours stored, dead
-letters. Fails when, from day R + 1 on, the store or Redis memory leaves the band of ±tolerance
+fresh store with a retention of R days judged by the simulated clock: SQLite (<out>/soak.db), or
+with --store es a real Elasticsearch node (started from the distribution the tests use, or
+ELASTICSEARCH_URL's cluster) under an index prefix of the run's own, deleted afterwards. Prints
+per day: store size (SQLite: the file; Elasticsearch: the primary segments of the day indices and
+the locator, what retention governs: the bookkeeping indices are aged by real time, see below), day partitions, Redis memory and keys, behaviours
+stored, dead letters. Fails when, from day R + 1 on, the store or Redis memory leaves the band of ±tolerance
 around its day R + 1 figure, or a Redis key grows over the last R days (by more than the
 tolerance and 4 KiB).
 
@@ -34,6 +38,7 @@ tolerance and 4 KiB).
   --retention-days R   retention.days of the run (default 7)
   --minutes M          feed minutes per simulated day (default 6)
   --per-minute P       lines per minute file (default 30)
+  --store KIND         sqlite (default) or es
   --tolerance T        allowed relative drift once the window is full (default 0.10)
   --out DIR            directory of the feed and the store (default bench/out/soak)
   --json               one JSON object on stdout
@@ -64,6 +69,7 @@ interface DayFigures {
 }
 
 interface Options {
+  store: 'sqlite' | 'es';
   days: number;
   retentionDays: number;
   minutes: number;
@@ -79,6 +85,7 @@ function options(argv: string[]): Options | undefined {
     'retention-days': { type: 'string' },
     minutes: { type: 'string' },
     'per-minute': { type: 'string' },
+    store: { type: 'string' },
     tolerance: { type: 'string' },
     out: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -90,7 +97,10 @@ function options(argv: string[]): Options | undefined {
   }
   const tolerance = v.tolerance === undefined ? 0.1 : Number(v.tolerance);
   if (!(tolerance > 0 && tolerance < 1)) throw new UsageError(`--tolerance must be between 0 and 1, got ${v.tolerance}`);
+  const store = v.store ?? 'sqlite';
+  if (store !== 'sqlite' && store !== 'es') throw new UsageError(`--store must be sqlite or es, got ${store}`);
   const o = {
+    store: store as Options['store'],
     days: positiveInt('--days', v.days, 30),
     retentionDays: positiveInt('--retention-days', v['retention-days'], 7),
     minutes: positiveInt('--minutes', v.minutes, 6),
@@ -118,6 +128,7 @@ async function main(): Promise<void> {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const file = join(out, 'soak.db');
+  const es = o.store === 'es' ? await startBenchElasticsearch(say) : undefined;
   const redis = await ensureRedis({ url: process.env.REDIS_URL || undefined });
   const log = createLogger('silent');
   const config = loadConfig({
@@ -125,8 +136,9 @@ async function main(): Promise<void> {
     flags: {
       redisUrl: redis.url,
       queuePrefix: `soak-${process.pid}`,
-      store: `sqlite:${file}`,
+      store: es ? `es:${es.url}` : `sqlite:${file}`,
       retention: { days: o.retentionDays, stepRows: 2000 },
+      ...(es ? { elasticsearch: { indexPrefix: es.prefix, ...es.auth } } : {}),
     },
   });
   let clockMs = T0 * 1000;
@@ -172,7 +184,7 @@ async function main(): Promise<void> {
         const grace = Date.now() - (realStart[first] as number);
         for (const q of [queues.feed, queues.index]) await q.clean(grace, 0, 'completed');
       }
-      const f = await dayFigures(d, file, store, queues.connection, config.queuePrefix);
+      const f = await dayFigures(d, es ? await esStore(es) : sqliteStore(file), store, queues.connection, config.queuePrefix);
       figures.push(f);
       say(
         `day ${f.day} (${f.date}): store ${f.storeMB} MB, ${f.partitions} day partitions, Redis ${f.redisMB} MB / ${f.redisKeys} keys, ${f.behaviours} behaviours, ${f.deadLetters} dead letters`,
@@ -198,35 +210,67 @@ async function main(): Promise<void> {
     await closeQueues(queues, log);
     await store.close();
     await redis.stop();
+    if (es) {
+      await es.drop();
+      await es.stop();
+    }
   }
+}
+
+/** The store's size on disk and its day partitions. */
+interface StoreSize {
+  bytes: number;
+  partitions: number;
+}
+
+/** A SQLite store: the file (its write-ahead log folded in) and its day tables. */
+function sqliteStore(file: string): StoreSize {
+  const db = new BetterSqlite3(file);
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const partitions = db
+      .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name GLOB 'behaviours_[0-9]*'")
+      .pluck()
+      .get() as number;
+    return { bytes: statSync(file).size, partitions };
+  } finally {
+    db.close();
+  }
+}
+
+/** An Elasticsearch store: the primary segments of its behaviour partitions and locator, and its day indices. */
+async function esStore(es: BenchElasticsearch): Promise<StoreSize> {
+  const c = es.admin;
+  await c.indices.refresh({ index: `${es.prefix}-*` });
+  const r = await c.indices.segments({ index: [`${es.prefix}-behaviours-*`, `${es.prefix}-locator`] });
+  let bytes = 0;
+  for (const i of Object.values(r.indices ?? {})) {
+    for (const copies of Object.values(i.shards ?? {})) {
+      for (const copy of [copies].flat() as { routing?: { primary?: boolean }; segments?: Record<string, { size_in_bytes?: number }> }[]) {
+        if (copy.routing?.primary !== true) continue;
+        for (const seg of Object.values(copy.segments ?? {})) bytes += seg.size_in_bytes ?? 0;
+      }
+    }
+  }
+  const days = Object.keys(await c.indices.getAlias({ name: `${es.prefix}-behaviours` })).filter((i) => /\d{4}\.\d{2}\.\d{2}$/.test(i));
+  return { bytes, partitions: days.length };
 }
 
 /** The store's and Redis's figures at the end of a simulated day. */
 async function dayFigures(
   d: number,
-  file: string,
+  size: StoreSize,
   store: ReturnType<typeof openStore>,
   redis: ReturnType<typeof createQueues>['connection'],
   prefix: string,
 ): Promise<DayFigures> {
-  const db = new BetterSqlite3(file);
-  let partitions: number;
-  try {
-    // the write-ahead log folded in: the file's size is the store's
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    partitions = db
-      .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name GLOB 'behaviours_[0-9]*'")
-      .pluck()
-      .get() as number;
-  } finally {
-    db.close();
-  }
+  const { partitions } = size;
   const info = await redis.info('memory');
   const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
   return {
     day: d + 1,
     date: new Date((T0 + d * DAY) * 1000).toISOString().slice(0, 10),
-    storeMB: mb(statSync(file).size),
+    storeMB: mb(size.bytes),
     partitions,
     redisMB: mb(used),
     redisKeys: (await keySizes(redis, prefix)).size,

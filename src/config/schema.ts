@@ -281,9 +281,9 @@ const elasticsearchSchema = z
         'auto: the first write of a process runs the idempotent setup (templates, indices, mapping upgrades; the lifecycle policy and the shard settings only when missing: es setup changes those); manual: only sandtrail es setup does (writers then need no template privileges).',
       ),
     shards: positiveInt
-      .default(2)
+      .default(1)
       .describe(
-        'Primary shards of each new daily behaviour index: ceil(GB of behaviour JSON a day / 30) keeps every primary shard under about 30 GB (2 up to 60 GB a day: the whole feed at 16–50 GB).',
+        'Primary shards of each new daily behaviour index: one holds a day of up to about 5 M behaviours (8.6 GB of primary store a million, measured; Elastic advises 10–50 GB a shard), the whole feed at 1–3 M a day; past that, ceil(M behaviours a day / 5).',
       ),
     replicas: replicaCount
       .default('auto')

@@ -64,7 +64,12 @@ test.skipIf(skip !== undefined)(
       // the shard arithmetic, said before the cluster refuses a day: a year at 2 shards and a
       // replica is 366 × 4 shards, past the 1,000 of one data node
       type Budget = { verdict: string; limit: number; atFull: number | null; perDay: number; text: string };
-      const yearEnv = { ...env, SANDTRAIL_RETENTION_DAYS: '365', SANDTRAIL_ELASTICSEARCH_REPLICAS: '1' };
+      const yearEnv = {
+        ...env,
+        SANDTRAIL_RETENTION_DAYS: '365',
+        SANDTRAIL_ELASTICSEARCH_SHARDS: '2',
+        SANDTRAIL_ELASTICSEARCH_REPLICAS: '1',
+      };
       // es setup warns where a writer would refuse to start: it is how the layout gets changed
       const year = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env: yearEnv });
       assert.equal(year.code, 0, year.stderr);
@@ -166,7 +171,7 @@ test('es setup --dry-run prints the plan and needs no cluster; without an Elasti
   assert.equal(dry.code, 0, dry.stderr);
   assert.deepEqual(
     JSON.parse(dry.stdout),
-    JSON.parse(JSON.stringify(setupPlan({ replicas: 0, shards: 2, refreshInterval: '5s', totalFieldsLimit: 2000, retentionDays: 'off' }))),
+    JSON.parse(JSON.stringify(setupPlan({ replicas: 0, shards: 1, refreshInterval: '5s', totalFieldsLimit: 2000, retentionDays: 'off' }))),
   );
   const text = await runCli(['es', 'setup', '--dry-run']);
   assert.match(

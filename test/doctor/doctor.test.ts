@@ -446,7 +446,7 @@ test('doctor checks the lifecycle policy against retention.days and the primary 
   assert.match(mismatch.detail, /deletes a day index 31d after its date, retention\.days here means 8d after its date/);
   assert.match(mismatch.fix ?? '', /sandtrail es setup/);
 
-  // a day that outgrew its two primary shards: 100 GB of primaries
+  // a day that outgrew its one primary shard: 100 GB of primaries
   const day = `${prefix}-behaviours-2026.11.20`;
   const client = createElasticsearchClient(url, { maxRetries: 0 });
   cleanup(() => client.close());
@@ -456,7 +456,7 @@ test('doctor checks the lifecycle policy against retention.days and the primary 
   assert.equal(big.status, 'warn');
   assert.match(
     big.detail,
-    new RegExp(`primary shards past 30gb: ${day.replace(/\./g, '\\.')} \\(50\\.0 GB per primary shard, 2 shard\\(s\\)\\)`),
+    new RegExp(`primary shards past 30gb: ${day.replace(/\./g, '\\.')} \\(100\\.0 GB per primary shard, 1 shard\\(s\\)\\)`),
   );
   assert.match(big.fix ?? '', /set elasticsearch\.shards to 4 or more/);
 });

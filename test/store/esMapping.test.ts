@@ -156,9 +156,9 @@ describe('behaviour index design', () => {
       nested_fields: { limit: 10 },
       nested_objects: { limit: 10000 },
     });
-    // two primary shards a day by default: ceil(50 GB a day / 30 GB a shard)
+    // one primary shard a day by default: 8.6 GB a million behaviours, 9-26 GB a day at 1-3 M
     const defaults = (setupPlan()[0]?.body as { template: { settings: { index: Record<string, unknown> } } }).template.settings.index;
-    assert.equal(defaults.number_of_shards, 2);
+    assert.equal(defaults.number_of_shards, 1);
   });
 
   test('with retention, the policy deletes a day index once its whole day is past retention', () => {

@@ -228,7 +228,7 @@ export async function copiesListed(client: Client, listed: ReadonlyMap<string, r
 
 /** Settings of the locator index: as many entries as behaviours kept, so the behaviours' primaries. */
 export function locatorSettings(o: { shards?: number; replicas?: Replicas }): Record<string, unknown> {
-  return { index: { number_of_shards: o.shards ?? 2, ...replicaSettings(o.replicas) } };
+  return { index: { number_of_shards: o.shards ?? 1, ...replicaSettings(o.replicas) } };
 }
 
 /**

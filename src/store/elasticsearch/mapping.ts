@@ -110,8 +110,8 @@ export function hashAnalysis(): Record<string, unknown> {
 /** Settings component template: analysis, shard layout and the mapping safety limits. */
 export function behaviourSettings(o: BehaviourIndexSettings = {}): Record<string, unknown> {
   const index: Record<string, unknown> = {
-    // one index per day: ceil(GB of behaviour JSON a day / 30) primaries keeps each under ~30 GB
-    number_of_shards: o.shards ?? 2,
+    // one index per day, one primary up to ~5 M behaviours a day (8.6 GB of primary store a million)
+    number_of_shards: o.shards ?? 1,
     ...replicaSettings(o.replicas),
     refresh_interval: o.refreshInterval ?? '5s',
     // behaviour reports are large and repetitive JSON; reads are rare compared to writes

@@ -243,7 +243,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     try {
       budget = await shardBudget(client, {
         pattern: esNames(prefix).pattern,
-        shards: options.index?.shards ?? 2,
+        shards: options.index?.shards ?? 1,
         ...layout,
         signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
       });
