@@ -24,8 +24,8 @@ echo "== cycles" >&2
 node scripts/check-cycles.mjs
 echo "== tests" >&2
 # every skip of the runs below, listed last and judged against test/accepted-skips.txt
-SANDTRAIL_SKIP_LOG=$(mktemp "${TMPDIR:-/tmp}/sandtrail-skips.XXXXXX")
-export SANDTRAIL_SKIP_LOG
+SANDTRAIL_TEST_SKIP_LOG=$(mktemp "${TMPDIR:-/tmp}/sandtrail-skips.XXXXXX")
+export SANDTRAIL_TEST_SKIP_LOG
 # the Redis Cluster tests kill masters and time their outages: they run alone, after the rest,
 # not beside files that load both cores (there they have hung past the 300 s test timeout)
 SANDTRAIL_TEST_CLUSTER_APART=1 npx vitest run "$@"
@@ -73,10 +73,10 @@ smoke "month soak" "its store and feed are" soak:month --days 5 --retention-days
 smoke "month soak into Elasticsearch" "its feed is" soak:month --store es --days 5 --retention-days 2 --minutes 2 --per-minute 10
 # The skipped tests, last: each with its reason. One not on the accepted list fails the run.
 echo "== skipped tests" >&2
-accepted=${SANDTRAIL_ACCEPTED_SKIPS:-test/accepted-skips.txt}
+accepted=${SANDTRAIL_TEST_ACCEPTED_SKIPS:-test/accepted-skips.txt}
 unaccepted=0
 patterns=$(grep -v -e '^#' -e '^[[:space:]]*$' "$accepted" || true)
-if [ -s "$SANDTRAIL_SKIP_LOG" ]; then
+if [ -s "$SANDTRAIL_TEST_SKIP_LOG" ]; then
   while IFS= read -r skip; do
     if [ -n "$patterns" ] && grep -qF -- "$patterns" <<<"$skip"; then
       echo "skipped (accepted): $skip"
@@ -84,11 +84,11 @@ if [ -s "$SANDTRAIL_SKIP_LOG" ]; then
       echo "skipped, NOT on $accepted: $skip"
       unaccepted=$((unaccepted + 1))
     fi
-  done <"$SANDTRAIL_SKIP_LOG"
+  done <"$SANDTRAIL_TEST_SKIP_LOG"
 else
   echo "no test skipped"
 fi
-rm -f "$SANDTRAIL_SKIP_LOG"
+rm -f "$SANDTRAIL_TEST_SKIP_LOG"
 if [ "$unaccepted" -gt 0 ]; then
   echo "$unaccepted skipped test(s) not on $accepted: make them run here, or accept them there with the reason" >&2
   exit 1

@@ -28,7 +28,7 @@ export default class RunSummaryReporter implements Reporter {
     ];
     process.stdout.write(`\n${lines.join('\n')}\n`);
     // the test command gathers the skips of its runs, prints them last and judges them (scripts/test.sh)
-    const log = process.env.SANDTRAIL_SKIP_LOG;
+    const log = process.env.SANDTRAIL_TEST_SKIP_LOG;
     if (log && skipped.length > 0) appendFileSync(log, skipped.map((s) => `${s}\n`).join(''));
   }
 }
