@@ -57,7 +57,9 @@ manifest matches the options):
               own redis-server unless REDIS_URL is set, which is passed through)
   backfill es  the same command into a real Elasticsearch node, --store es:<url> with an index
               prefix of its own: the node is started from the distribution the tests use
-              (scripts/elasticsearch/pom.xml, 1 GB heap), or ELASTICSEARCH_URL's cluster is used;
+              (scripts/elasticsearch/pom.xml, 1 GB heap) and warmed up by the same backfill into
+              throwaway prefixes until its CPU per run settles (within 10%, 4 runs at most), or
+              ELASTICSEARCH_URL's cluster is used;
               reports docs/s, MB/s and primary bytes per behaviour (as written, and merged to
               one segment) beside the SQLite file's bytes per behaviour
 and prints throughput, peak RSS per process, Redis memory per queued record and the ratios to

@@ -25,6 +25,8 @@ import { esTarget, toJson, verificationProblems, type BenchReport } from './repo
 import { toText } from './reportText.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Untimed backfills into a node of the bench's own before the timed one, at most. */
+const WARM_UP_RUNS = 4;
 /** After the run is given up, how long the phases get to stop their processes before a hard exit. */
 const STOP_GRACE_MS = 30_000;
 
@@ -139,23 +141,30 @@ async function run(o: BenchOptions, signal: AbortSignal): Promise<BenchReport> {
       throwIfAborted(signal, 'backfill es');
       if (es.cpuSeconds() !== undefined) {
         // a fresh JVM spends its first minutes compiling its hot paths: a node that has been
-        // running, as a cluster users write to has, is what the timed phase must meet
-        say('warming the node up: the same backfill into a throwaway prefix (not timed)...');
-        const warm = es.scratch();
-        const cpu0 = es.cpuSeconds() ?? 0;
-        // keep: false: the phase deletes the throwaway prefix's indices itself
-        const w = await measureBackfillCli({
-          root: ROOT,
-          outDir: OUT,
-          feedDir: FEED,
-          manifest,
-          redisUrl,
-          keep: false,
-          elasticsearch: warm,
-          signal,
-          say,
-        });
-        say(`  ${w.seconds.toFixed(2)} s, ${((es.cpuSeconds() ?? 0) - cpu0).toFixed(1)} CPU-s of the node`);
+        // running, as a cluster users write to has, is what the timed phase must meet. Warm-up
+        // runs go on until the node's CPU for one run settles (within 10% of the run before).
+        let previous: number | undefined;
+        for (let run = 1; run <= WARM_UP_RUNS; run++) {
+          say(`warming the node up (${run}/${WARM_UP_RUNS} at most): the same backfill into a throwaway prefix (not timed)...`);
+          const warm = es.scratch();
+          const cpu0 = es.cpuSeconds() ?? 0;
+          // keep: false: the phase deletes the throwaway prefix's indices itself
+          const w = await measureBackfillCli({
+            root: ROOT,
+            outDir: OUT,
+            feedDir: FEED,
+            manifest,
+            redisUrl,
+            keep: false,
+            elasticsearch: warm,
+            signal,
+            say,
+          });
+          const cpu = (es.cpuSeconds() ?? 0) - cpu0;
+          say(`  ${w.seconds.toFixed(2)} s, ${cpu.toFixed(1)} CPU-s of the node`);
+          if (previous !== undefined && Math.abs(cpu - previous) <= 0.1 * previous) break;
+          previous = cpu;
+        }
       }
       phaseLoad('backfillEs');
       say(

@@ -84,35 +84,48 @@ export async function startBenchElasticsearch(say: (msg: string) => void): Promi
   return under(fixture, async () => node?.stop());
 }
 
+/** What the primary shards of some indices hold, from their segments. */
+export interface SegmentFigures {
+  bytes: number;
+  docs: number;
+  shards: number;
+}
+
+/**
+ * The primary shards' segments of `index` (a name or pattern), refreshed first: the segments'
+ * own sizes, since _stats' store size is cached for index.store.stats_refresh_interval (10 s).
+ * `docs` counts Lucene documents (nested ones included).
+ */
+export async function primarySegments(c: Client, index: string): Promise<SegmentFigures> {
+  await c.indices.refresh({ index });
+  const r = await c.indices.segments({ index });
+  let bytes = 0;
+  let docs = 0;
+  let shards = 0;
+  for (const i of Object.values(r.indices ?? {})) {
+    for (const copies of Object.values(i.shards ?? {})) {
+      for (const copy of [copies].flat() as {
+        routing?: { primary?: boolean };
+        segments?: Record<string, { size_in_bytes?: number; num_docs?: number }>;
+      }[]) {
+        if (copy.routing?.primary !== true) continue;
+        shards++;
+        for (const seg of Object.values(copy.segments ?? {})) {
+          bytes += seg.size_in_bytes ?? 0;
+          docs += seg.num_docs ?? 0;
+        }
+      }
+    }
+  }
+  return { bytes, docs, shards };
+}
+
 /** The stored ids (each once across the day indices) and the primary bytes, as written and merged. */
 export async function elasticsearchFigures(es: BenchElasticsearch): Promise<ElasticsearchFigures> {
   const c = es.admin;
   const { ids } = await realEsContents(c, es.prefix);
   const index = `${es.prefix}-behaviours-*`;
-  // the segments' own sizes: _stats' store size is cached for index.store.stats_refresh_interval (10 s)
-  const stats = async (): Promise<{ bytes: number; docs: number; shards: number }> => {
-    await c.indices.refresh({ index });
-    const r = await c.indices.segments({ index });
-    let bytes = 0;
-    let docs = 0;
-    let shards = 0;
-    for (const i of Object.values(r.indices ?? {})) {
-      for (const copies of Object.values(i.shards ?? {})) {
-        for (const copy of [copies].flat() as {
-          routing?: { primary?: boolean };
-          segments?: Record<string, { size_in_bytes?: number; num_docs?: number }>;
-        }[]) {
-          if (copy.routing?.primary !== true) continue;
-          shards++;
-          for (const seg of Object.values(copy.segments ?? {})) {
-            bytes += seg.size_in_bytes ?? 0;
-            docs += seg.num_docs ?? 0;
-          }
-        }
-      }
-    }
-    return { bytes, docs, shards };
-  };
+  const stats = (): Promise<SegmentFigures> => primarySegments(c, index);
   const written = await stats();
   await c.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: true });
   const merged = await stats();

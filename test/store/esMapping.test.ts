@@ -8,6 +8,7 @@ import {
   PIVOT_FIELDS,
   privateFileMappings,
   setupPlan,
+  sourceBytes,
   sourceJson,
   stripProjection,
   watchHitMappings,
@@ -337,5 +338,17 @@ describe('ECS projection', () => {
     const source = JSON.parse(sourceJson(structuredClone(doc), json)) as Record<string, unknown>;
     assert.deepEqual(source, { ...doc, ...ecsProjection(doc) });
     assert.deepEqual(stripProjection(source), doc);
+  });
+
+  test('the bytes of a chunk document are spliced into the same source, whatever the text around them', () => {
+    const json = JSON.stringify(doc);
+    const expected = Buffer.from(sourceJson(structuredClone(doc), json));
+    // a chunk carries UTF-8 bytes (a trailing newline included when a writer left one); a string is encoded
+    for (const carried of [Buffer.from(json), Buffer.from(`${json}\n \r\t`), json]) {
+      assert.deepEqual(sourceBytes(structuredClone(doc), carried), expected);
+    }
+    // not an object's text: built from the document instead of spliced
+    const odd = sourceBytes(structuredClone(doc), Buffer.from('{}'));
+    assert.deepEqual(JSON.parse(odd.toString('utf8')), { ...doc, ...ecsProjection(doc) });
   });
 });

@@ -414,9 +414,16 @@ export class FakeElasticsearch {
 export function mockedClient(fake: FakeElasticsearch): Client {
   const mock = new Mock();
   fake.mount(mock);
-  // elasticsearch-mock's connection lacks close(), which Client.close() calls
+  // elasticsearch-mock's connection lacks close(), which Client.close() calls, and reads only
+  // string bodies: a Buffer (a bulk body sent as bytes, as a real node takes it) is decoded first
   class Connection extends mock.getConnection() {
     override async close(): Promise<void> {}
   }
+  const request = Connection.prototype.request;
+  Connection.prototype.request = function (this: Connection, ...args: Parameters<typeof request>) {
+    const [params] = args;
+    if (Buffer.isBuffer(params.body)) params.body = params.body.toString('utf8');
+    return request.apply(this, args);
+  } as typeof request;
   return new Client({ node: 'http://localhost:9200', Connection, maxRetries: 0 });
 }

@@ -4,6 +4,7 @@ import type { SandtrailError } from '../../errors/index.js';
 import { storeFailure, isIndexNotFound } from './classify.js';
 import type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
 import { esNames } from './names.js';
+import { refreshForRead } from './refreshForRead.js';
 import { scan } from './scan.js';
 import { minuteToMs, type MinuteId } from '../../minute/index.js';
 import type { BatchLog, BatchLogEntry } from '../BatchLog.js';
@@ -54,7 +55,7 @@ export class ElasticsearchBatchLog implements BatchLog {
         index: this.index,
         id: entry.batch,
         document: withLag(settled),
-        refresh: this.o.refresh ?? true,
+        ...(this.o.refresh !== undefined ? { refresh: this.o.refresh } : {}),
       });
     } catch (err) {
       throw failure('record', err);
@@ -91,7 +92,7 @@ export class ElasticsearchBatchLog implements BatchLog {
           // the chunks' index workers settle the entry side by side: an update meeting another's
           // is done again on the newer entry (each writes what every mark now says)
           retry_on_conflict: 10,
-          refresh: this.o.refresh ?? true,
+          ...(this.o.refresh !== undefined ? { refresh: this.o.refresh } : {}),
         });
       }
     } catch (err) {
@@ -173,6 +174,7 @@ export class ElasticsearchBatchLog implements BatchLog {
     if (!(limit > 0)) return [];
     const out: BatchLogEntry[] = [];
     try {
+      await refreshForRead(this.client, this.index);
       for await (const h of scan<BatchLogEntry>(this.client, {
         index: this.index,
         // chunk marks share the index; only batch entries have a status

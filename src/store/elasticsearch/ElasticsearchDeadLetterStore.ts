@@ -3,6 +3,7 @@ import type { SandtrailError } from '../../errors/index.js';
 import { storeFailure, isIndexNotFound, isNotFound, itemFailure, type EsErrorCause } from './classify.js';
 import { deleteMatching } from './deleteMatching.js';
 import { esNames } from './names.js';
+import { refreshForRead } from './refreshForRead.js';
 import { scan } from './scan.js';
 import type {
   DeadLetter,
@@ -15,7 +16,11 @@ import type {
 
 export interface EsBookkeepingOptions {
   prefix?: string;
-  /** `refresh` of writes; `true` (default): the entries are searchable at once (a `dlq list` right after a run), without waiting out the refresh interval as `wait_for` does. */
+  /**
+   * `refresh` of writes. Unset: each store's own choice. Dead letters and batch-log entries are
+   * written without one and their searches refresh first (`refreshForRead`); artefact and watch
+   * writes, rare, refresh at once.
+   */
   refresh?: boolean | 'wait_for';
   /** Called before every write (typically the memoized setup). */
   ready?: () => Promise<void>;
@@ -44,8 +49,9 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
     this.index = esNames(o.prefix).deadLetters;
   }
 
+  /** Writes refresh only when asked to: `list`, `iterate` and `count` refresh first (see refreshForRead). */
   private refresh(): boolean | 'wait_for' {
-    return this.o.refresh ?? true;
+    return this.o.refresh ?? false;
   }
 
   async put(entries: readonly DeadLetterInput[]): Promise<void> {
@@ -93,6 +99,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
     if (opts.batch) filter.push({ term: { batch: opts.batch } });
     const out: DeadLetterSummary[] = [];
     try {
+      await refreshForRead(this.client, this.index);
       for await (const h of scan<DeadLetterSummary>(this.client, {
         index: this.index,
         query: { bool: { filter } },
@@ -113,6 +120,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
 
   async *iterate(pageSize = 500): AsyncIterable<DeadLetter> {
     try {
+      await refreshForRead(this.client, this.index);
       for await (const h of scan<DeadLetter>(this.client, { index: this.index, sort: [{ id: 'asc' }], pageSize })) yield h.source;
     } catch (err) {
       if (isIndexNotFound(err)) return;
@@ -127,7 +135,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
       for (let k = 0; k < ids.length; k += 1000) {
         const r = await this.client.bulk({
           operations: ids.slice(k, k + 1000).map((id) => ({ delete: { _index: this.index, _id: id } })),
-          refresh: this.refresh(),
+          refresh: this.o.refresh ?? true,
         });
         for (const it of r.items) {
           const d = it.delete;
@@ -162,6 +170,7 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
       ? Array.from({ length: Math.ceil(batches.length / 50_000) }, (_, k) => batches.slice(k * 50_000, (k + 1) * 50_000))
       : [undefined];
     try {
+      await refreshForRead(this.client, this.index);
       let n = 0;
       for (const slice of slices) {
         const clauses = slice ? [...base, { terms: { batch: slice } }] : base;

@@ -68,14 +68,8 @@ export class ElasticsearchPrivateFileStore implements PrivateFileStore {
         return;
       }
       const action = JSON.stringify({ index: { _index: this.index, _id: doc.id, version: doc.fetched_at, version_type: 'external_gte' } });
-      pending.push({
-        i,
-        id: doc.id,
-        version: doc.fetched_at,
-        action,
-        source: p.json,
-        bytes: Buffer.byteLength(action) + Buffer.byteLength(p.json) + 2,
-      });
+      const source = Buffer.from(p.json);
+      pending.push({ i, id: doc.id, version: doc.fetched_at, action, source, bytes: Buffer.byteLength(action) + source.length + 2 });
     });
     if (pending.length === 0) return results;
 

@@ -4,6 +4,7 @@ import { isIndexNotFound, isNotFound, readFailure, storeFailure } from './classi
 import { deleteMatching } from './deleteMatching.js';
 import { esNames, type EsNames } from './names.js';
 import { dayOfIndex } from './partitions.js';
+import { refreshForRead } from './refreshForRead.js';
 
 export interface EsRetentionOptions {
   prefix?: string;
@@ -54,6 +55,8 @@ export class ElasticsearchRetention implements Retention {
       if (o.behavioursBefore !== undefined) await this.behaviours(o.behavioursBefore, step, report);
       if (o.bookkeepingBefore !== undefined) {
         const ms = o.bookkeepingBefore * 1000;
+        // dead letters and batch-log rows are written without a refresh: what the counts below must see
+        for (const index of [this.names.batches, this.names.deadLetters]) await refreshForRead(this.client, index);
         report.batches = await this.batches(ms, step, report);
         for (const [key, index, field] of BOOKKEEPING) {
           const n = await this.byQuery(this.names[index], { range: { [field]: { lt: ms, format: 'epoch_millis' } } }, step, report);

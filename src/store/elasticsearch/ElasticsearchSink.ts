@@ -11,7 +11,7 @@ import { esNames, type EsNames } from './names.js';
 import { localRejection, planWithSetup, PartitionsNotReady, replacedResult, type DocPlan } from './partitionWriter.js';
 import { CopyLookupError, newestSource, PartitionList } from './partitions.js';
 import { Locator } from './locator.js';
-import { ECS_ROOTS, sourceJson, stripProjection } from './project.js';
+import { ECS_ROOTS, sourceBytes, stripProjection } from './project.js';
 
 export interface ElasticsearchSinkOptions {
   /** Documents nested deeper are rejected `too_deep` (never above Elasticsearch's own 1,000). */
@@ -96,7 +96,7 @@ export class ElasticsearchSink implements Sink {
   async upsert(docs: readonly SinkDoc[]): Promise<ItemResult[]> {
     const results: ItemResult[] = new Array<ItemResult>(docs.length);
     const cutoff = retentionCutoffs({ days: this.o.retentionDays ?? 'off' }, this.o.now?.() ?? Date.now()).behavioursBefore;
-    const pending: { i: number; doc: DocMeta; source: string }[] = [];
+    const pending: { i: number; doc: DocMeta; source: Buffer }[] = [];
     docs.forEach((item, i) => {
       const doc = item.meta;
       const local = localRejection(doc);
@@ -117,8 +117,7 @@ export class ElasticsearchSink implements Sink {
       }
       try {
         // the ECS projection reads the whole document: the only place the index stage parses it
-        const text = jsonText(item);
-        pending.push({ i, doc, source: sourceJson(JSON.parse(text) as BehaviourDoc, text) });
+        pending.push({ i, doc, source: sourceBytes(JSON.parse(jsonText(item)) as BehaviourDoc, item.json) });
       } catch (err) {
         results[i] = { id: doc.id, status: 'rejected', code: 'serialization_failed', reason: (err as Error).message };
       }

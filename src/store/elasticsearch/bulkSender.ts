@@ -20,7 +20,8 @@ export interface PreparedItem {
   id: string;
   version: number;
   action?: string;
-  source?: string;
+  /** The document's JSON, encoded once: its size is its length, and the request body is a copy of it. */
+  source?: Buffer;
   /** The index the action writes to (the day index of a behaviour). */
   target?: string;
   deletes?: CopyDelete[];
@@ -49,17 +50,25 @@ export interface BulkOutcome {
   superseded?: Superseded[];
 }
 
+const NEWLINE = Buffer.from('\n');
+const EMPTY_SOURCE = Buffer.from('{}');
+
 /** The bulk lines of one prepared item: its index action and source, then one delete per older copy. */
-export function itemLines(p: PreparedItem): string[] {
+function itemLines(p: Omit<PreparedItem, 'bytes'>): Buffer[] {
   const deletes = (p.deletes ?? []).map((d) =>
-    JSON.stringify({ delete: { _index: d.index, _id: p.id, version: d.version, version_type: 'external_gte' } }),
+    Buffer.from(JSON.stringify({ delete: { _index: d.index, _id: p.id, version: d.version, version_type: 'external_gte' } })),
   );
-  return [...(p.action !== undefined ? [p.action, p.source ?? '{}'] : []), ...deletes];
+  return [...(p.action !== undefined ? [Buffer.from(p.action), p.source ?? EMPTY_SOURCE] : []), ...deletes];
 }
 
 /** Size of an item's bulk lines, newlines included. */
 export function itemBytes(p: Omit<PreparedItem, 'bytes'>): number {
-  return itemLines(p as PreparedItem).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  return itemLines(p).reduce((n, l) => n + l.length + 1, 0);
+}
+
+/** A chunk's request body: every item's lines, each ended by a newline (one copy of the sources, no re-encoding). */
+function bulkBody(chunk: readonly PreparedItem[]): Buffer {
+  return Buffer.concat(chunk.flatMap((p) => itemLines(p).flatMap((l) => [l, NEWLINE])));
 }
 
 type BulkItem = { status?: number; error?: EsErrorCause; result?: string } | undefined;
@@ -81,7 +90,8 @@ export function bulkSender(
     let resp: estypes.BulkResponse;
     try {
       resp = await client.bulk({
-        operations: chunk.flatMap(itemLines) as unknown as estypes.BulkOperationContainer[],
+        // a Buffer is sent as it is (the client serializes only arrays of operations)
+        operations: bulkBody(chunk) as unknown as estypes.BulkOperationContainer[],
         ...(refresh !== undefined ? { refresh } : {}),
       });
     } catch (err) {

@@ -32,7 +32,7 @@ export { PIVOT_FIELDS, MAPPING_VERSION, behaviourMappings, behaviourSettings, de
 export { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
 export { artefactMappings } from './artefactMapping.js';
 export { watchMappings, watchHitMappings } from './watchMapping.js';
-export { ECS_ROOTS, ecsProjection, sourceJson, stripProjection } from './project.js';
+export { ECS_ROOTS, ecsProjection, sourceBytes, sourceJson, stripProjection } from './project.js';
 export { classifyItem, classifyRequestError } from './classify.js';
 export { kibanaObjects, kibanaNdjson } from './kibana.js';
 export { importKibanaObjects, importKibanaNdjson, validateNdjson } from './importKibana.js';

@@ -61,7 +61,7 @@ export interface ElasticsearchStoreOptions extends ElasticsearchConnectionOption
   layoutCheck?: boolean;
   /** `refresh` of behaviour and private-file bulk writes (default false). */
   refresh?: boolean | 'wait_for';
-  /** `refresh` of dead-letter, batch-log, artefact-log and watch writes (default `true`: a small index refreshed at once; `wait_for` held every feed minute for up to the refresh interval). */
+  /** `refresh` of dead-letter, batch-log, artefact-log and watch writes (default: each store's own, see EsBookkeepingOptions; `wait_for` held every feed minute for up to the refresh interval). */
   bookkeepingRefresh?: boolean | 'wait_for';
   queryPageSize?: number;
   /** Documents nested deeper are rejected `too_deep`. */
@@ -235,7 +235,11 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     setupElasticsearch(client, { ...options.index, prefix, retentionDays: options.retentionDays, keepDeployment: true }),
   );
   const ready = options.autoSetup === false ? undefined : setup.run;
-  const bookkeeping = { prefix, refresh: options.bookkeepingRefresh ?? true, ...(ready ? { ready } : {}) };
+  const bookkeeping = {
+    prefix,
+    ...(options.bookkeepingRefresh !== undefined ? { refresh: options.bookkeepingRefresh } : {}),
+    ...(ready ? { ready } : {}),
+  };
   let closed = false;
   const checkLayout = async (): Promise<void> => {
     const layout = { replicas: options.index?.replicas ?? 'auto', retentionDays: options.retentionDays };

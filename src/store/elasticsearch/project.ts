@@ -87,6 +87,20 @@ export function sourceJson(doc: BehaviourDoc, json: string = JSON.stringify(doc)
   return `${canonical.slice(0, -1)},${projection.slice(1)}`;
 }
 
+/**
+ * `sourceJson` as the bytes of a bulk request. The UTF-8 document a chunk carried is spliced as
+ * it is: the index stage decodes it once to parse it, never encodes it again.
+ */
+export function sourceBytes(doc: BehaviourDoc, json: string | Buffer): Buffer {
+  if (typeof json === 'string') return Buffer.from(sourceJson(doc, json));
+  let end = json.length;
+  // JSON's whitespace: space, tab, LF, CR
+  while (end > 0 && [0x20, 0x09, 0x0a, 0x0d].includes(json[end - 1] as number)) end--;
+  if (end < 3 || json[end - 1] !== 0x7d) return Buffer.from(sourceJson(doc, json.toString('utf8')));
+  const projection = JSON.stringify(ecsProjection(doc));
+  return Buffer.concat([json.subarray(0, end - 1), Buffer.from(`,${projection.slice(1)}`)]);
+}
+
 /** Removes the projection from a stored `_source`, giving back the canonical document. */
 export function stripProjection(source: Record<string, unknown>): BehaviourDoc {
   for (const k of ECS_ROOTS) delete source[k];
