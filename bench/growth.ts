@@ -15,7 +15,8 @@ import { openSqliteStore, type Store } from '../src/store/index.js';
 import type { SinkDoc } from '../src/wire/index.js';
 import { UsageError, argsOrUsage, outOption, parseFlags, positiveInt } from './args.js';
 import { BenchFailure } from './failure.js';
-import { measure, plan, type ReadResult } from './huntReads.js';
+import { sqlitePicks } from './huntPicks.js';
+import { measure, plan, TARGET_MS, type ReadResult } from './huntReads.js';
 import { HUNT_END, huntDocs, round } from './huntStore.js';
 import { machineOf, processWriteBytes, sqliteFileBytes } from './util.js';
 
@@ -131,7 +132,14 @@ async function readsAt(
   store: Store,
   runs: number,
 ): Promise<{ medians: Record<string, number | null>; failed: ReadResult[] }> {
-  const results = await measure(store.hunt, plan(file), runs, (m) => say(`  ${m}`));
+  const picks = sqlitePicks(file);
+  let reads;
+  try {
+    reads = await plan(picks);
+  } finally {
+    await picks.close();
+  }
+  const results = await measure(store.hunt, reads, runs, TARGET_MS.sqlite, (m) => say(`  ${m}`));
   return {
     medians: Object.fromEntries(results.map((r) => [r.read.replace(/ \(\d+( reports)?\)$/, ''), r.medianMs])),
     failed: results.filter((r) => r.error),

@@ -113,31 +113,20 @@ export async function prepareHuntStore(
   let written = 0;
   let files = 0;
   let bytes = 0;
-  let chunk: SinkDoc[] = [];
   const t0 = performance.now();
   let sinkMs = 0;
-  const flush = async (): Promise<void> => {
-    const t = performance.now();
-    const res = await store.sink.upsert(chunk);
-    sinkMs += performance.now() - t;
-    const bad = res.find((r) => r.status !== 'ok');
-    if (bad) throw new BenchFailure(`the sink refused ${bad.id}: ${JSON.stringify(bad)}`);
-    written += chunk.length;
-    chunk = [];
-    if (written % 100_000 === 0) say(`  ${written} behaviours, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  };
   try {
-    for (const { doc, firstOfFile } of huntDocs({
-      seed: o.seed,
-      count: o.behaviours,
-      dateOf: (i) => HUNT_END - SPAN + Math.floor((i * SPAN) / o.behaviours),
-    })) {
-      if (firstOfFile) files++;
-      bytes += Buffer.byteLength(doc.json);
-      chunk.push(doc);
-      if (chunk.length === CHUNK) await flush();
+    for (const chunk of huntChunks({ seed: o.seed, count: o.behaviours }, CHUNK)) {
+      files += chunk.files;
+      bytes += chunk.bytes;
+      const t = performance.now();
+      const res = await store.sink.upsert(chunk.docs);
+      sinkMs += performance.now() - t;
+      const bad = res.find((r) => r.status !== 'ok');
+      if (bad) throw new BenchFailure(`the sink refused ${bad.id}: ${JSON.stringify(bad)}`);
+      written += chunk.docs.length;
+      if (written % 100_000 === 0) say(`  ${written} behaviours, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     }
-    if (chunk.length > 0) await flush();
   } finally {
     await store.close();
   }
@@ -156,6 +145,29 @@ export async function prepareHuntStore(
     `${JSON.stringify({ format: FORMAT, behaviours: written, seed: o.seed, files, build } satisfies Manifest, null, 2)}\n`,
   );
   return { file, behaviours: written, files, reused: false, openSeconds: null, build };
+}
+
+/**
+ * The documents of a hunting store of `count` behaviours (analysis dates spread over the 30 days
+ * before HUNT_END) in chunks of `size`, each with the files it starts and its JSON bytes.
+ */
+export function* huntChunks(
+  o: { seed: number | string; count: number },
+  size: number,
+): Generator<{ docs: SinkDoc[]; files: number; bytes: number }> {
+  let docs: SinkDoc[] = [];
+  let files = 0;
+  let bytes = 0;
+  for (const { doc, firstOfFile } of huntDocs({ ...o, dateOf: (i) => HUNT_END - SPAN + Math.floor((i * SPAN) / o.count) })) {
+    if (firstOfFile) files++;
+    bytes += Buffer.byteLength(doc.json);
+    docs.push(doc);
+    if (docs.length === size) {
+      yield { docs, files, bytes };
+      [docs, files, bytes] = [[], 0, 0];
+    }
+  }
+  if (docs.length > 0) yield { docs, files, bytes };
 }
 
 /**

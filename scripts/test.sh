@@ -32,7 +32,7 @@ SANDTRAIL_TEST_CLUSTER_APART=1 npx vitest run "$@"
 if [ $# -eq 0 ]; then
   echo "== tests: Redis Cluster, alone" >&2
   # no Elasticsearch case in it: no node started for it
-  SANDTRAIL_TEST_ES=skip npx vitest run test/pipeline/redisCluster.test.ts
+  SANDTRAIL_TEST_ES=skip npx vitest run test/pipeline/redisCluster.test.ts test/pipeline/redisFailover.test.ts
 fi
 # A bench run in a directory of its own (so a developer's bench/out is neither clobbered nor
 # reused): removed when the run passes, kept and named when it fails. Figures are not asserted,
@@ -58,6 +58,9 @@ smoke() {
 smoke bench "its feed and worker logs are" bench --mb 1 --per-minute 50 --timeout 120 --min-es-ratio 0
 # The hunting reads on a small store built through the SQLite sink: every read must answer.
 smoke "hunt bench" "its store is" bench:hunt --behaviours 5000 --runs 2
+# The same reads on the same documents written through the Elasticsearch sink, on a node of its own:
+# every read must answer right (the 500 ms target is the full run's to judge, at 1 M behaviours).
+smoke "hunt bench on Elasticsearch" "its output is" bench:hunt --store es --behaviours 5000 --runs 2 --max-p95-ms 0
 # What retention costs against writing, on a small store: the run only has to end with the store
 # holding what it should.
 smoke "retention bench" "its store is" bench:retention --behaviours 900 --days 3
