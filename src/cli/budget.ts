@@ -83,7 +83,7 @@ export async function remainingDailyUnits(ctx: CliContext): Promise<number | nul
   const user = gti.user;
   try {
     // the call is recorded on the ledger: an unreachable Redis would hold it forever
-    if (redisUrl) await checkRedis(redisUrl, ctx.config);
+    if (redisUrl) await checkRedis(redisUrl, { ...ctx.config, onWarning: (m) => ctx.log.warn(m) });
     const client = ledgerClient(gti, { ledger });
     type Quota = { allowed?: unknown; used?: unknown } | undefined;
     const doc = (await client.getJson(`/users/${encodeURIComponent(user)}/overall_quotas`)) as {

@@ -5,11 +5,14 @@ import { findExecutable, type ExecutableLookup } from '../feed/index.js';
 import {
   checkRedis as checkCluster,
   checkRedisRights,
+  clusterNodes,
+  describeNode,
   infoFields,
   openClusterProbe,
   openNodeProbe,
   redactUrl,
   redisTlsFix,
+  type ClusterNode,
   type RedisClient,
 } from '../queue/index.js';
 import { checkOf, worst, type CheckResult } from './CheckResult.js';
@@ -163,6 +166,36 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
 }
 
 /**
+ * The cluster's nodes as a master sees them: failed nodes named; every slot is served (the start-up
+ * check passed); a master without a healthy replica is one loss away from unserved slots.
+ */
+async function judgeTopology(node: RedisClient, listedDown: readonly string[]): Promise<CheckResult> {
+  const t = checkOf('redis.cluster', 'Redis Cluster nodes');
+  const nodes = await clusterNodes(node);
+  const failed = (n: ClusterNode): boolean => n.flags.includes('fail') || n.flags.includes('fail?');
+  const masters = nodes.filter((n) => n.flags.includes('master') && !failed(n) && n.slots.length > 0);
+  const lone = masters.filter((m) => !nodes.some((r) => r.masterId === m.id && !failed(r)));
+  const down = nodes.filter(failed).map((n) => `${n.addr} (${describeNode(n, nodes)})`);
+  const facts = `every slot served by ${masters.length} masters; ${nodes.length - masters.length} other node(s)`;
+  const problems = [
+    ...(down.length ? [`down: ${down.join(', ')}`] : []),
+    ...listedDown.filter((m) => !down.some((d) => m.includes(d.split(' ')[0] ?? '-'))),
+    ...(lone.length
+      ? [
+          `master${lone.length > 1 ? 's' : ''} without a replica: ${lone.map((m) => m.addr).join(', ')} (its loss leaves slots unserved: no failover)`,
+        ]
+      : []),
+  ];
+  if (problems.length === 0) return t.pass(`${facts}; every master has a replica`);
+  return t.warn(
+    `${facts}; ${problems.join('; ')}`,
+    lone.length
+      ? 'give every master a replica (redis-cli --cluster add-node NEW EXISTING --cluster-slave), or bring the failed node back'
+      : 'bring the failed node back, or remove it (redis-cli --cluster del-node) and from REDIS_URL',
+  );
+}
+
+/**
  * A Redis Cluster: the start-up check of every command (every listed node answers, every slot
  * served, every master reachable, the user's rights), then each master's facts judged as a
  * single Redis's, the worst answer of each check kept (naming its node).
@@ -170,8 +203,9 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
 async function checkRedisCluster(url: string, o: CheckRedisOptions): Promise<CheckResult[]> {
   const c = checkOf('redis', 'Redis');
   const rights = checkOf('redis.rights', 'Redis user rights');
+  const listedDown: string[] = [];
   try {
-    await checkCluster(url, { redisCluster: true, timeoutMs: o.timeoutMs, prefix: o.prefix });
+    await checkCluster(url, { redisCluster: true, timeoutMs: o.timeoutMs, prefix: o.prefix, onWarning: (m) => listedDown.push(m) });
   } catch (err) {
     const message = messageOf(err);
     if (errorCode(err) === 'REDIS_FORBIDDEN') {
@@ -199,7 +233,9 @@ async function checkRedisCluster(url: string, o: CheckRedisOptions): Promise<Che
     const redis = judged.get('redis');
     if (redis?.status === 'pass')
       judged.set('redis', c.pass(`Redis Cluster at ${redactUrl(url)}: ${masters.length} masters, every slot served; ${redis.detail}`));
-    return [...judged.values(), rights.pass(rightsGranted(o.prefix))];
+    const first = masters[0];
+    const topology = first ? await judgeTopology(first, listedDown) : undefined;
+    return [...judged.values(), ...(topology ? [topology] : []), rights.pass(rightsGranted(o.prefix))];
   } finally {
     o.signal.removeEventListener('abort', close);
     close();

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { SandtrailError, errorCode } from '../errors/index.js';
+import { clusterDiagnosis, clusterNodes, describeNode, nodeOfUrl } from './clusterNodes.js';
 import { openClusterProbe, openNodeProbe, redisUrls, type RedisClient } from './connection.js';
 
 export interface CheckRedisOptions {
@@ -9,6 +10,8 @@ export interface CheckRedisOptions {
   prefix?: string;
   /** `url` lists nodes of a Redis Cluster. */
   redisCluster?: boolean;
+  /** Told what holds but is worth an operator's look (a listed cluster node down that the cluster knows). */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface CheckRedisOptions {
  */
 export async function checkRedis(url: string, o: CheckRedisOptions = {}): Promise<void> {
   const timeoutMs = o.timeoutMs ?? 5000;
-  if (o.redisCluster) return checkRedisCluster(url, timeoutMs, o.prefix);
+  if (o.redisCluster) return checkRedisCluster(url, o, timeoutMs);
   const r = await connectNode(url, timeoutMs);
   try {
     if ((await clusterEnabled(r)) === true) {
@@ -38,24 +41,20 @@ export async function checkRedis(url: string, o: CheckRedisOptions = {}): Promis
 }
 
 /**
- * A cluster is usable when every node `url` lists answers and is a cluster node, the cluster
+ * A cluster is usable when a node `url` lists answers (a listed node that does not is refused
+ * unless the cluster knows it: then a warning), every listed node that answers is a cluster node, the cluster
  * covers every slot (`cluster_state:ok`), and every master of its slot map answers at the
  * address the cluster announces (a cluster behind NAT announces addresses a client may not
  * reach: every command for those slots would then hang in retries).
  */
-async function checkRedisCluster(url: string, timeoutMs: number, prefix: string | undefined): Promise<void> {
+async function checkRedisCluster(url: string, o: CheckRedisOptions, timeoutMs: number): Promise<void> {
   const urls = redisUrls(url);
   const seeds = await Promise.allSettled(urls.map((u) => connectNode(u, timeoutMs)));
   try {
     const refused = seeds.find((s) => s.status === 'rejected' && errorCode(s.reason) === 'REDIS_FORBIDDEN');
     if (refused?.status === 'rejected') throw refused.reason as Error;
-    const down = seeds.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
-    if (down.length) {
-      throw new SandtrailError(
-        'REDIS_UNAVAILABLE',
-        `${down.join('; ')}: start that cluster node, or remove it from REDIS_URL (a few reachable nodes are enough; the others are found through them)`,
-      );
-    }
+    const up = seeds.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const down = seeds.flatMap((s, i) => (s.status === 'rejected' ? [{ url: urls[i] ?? '', message: (s.reason as Error).message }] : []));
     for (const [i, s] of seeds.entries()) {
       if (s.status === 'fulfilled' && (await clusterEnabled(s.value)) === false) {
         throw new SandtrailError(
@@ -63,6 +62,35 @@ async function checkRedisCluster(url: string, timeoutMs: number, prefix: string 
           `Redis at ${redactUrl(urls[i] ?? '')} is not a cluster node (cluster_enabled:0): unset SANDTRAIL_REDIS_CLUSTER (--redis-cluster) and give its URL alone`,
         );
       }
+    }
+    // listed nodes are seeds, as for every cluster client: one that answers is enough, and a silent
+    // one the cluster knows (a failed master its replica replaced) is only worth a warning
+    const known = up[0] && down.length ? await clusterNodes(up[0]).catch(() => []) : [];
+    const unknown: string[] = [];
+    for (const d of down) {
+      const node = await nodeOfUrl(d.url, known);
+      if (!node) unknown.push(d.message);
+      else
+        o.onWarning?.(
+          `${d.message}: the cluster knows it as ${describeNode(node, known)}; going on through the listed nodes that answer (remove it from REDIS_URL once it is gone for good)`,
+        );
+    }
+    if (up.length === 0 || unknown.length > 0) {
+      throw new SandtrailError(
+        'REDIS_UNAVAILABLE',
+        `${(up.length === 0 ? down.map((d) => d.message) : unknown).join('; ')}: start that cluster node, or remove it from REDIS_URL (a few reachable nodes are enough; the others are found through them)`,
+      );
+    }
+    // asked of a listed node that answered: a command to the cluster could land on a failed master
+    const first = up[0] as Redis;
+    const info = infoFields(String(await first.call('CLUSTER', 'INFO')));
+    if (info.get('cluster_state') !== 'ok') {
+      const why = await clusterDiagnosis(first, o.prefix).catch(() => `cluster_state:${info.get('cluster_state') ?? '?'}`);
+      throw new SandtrailError(
+        'REDIS_UNAVAILABLE',
+        `the Redis Cluster at ${redactUrl(url)} is not serving (${why}; ${info.get('cluster_slots_ok') ?? '?'} of 16384 slots ok): bring its failed masters back, or assign their slots (redis-cli --cluster fix)`,
+        { clusterState: info.get('cluster_state') ?? '?' },
+      );
     }
   } finally {
     for (const s of seeds) if (s.status === 'fulfilled') s.value.disconnect();
@@ -79,15 +107,8 @@ async function checkRedisCluster(url: string, timeoutMs: number, prefix: string 
         `cannot read the slot map of the Redis Cluster at ${redactUrl(url)}: ${(cause ?? (err as Error)).message}`,
       );
     }
-    const info = infoFields(String(await c.call('CLUSTER', 'INFO')));
-    if (info.get('cluster_state') !== 'ok') {
-      throw new SandtrailError(
-        'REDIS_UNAVAILABLE',
-        `the Redis Cluster at ${redactUrl(url)} is not serving (cluster_state:${info.get('cluster_state') ?? '?'}, ${info.get('cluster_slots_ok') ?? '?'} of 16384 slots ok): assign every slot (redis-cli --cluster fix) or bring its failed masters back`,
-      );
-    }
     await checkMasters(c);
-    if (prefix !== undefined) await checkRedisRights(c, url, prefix);
+    if (o.prefix !== undefined) await checkRedisRights(c, url, o.prefix);
   } finally {
     c.disconnect();
   }

@@ -41,7 +41,7 @@ const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
  */
 export async function ensureRedis(o: EnsureRedisOptions = {}): Promise<RedisHandle> {
   if (o.url) {
-    await checkRedis(o.url, { prefix: o.prefix, redisCluster: o.redisCluster });
+    await checkRedis(o.url, { prefix: o.prefix, redisCluster: o.redisCluster, onWarning: (m) => o.log?.warn(m) });
     return { url: o.url, isPrivate: false, stop: async () => undefined, unref: () => undefined };
   }
   const bin = findRedisServer() ?? installRedisServer(o);

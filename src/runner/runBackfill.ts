@@ -4,7 +4,7 @@ import { idleWatch } from './idleWatch.js';
 import { errorCode, messageOf, storeFaultOfReason } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { storeIdentity, type Store } from '../store/index.js';
-import { type Queues, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from '../queue/index.js';
+import { diagnoseConnection, type Queues, indexJobId, type ArtefactChoice, type FeedJobData, type FeedJobResult } from '../queue/index.js';
 import type { MinuteId } from '../minute/index.js';
 import { enqueue, planJobs, STATE_BATCH, take, type PlannedJob } from './backfillJobs.js';
 
@@ -253,7 +253,9 @@ export async function waitForBackfill(o: BackfillOptions): Promise<BackfillOutco
       downSince = undefined;
     } else lostRedis(answer ? messageOf(answer.error) : `no answer in ${stallMs} ms`);
     if (downSince !== undefined && Date.now() - downSince >= redisWaitMs) {
-      redisLost = `Redis did not answer for ${Math.round((Date.now() - downSince) / 1000)} s (worker.redisWaitMs): the run stopped waiting for it`;
+      // a cluster that answers but has lost the queues' slot says which, and why
+      const why = await diagnoseConnection(o.queues.connection, o.queues.feed.opts.prefix ?? '');
+      redisLost = `Redis did not answer for ${Math.round((Date.now() - downSince) / 1000)} s (worker.redisWaitMs)${why ? ` (${why})` : ''}: the run stopped waiting for it`;
       o.log?.error({ waitMs: redisWaitMs }, redisLost);
       break;
     }

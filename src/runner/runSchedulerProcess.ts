@@ -3,7 +3,8 @@ import { SandtrailError } from '../errors/index.js';
 import { createSource } from '../feed/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { checkRedis, createQueues, type FeedCursor, type ArtefactChoice, Scheduler } from '../queue/index.js';
+import { createQueues, type FeedCursor, type ArtefactChoice, Scheduler } from '../queue/index.js';
+import { checkRedisOrWait } from './checkRedisOrWait.js';
 import { startProcessOps } from './processOps.js';
 import { closeProcess } from './closeProcess.js';
 import { closeQueues, superviseWorkers } from './superviseWorkers.js';
@@ -21,7 +22,7 @@ export async function runSchedulerProcess(
   if (!config.redisUrl) throw new SandtrailError('USAGE', 'the scheduler shares Redis with the workers: set REDIS_URL');
   // parsed before anything is opened: a bad --source ends the process at once, holding nothing
   const sourceSpec = o.sourceSpec === 'api' ? 'api' : createSource(o.sourceSpec).spec;
-  await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
+  await checkRedisOrWait(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix }, log);
   const store = openStore(config.store, config);
   const queues = createQueues(config.redisUrl, config, log);
   const scheduler = new Scheduler({

@@ -2,7 +2,8 @@ import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { openStore } from '../store/index.js';
-import { checkRedis, createQueues } from '../queue/index.js';
+import { createQueues } from '../queue/index.js';
+import { checkRedisOrWait } from './checkRedisOrWait.js';
 import { startProcessOps, type ProcessOps } from './processOps.js';
 import type { ProcessKind } from './processKinds.js';
 import { closeProcess } from './closeProcess.js';
@@ -25,7 +26,7 @@ export async function runWorkerProcess(kind: WorkerKind, config: Config, log: Lo
     throw new SandtrailError('USAGE', `${kind} calls the GTI API for every job: set GTI_APIKEY (or SANDTRAIL_GTI_API_KEY)`);
   }
   // unreachable, or an ACL user without the rights the workers need: one line now, not retries
-  await checkRedis(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix });
+  await checkRedisOrWait(config.redisUrl, { redisCluster: config.redisCluster, prefix: config.queuePrefix }, log);
   const store = openStore(config.store, config);
   try {
     await store.checkLayout?.();

@@ -133,7 +133,7 @@ export async function superviseWorkers<T>(o: SuperviseOptions<T>): Promise<Super
   } finally {
     // nothing can be acknowledged without Redis: do not wait for a drain that cannot happen (a
     // Redis that takes connections and answers nothing, a host frozen, looks connected)
-    if (!outcome.forced && !(await answers(o.queues.connection))) {
+    if (!outcome.forced && !(await answers(o.queues.connection, config.queuePrefix))) {
       log.warn('Redis is unreachable or does not answer: stopping without draining');
       outcome.forced = true;
     }
@@ -219,13 +219,17 @@ const ABANDON_TIMEOUT_MS = 1000;
 /** How long a stop waits for Redis to answer a PING before it gives up the drain. */
 const PING_TIMEOUT_MS = 2000;
 
-/** Whether Redis answers a PING in time (the connection may look ready while nothing answers). */
-async function answers(connection: Queues['connection']): Promise<boolean> {
+/**
+ * Whether Redis answers in time for the queues' keys (the connection may look ready while nothing
+ * answers). A key of the queue prefix, not a PING: on a cluster a PING goes to any node, while the
+ * queues' slot may have no master left.
+ */
+async function answers(connection: Queues['connection'], prefix: string): Promise<boolean> {
   if (connection.status !== 'ready') return false;
   const timer = new AbortController();
   try {
     return await Promise.race([
-      connection.ping().then(
+      connection.exists(`${prefix}:stop-check`).then(
         () => true,
         () => false,
       ),

@@ -44,6 +44,8 @@ export function runCli(
 export interface StartedCli {
   child: ChildProcess;
   exited: Promise<CliResult>;
+  /** What it has written to stderr so far. */
+  stderr(): string;
 }
 
 /** Starts the CLI (`script`: the tsx entry by default, or builtCli()'s) without waiting for it, stdin closed. */
@@ -55,7 +57,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, script = 'src/c
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   const exited = new Promise<CliResult>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, exited };
+  return { child, exited, stderr: () => stderr };
 }
 
 /** Newest modification time of the files under `dir` (0 when it is missing). */

@@ -3,9 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisServer } from './redisServer.js';
 
 /**
- * A Redis Cluster of the test's own: `masters` redis-server processes in cluster mode, their
- * slots assigned by `redis-cli --cluster create` (no replicas), as an operator builds one.
- * Each node is a RedisServer, so a test can kill -9 one and start it again.
+ * A Redis Cluster of the test's own: `masters` redis-server processes in cluster mode (and
+ * `replicas` for each master), their slots assigned by `redis-cli --cluster create`, as an
+ * operator builds one. Each node is a RedisServer, so a test can kill -9 one and start it again.
  */
 export class RedisCluster {
   private constructor(readonly nodes: RedisServer[]) {}
@@ -15,14 +15,15 @@ export class RedisCluster {
     return this.nodes.map((n) => `redis://${auth ? `${auth}@` : ''}127.0.0.1:${n.port}`).join(',');
   }
 
-  static async start(o: { masters?: number; aof?: boolean; args?: readonly string[] } = {}): Promise<RedisCluster> {
+  static async start(o: { masters?: number; replicas?: number; aof?: boolean; args?: readonly string[] } = {}): Promise<RedisCluster> {
     const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', ...(o.args ?? [])];
-    const nodes = await Promise.all(Array.from({ length: o.masters ?? 3 }, () => RedisServer.start({ aof: o.aof ?? false, args })));
+    const count = (o.masters ?? 3) * (1 + (o.replicas ?? 0));
+    const nodes = await Promise.all(Array.from({ length: count }, () => RedisServer.start({ aof: o.aof ?? false, args })));
     const cluster = new RedisCluster(nodes);
     try {
       const r = spawnSync(
         'redis-cli',
-        ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
+        ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(o.replicas ?? 0), '--cluster-yes'],
         {
           encoding: 'utf8',
         },
@@ -43,6 +44,43 @@ export class RedisCluster {
       const states = this.nodes.map((n) => /cluster_state:(\w+)/.exec(this.cli(n, 'CLUSTER', 'INFO'))?.[1]);
       if (states.every((s) => s === 'ok')) return;
       if (Date.now() > until) throw new Error(`the cluster is not serving: ${states.join(', ')}`);
+      await sleep(100);
+    }
+  }
+
+  /**
+   * The node serving `key`'s slot as master, as the nodes that answer see it (after a failover:
+   * the promoted replica), and whether that master has a replica of its own.
+   */
+  masterOf(key: string): { node: RedisServer; replicas: number } {
+    for (const asked of this.nodes) {
+      const slot = Number(this.cli(asked, 'CLUSTER', 'KEYSLOT', key).trim());
+      const lines = this.cli(asked, 'CLUSTER', 'NODES').trim().split('\n');
+      if (!Number.isInteger(slot) || lines.length < this.nodes.length) continue;
+      for (const line of lines) {
+        const [id, addr = '', flags = '', , , , , , ...slots] = line.split(' ');
+        if (!flags.includes('master') || flags.includes('fail')) continue;
+        const serves = slots.some((r) => {
+          const [a, b = a] = r.split('-').map(Number);
+          return a !== undefined && b !== undefined && slot >= a && slot <= b;
+        });
+        if (!serves) continue;
+        const port = Number(addr.split('@')[0]?.split(':')[1]);
+        const node = this.nodes.find((n) => n.port === port);
+        const replicas = lines.filter((l) => l.split(' ')[3] === id && !(l.split(' ')[2] ?? '').includes('fail')).length;
+        if (node) return { node, replicas };
+      }
+    }
+    throw new Error(`no master serves the slot of ${key}`);
+  }
+
+  /** Waits until every replica is in sync with its master (`master_link_status:up`). */
+  async waitReplicated(timeoutMs = 20_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const links = this.nodes.map((n) => /master_link_status:(\w+)/.exec(this.cli(n, 'INFO', 'replication'))?.[1]);
+      if (links.every((l) => l === undefined || l === 'up')) return;
+      if (Date.now() > until) throw new Error(`replicas not in sync: ${links.join(', ')}`);
       await sleep(100);
     }
   }

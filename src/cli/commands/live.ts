@@ -151,7 +151,12 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
     await store.check();
     if (redisUrl) {
       // the rights the pipeline's user needs, named with their grant, before the raw NOPERM of a read
-      await checkRedis(redisUrl, { redisCluster: config.redisCluster, timeoutMs: STATUS_REDIS_TIMEOUT_MS, prefix: config.queuePrefix });
+      await checkRedis(redisUrl, {
+        redisCluster: config.redisCluster,
+        timeoutMs: STATUS_REDIS_TIMEOUT_MS,
+        prefix: config.queuePrefix,
+        onWarning: (m) => ctx.log.warn(m),
+      });
       queues = createQueues(redisUrl, config);
     }
     const counts = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;

@@ -89,6 +89,7 @@ async function withLedger<T>(ctx: CliContext, fn: (l: QuotaLedger | undefined) =
     redisCluster: ctx.config.redisCluster,
     timeoutMs: LEDGER_REDIS_TIMEOUT_MS,
     prefix: ctx.config.queuePrefix,
+    onWarning: (m) => ctx.log.warn(m),
   });
   const redis = createRedis(ctx.config.redisUrl, ctx.config);
   try {
