@@ -20,7 +20,8 @@ const common = {
 
 const INTEGRATION = ['test/pipeline/**/*.test.ts', 'test/cli/**/*.test.ts'];
 /** Run on their own by the test command (scripts/test.sh): they kill cluster masters and time outages. */
-const APART = process.env.SANDTRAIL_TEST_CLUSTER_APART === '1' ? ['test/pipeline/redisCluster.test.ts', 'test/pipeline/redisFailover.test.ts'] : [];
+const APART =
+  process.env.SANDTRAIL_TEST_CLUSTER_APART === '1' ? ['test/pipeline/redisCluster.test.ts', 'test/pipeline/redisFailover.test.ts'] : [];
 
 export default defineConfig({
   test: {
