@@ -73,9 +73,20 @@ export const serveSchema = z
       .describe('Address of sandtrail serve; beyond loopback it refuses to start without serve.apiKeys.'),
     apiKeys: z
       .string()
+      .superRefine((v, ctx) => {
+        // the strength http.token asks; the key itself is never repeated in the message
+        const keys = v.split(',').map((k) => k.trim());
+        keys.forEach((k, i) => {
+          if (k !== '' && k.length < 16)
+            ctx.addIssue({
+              code: 'custom',
+              message: `key ${i + 1} of ${keys.length} has ${k.length} characters: each key needs 16 or more`,
+            });
+        });
+      })
       .optional()
       .describe(
-        'Comma-separated keys accepted in the x-apikey header of sandtrail serve (never logged); unset: no key asked, loopback only.',
+        'Comma-separated keys accepted in the x-apikey header of sandtrail serve (16+ characters each; never logged); unset: no key asked, loopback only.',
       ),
     publicUrl: z
       .string()

@@ -20,7 +20,7 @@ import {
 } from './envelope.js';
 import { answerClientError } from './clientError.js';
 import { filePage } from './filePage.js';
-import { HUNT_PAGE } from './huntPage.js';
+import { API_CSP, HUNT_PAGE, HUNT_PAGE_CSP } from './huntPage.js';
 import { decodePivotCursor, encodePivotCursor, pivotPage } from './pivotPage.js';
 
 export interface ReadApiOptions {
@@ -118,6 +118,16 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     }
   });
 
+  // what a browser may do with any answer: no sniffing JSON into HTML, no framing, no referrer
+  // carrying a pivot value elsewhere; the page runs only its own script and style
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const html = String(reply.getHeader('content-type') ?? '').startsWith('text/html');
+    reply.header('content-security-policy', html ? HUNT_PAGE_CSP : API_CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    return payload;
+  });
   app.addHook('onRequest', async (req, reply) => {
     // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
     if (keys.length === 0) {

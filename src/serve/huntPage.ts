@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The hunting page served at `/` by sandtrail serve: one HTML file, no build step, reading the
  * same /api/v3/sandtrail/ endpoints a script would. Views are addressed by the URL fragment
@@ -106,3 +108,28 @@ window.addEventListener('hashchange', route);
 route();
 </script></body></html>
 `;
+
+/** The SHA-256 CSP source of the page's inline element `tag` (its text exactly as served). */
+function inlineHash(tag: 'script' | 'style'): string {
+  const body = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(HUNT_PAGE)?.[1] ?? '';
+  return `'sha256-${createHash('sha256').update(body, 'utf8').digest('base64')}'`;
+}
+
+/**
+ * The page's Content-Security-Policy: its own inline script and style by hash and nothing else,
+ * requests to its own origin only, never framed. A value a report planted in the page can neither
+ * run nor load anything.
+ */
+export const HUNT_PAGE_CSP = [
+  "default-src 'none'",
+  `script-src ${inlineHash('script')}`,
+  `style-src ${inlineHash('style')}`,
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The policy of every other answer (JSON, errors): nothing to run or load, never framed. */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'";

@@ -31,7 +31,25 @@ test.skipIf(!hasChromium)(
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${api.url}/`);
+    // a Content-Security-Policy violation is reported on the console and as an event in the page
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.exposeFunction('reportViolation', (v: string) => violations.push(v));
+    await page.addInitScript({
+      content:
+        "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));",
+    });
+    const response = await page.goto(`${api.url}/`);
+    const headers = response?.headers() ?? {};
+    assert.match(
+      headers['content-security-policy'] ?? '',
+      /^default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-[^']+'; connect-src 'self';.*frame-ancestors 'none'/,
+    );
+    assert.equal(headers['x-content-type-options'], 'nosniff');
+    assert.equal(headers['x-frame-options'], 'DENY');
+    assert.equal(headers['referrer-policy'], 'no-referrer');
     await page.fill('#key', 'hunt-page-key-01');
     await page.dispatchEvent('#key', 'change');
     await page.selectOption('#kind', 'behash');
@@ -56,5 +74,6 @@ test.skipIf(!hasChromium)(
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(existsSync(shot));
     assert.deepEqual(errors, []);
+    assert.deepEqual(violations, [], 'the page works under its own Content-Security-Policy');
   },
 );

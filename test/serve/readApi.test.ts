@@ -14,6 +14,7 @@ import { HUNT_LIMITS, openStore } from '../../src/store/index.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 import { writeFeed } from '../../src/synth/index.js';
 import { accountApi } from '../support/apiAccounting.js';
+import { runCli } from '../support/cli.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { damagePivotPages } from '../support/damageStore.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
@@ -177,7 +178,7 @@ test("the v3 envelope: a behaviour by id (spaces encoded), a file's behaviours w
 });
 
 test('private file reports through /private/files/{sha256}; x-apikey checked against the configured keys; beyond loopback only with keys', async () => {
-  const s = await setup({ apiKeys: 'key-one-0001, key-two-0002' });
+  const s = await setup({ apiKeys: 'key-one-0001-aaaa, key-two-0002-bbbb' });
   const f = makeFakeFile('serve-private', { withPrivate: true });
   const fake = await startFakeGti({ apiKey: 'gti', files: [f] });
   cleanup(() => fake.close());
@@ -194,7 +195,7 @@ test('private file reports through /private/files/{sha256}; x-apikey checked aga
   assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'AuthenticationRequiredError');
   const wrong = await fetch(`${v3}/private/files/${f.sha256}`, { headers: { 'x-apikey': 'nope' } });
   assert.equal(((await wrong.json()) as { error: { code: string } }).error.code, 'WrongCredentialsError');
-  const ok = await fetch(`${v3}/private/files/${f.sha256}`, { headers: { 'x-apikey': 'key-two-0002' } });
+  const ok = await fetch(`${v3}/private/files/${f.sha256}`, { headers: { 'x-apikey': 'key-two-0002-bbbb' } });
   assert.equal(ok.status, 200);
   const body = (await ok.json()) as { data: { type: string; id: string; attributes: Record<string, unknown> } };
   assert.equal(body.data.type, 'private_file');
@@ -245,7 +246,7 @@ async function rawRequest(url: string, raw: string): Promise<string> {
 }
 
 test('keys guard every route by its match, not its spelling; keyless answers loopback host names only; store faults in the envelope; a stop cuts a stalled request', async () => {
-  const keyed = await setup({ apiKeys: 'key-three-0003' });
+  const keyed = await setup({ apiKeys: 'key-three-0003-cc' });
   const api = await startReadApi({ config: keyed.config, store: keyed.store, log: createLogger('silent') });
   cleanup(() => api.close());
   const host = new URL(api.url).host;
@@ -387,10 +388,10 @@ test('a pivot pages through the newest 10,000 behaviours of a value: the last pa
 }, 60_000);
 
 test('another method on a path the API answers is 405 naming GET; links start with serve.publicUrl, whatever Host a request names', async () => {
-  const s = await setup({ apiKeys: 'key-four-0004', publicUrl: 'https://hunt.example.org/sandtrail/' });
+  const s = await setup({ apiKeys: 'key-four-0004-ddd', publicUrl: 'https://hunt.example.org/sandtrail/' });
   const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
   cleanup(() => api.close());
-  const key = { 'x-apikey': 'key-four-0004' };
+  const key = { 'x-apikey': 'key-four-0004-ddd' };
   const [top] = await s.store.sink.top('behash', 1);
   assert.ok(top);
   const path = `/api/v3/sandtrail/pivots/behash/${encodeURIComponent(top.value)}`;
@@ -533,4 +534,30 @@ test('a store file removed or replaced while serving is said (503), not read as 
   assert.equal(e.error.code, 'TransientError');
   assert.match(e.error.message, /the store file was removed or replaced since this server started: restart it/);
   assert.equal((await fetch(`${api.url}/`)).status, 200, 'the page itself still loads');
+});
+
+test('serve.apiKeys: each key needs the 16 characters http.token does, refused at start-up without repeating it; every answer carries the security headers', async () => {
+  const weak = await runCli(['serve', '--port', '0', '--host', '0.0.0.0', '--store', 'sqlite:/nonexistent/x.db'], {
+    env: { SANDTRAIL_SERVE_API_KEYS: 'a-strong-key-0001-xyz,short1', REDIS_URL: '' },
+  });
+  assert.notEqual(weak.code, 0);
+  assert.match(weak.stderr, /serve\.apiKeys.*key 2 of 2 has 6 characters: each key needs 16 or more/);
+  assert.ok(!weak.stderr.includes('short1') && !weak.stderr.includes('a-strong-key-0001-xyz'), 'no key is repeated');
+
+  const s = await setup({ apiKeys: 'headers-key-000001' });
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  for (const [path, key] of [
+    ['/api/v3/sandtrail/top/behash', 'headers-key-000001'],
+    ['/api/v3/sandtrail/top/behash', undefined],
+    ['/api/v3/no-such-route', 'headers-key-000001'],
+  ] as const) {
+    const r = await fetch(`${api.url}${path}`, { headers: key ? { 'x-apikey': key } : {} });
+    assert.equal(r.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'", path);
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(r.headers.get('x-frame-options'), 'DENY');
+    assert.equal(r.headers.get('referrer-policy'), 'no-referrer');
+  }
+  const page = await fetch(`${api.url}/`);
+  assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'sha256-/);
 });
