@@ -55,6 +55,12 @@ export const httpSchema = z
       .boolean()
       .default(false)
       .describe('Let the /queues dashboard retry, promote and remove jobs; read-only by default.'),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(30_000)
+      .describe('A request (headers and body) not received whole within this is answered 408 and its connection closed.'),
   })
   .strict()
   // one of the two alone would leave every route open, without a word

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/index.js';
@@ -5,6 +6,7 @@ import { messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { processMetrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
+import { answerRaw, clientErrorStatus } from './answerRaw.js';
 import { assertSafeBinding, authorized, loopbackHostHeader } from './checkAccess.js';
 import { sharedStateReader } from './sharedState.js';
 import { withTimeout } from './withTimeout.js';
@@ -37,6 +39,8 @@ const CHECK_TIMEOUT_MS = 2000;
 const DASHBOARD_TIMEOUT_MS = 5000;
 /** How long closing the server may take (its connections are cut at once; this bounds the rest). */
 const CLOSE_TIMEOUT_MS = 2000;
+/** The writable dashboard's actions are a few hundred bytes of JSON. */
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
  * The HTTP side of a long-running process (Fastify): `/metrics` (Prometheus text, prom-client),
@@ -58,7 +62,35 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
   ]);
   // a stop cuts the connections still open: a client sending its headers a byte at a time, or
   // waiting on a dashboard request, must not hold a stopping process
-  const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true });
+  const app: FastifyInstance = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    // a request not received whole in time (a body sent a byte at a time) is answered 408 and cut,
+    // looked for every second (Node's default, 30 s, would let it run that much longer)
+    requestTimeout: http.requestTimeoutMs,
+    http: { connectionsCheckingInterval: 1000 },
+    // the only bodies taken are the writable dashboard's small JSON actions
+    bodyLimit: BODY_LIMIT_BYTES,
+    clientErrorHandler: (err, socket) => {
+      if (err.code === 'ECONNRESET') return;
+      const { status, message } = clientErrorStatus(err);
+      answerRaw(socket, status, { error: message });
+    },
+  });
+  // CONNECT never reaches the router: Node hands its socket to this listener (or closes it unanswered)
+  app.server.on('connect', (_req, socket: Duplex) =>
+    answerRaw(socket, 405, { error: 'CONNECT is not allowed here' }, { Allow: 'GET, HEAD' }),
+  );
+  // a body this server will not read is not waited for: answered at once, its connection closed
+  app.addHook('onRequest', async (req, reply) => {
+    const takesBody = http.dashboardWritable && req.url.startsWith('/queues/api/');
+    if (req.method === 'GET' || req.method === 'HEAD' || takesBody) return;
+    await reply
+      .code(405)
+      .header('allow', 'GET, HEAD')
+      .header('connection', 'close')
+      .send({ error: `${req.method} is not allowed here` });
+  });
   const metrics = processMetrics();
   metrics.readShared(sharedStateReader(o.queues, o.store));
 
@@ -67,12 +99,16 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
     const open = !creds.token && !(creds.username && creds.password);
     if (open && !loopbackHostHeader(req.headers.host)) {
       // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
-      await reply.code(403).send({ error: 'without http.token or credentials only requests to localhost are answered' });
+      await reply
+        .code(403)
+        .header('connection', 'close')
+        .send({ error: 'without http.token or credentials only requests to localhost are answered' });
       return;
     }
     if (authorized(req.headers.authorization, creds)) return;
     const challenge = creds.token ? 'Bearer realm="sandtrail"' : 'Basic realm="sandtrail"';
-    await reply.code(401).header('www-authenticate', challenge).send({ error: 'credentials required' });
+    // refused before its body is read: the connection goes with the answer, whatever the client still sends
+    await reply.code(401).header('www-authenticate', challenge).header('connection', 'close').send({ error: 'credentials required' });
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -1,9 +1,10 @@
 import { METHODS } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
+import { answerRaw, isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, storeFileIdentity, type Store } from '../store/index.js';
 import {
@@ -79,6 +80,12 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     // a request Node cannot parse (a bad header, one past 16 KB, one cut off) in the API's envelope too
     clientErrorHandler: answerClientError,
   });
+  // CONNECT never reaches the router: Node hands its socket to this listener (or closes it unanswered)
+  app.server.on('connect', (_req, socket: Duplex) =>
+    answerRaw(socket, 405, v3Error('MethodNotAllowedError', 'CONNECT is not allowed here: this API only reads (GET)'), {
+      Allow: 'GET, HEAD',
+    }),
+  );
   // every method Node parses (PROPFIND, SEARCH...) routed, so a path the API answers says 405 to each
   for (const m of METHODS) if (m !== 'CONNECT' && !app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
   // this API reads: a body is never parsed (another method than GET is 405 whatever it sends)

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'vitest';
 import { ARTEFACT_QUEUE } from '../../src/artefacts/index.js';
@@ -175,4 +176,73 @@ test('/readyz follows Redis down and back, turns not ready as soon as draining s
   again.child.kill('SIGTERM');
   const [forced] = (await once(again.child, 'exit')) as [number | null];
   assert.equal(forced, 130);
+});
+
+/** A raw connection that sends `head` and then one byte every `everyMs`, keeping what comes back and when it closed. */
+function slowClient(port: number, head: string, everyMs = 500): { received: () => string; closed: Promise<number> } {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8').on('data', (d: string) => (received += d));
+  socket.on('error', () => undefined);
+  socket.write(head);
+  const drip = setInterval(() => socket.writable && socket.write('x'), everyMs);
+  const closed = once(socket, 'close').then(() => {
+    clearInterval(drip);
+    return Date.now();
+  });
+  cleanup(() => {
+    clearInterval(drip);
+    socket.destroy();
+  });
+  return { received: () => received, closed };
+}
+
+test('what a client sends is bounded: a body the server will not read is answered at once, a request not received within http.requestTimeoutMs gets 408 and is cut, CONNECT gets JSON; /healthz answers beside 100 slow sockets', async () => {
+  const dir = tempDir();
+  const timeoutMs = 2000;
+  const server = await ops(dir, { token: TOKEN, requestTimeoutMs: timeoutMs });
+  const port = Number(new URL(server.url).port);
+  const body = (auth: string): string =>
+    `POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: text/plain\r\nContent-Length: 900000\r\n\r\nx`;
+
+  // a body it will never read, with credentials or without: answered at once, the connection closed
+  for (const auth of ['', `Authorization: Bearer ${TOKEN}\r\n`]) {
+    const started = Date.now();
+    const c = slowClient(port, body(auth));
+    const closedAt = await c.closed;
+    assert.match(c.received(), /^HTTP\/1\.1 405 /, auth || 'no credentials');
+    assert.match(c.received(), /connection: close/i);
+    assert.ok(closedAt - started < timeoutMs, `closed ${closedAt - started} ms after it was sent, before any timeout`);
+  }
+
+  // headers sent a byte at a time: cut once requestTimeoutMs has passed, with a 408
+  const sentAt = Date.now();
+  const slow = Array.from({ length: 100 }, () => slowClient(port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: '));
+  const healthz: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+    healthz.push(performance.now() - t);
+  }
+  healthz.sort((a, b) => a - b);
+  process.stderr.write(`opsServer: /healthz beside 100 slow sockets: ${healthz.map((t) => t.toFixed(1)).join(', ')} ms\n`);
+  assert.ok((healthz[2] ?? Infinity) < 100, `median ${healthz[2]} ms`);
+  const closedAt = await Promise.all(slow.map((c) => c.closed));
+  const longest = Math.max(...closedAt) - sentAt;
+  // deadlines are looked for every second: the bound is the setting plus that second, with room for a busy machine
+  assert.ok(
+    longest >= timeoutMs - 1000 && longest < timeoutMs + 10_000,
+    `the last slow socket closed ${longest} ms after they were opened`,
+  );
+  for (const c of slow) assert.match(c.received(), /^HTTP\/1\.1 408 /);
+
+  const answer = await new Promise<string>((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let text = '';
+    s.setEncoding('utf8').on('data', (d: string) => (text += d));
+    s.on('close', () => resolve(text)).on('error', () => undefined);
+    s.write('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n');
+  });
+  assert.match(answer, /^HTTP\/1\.1 405 /);
+  assert.match(answer, /\{"error":"CONNECT is not allowed here"\}$/);
 });
