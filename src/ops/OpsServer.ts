@@ -7,6 +7,7 @@ import type { Logger } from '../log/index.js';
 import { processMetrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
 import { answerRaw, clientErrorStatus } from './answerRaw.js';
+import { FailedAuth } from './FailedAuth.js';
 import { assertSafeBinding, authorized, loopbackHostHeader } from './checkAccess.js';
 import { sharedStateReader } from './sharedState.js';
 import { withTimeout } from './withTimeout.js';
@@ -26,6 +27,8 @@ export interface OpsServerOptions {
   /** Every queue of the pipeline, for the dashboard and the queue-depth gauges. */
   queues: readonly Queue[];
   readiness: Readiness;
+  /** How wrong credentials are counted per address (default: 10 a minute, then 429 for the rest of it). */
+  failedAuth?: FailedAuth;
 }
 
 export interface OpsServer {
@@ -91,6 +94,7 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
       .header('connection', 'close')
       .send({ error: `${req.method} is not allowed here` });
   });
+  const failedAuth = o.failedAuth ?? new FailedAuth();
   const metrics = processMetrics();
   metrics.readShared(sharedStateReader(o.queues, o.store));
 
@@ -105,7 +109,22 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
         .send({ error: 'without http.token or credentials only requests to localhost are answered' });
       return;
     }
+    // an address that sent too many wrong credentials is held off, whatever it sends now
+    const held = Math.ceil(failedAuth.heldFor(req.ip) / 1000);
+    if (held > 0) {
+      await reply
+        .code(429)
+        .header('retry-after', String(held))
+        .header('connection', 'close')
+        .send({ error: `too many wrong credentials from this address: try again in ${held} s` });
+      return;
+    }
     if (authorized(req.headers.authorization, creds)) return;
+    if (req.headers.authorization !== undefined && failedAuth.failed(req.ip))
+      o.log.warn(
+        { address: req.ip, failures: failedAuth.limit, windowS: failedAuth.windowMs / 1000 },
+        'repeated wrong credentials from one address: its requests are refused (429) until the window ends',
+      );
     const challenge = creds.token ? 'Bearer realm="sandtrail"' : 'Basic realm="sandtrail"';
     // refused before its body is read: the connection goes with the answer, whatever the client still sends
     await reply.code(401).header('www-authenticate', challenge).header('connection', 'close').send({ error: 'credentials required' });

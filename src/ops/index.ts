@@ -4,3 +4,4 @@ export { assertSafeBinding, authorized, isLoopback, loopbackHostHeader, sameSecr
 export type { OpsCredentials } from './checkAccess.js';
 export { sharedStateReader } from './sharedState.js';
 export { answerRaw, clientErrorStatus } from './answerRaw.js';
+export { FailedAuth } from './FailedAuth.js';

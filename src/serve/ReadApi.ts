@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { answerRaw, isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
+import { answerRaw, FailedAuth, isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, storeFileIdentity, type Store } from '../store/index.js';
 import {
@@ -28,6 +28,8 @@ export interface ReadApiOptions {
   config: Config;
   store: Store;
   log: Logger;
+  /** How wrong keys are counted per address (default: 10 a minute, then 429 for the rest of it). */
+  failedKeys?: FailedAuth;
 }
 
 export interface ReadApi {
@@ -135,6 +137,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     reply.header('referrer-policy', 'no-referrer');
     return payload;
   });
+  const failedKeys = o.failedKeys ?? new FailedAuth();
   app.addHook('onRequest', async (req, reply) => {
     // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
     if (keys.length === 0) {
@@ -147,7 +150,22 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     if (req.routeOptions.url === '/') return;
     const given = req.headers['x-apikey'];
     if (typeof given !== 'string' || given === '') return fail(reply, 'AuthenticationRequiredError', 'X-Apikey header is missing');
-    if (!keys.some((k) => sameSecret(k, given))) return fail(reply, 'WrongCredentialsError', 'Wrong API key');
+    // an address that sent too many wrong keys is held off, whatever it sends now
+    const held = Math.ceil(failedKeys.heldFor(req.ip) / 1000);
+    if (held > 0)
+      return fail(
+        reply.header('retry-after', String(held)),
+        'TooManyRequestsError',
+        `too many wrong API keys from this address: try again in ${held} s`,
+      );
+    if (!keys.some((k) => sameSecret(k, given))) {
+      if (failedKeys.failed(req.ip))
+        o.log.warn(
+          { address: req.ip, failures: failedKeys.limit, windowS: failedKeys.windowMs / 1000 },
+          'repeated wrong API keys from one address: its requests are refused (429) until the window ends',
+        );
+      return fail(reply, 'WrongCredentialsError', 'Wrong API key');
+    }
   });
   app.setErrorHandler((err, req, reply) => {
     const status = (err as { statusCode?: number }).statusCode ?? 500;

@@ -8,6 +8,7 @@ export const V3_ERRORS = {
   ForbiddenError: 403,
   // not among the upstream's codes (its API has no write paths here to refuse): named as they are
   MethodNotAllowedError: 405,
+  TooManyRequestsError: 429,
   TransientError: 503,
 } as const;
 export type V3ErrorCode = keyof typeof V3_ERRORS;

@@ -246,3 +246,13 @@ test('what a client sends is bounded: a body the server will not read is answere
   assert.match(answer, /^HTTP\/1\.1 405 /);
   assert.match(answer, /\{"error":"CONNECT is not allowed here"\}$/);
 });
+
+test('wrong credentials from one address: past ten a minute its requests get 429 with Retry-After, the right token included; /healthz stays open', async () => {
+  const server = await ops(tempDir(), { token: TOKEN });
+  const at = (token: string): Promise<Response> => fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  for (let i = 1; i <= 10; i++) assert.equal((await at(`wrong-token-number-${i}-xx`)).status, 401, `guess ${i}`);
+  const held = await at(TOKEN);
+  assert.equal(held.status, 429);
+  assert.ok(Number(held.headers.get('retry-after')) > 0);
+  assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+});

@@ -9,6 +9,7 @@ import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { lookupPrivateFiles } from '../../src/lookup/index.js';
 import { createRedis } from '../../src/queue/index.js';
+import { FailedAuth } from '../../src/ops/index.js';
 import { encodePivotCursor, startReadApi } from '../../src/serve/index.js';
 import { HUNT_LIMITS, openStore } from '../../src/store/index.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
@@ -560,4 +561,23 @@ test('serve.apiKeys: each key needs the 16 characters http.token does, refused a
   }
   const page = await fetch(`${api.url}/`);
   assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'sha256-/);
+});
+
+test('wrong keys from one address: past the limit its requests get 429 with Retry-After, a right key included, and one warning names the address, never a key', async () => {
+  const s = await setup({ apiKeys: 'the-right-key-00001' });
+  const lines: string[] = [];
+  const log = createLogger('warn', {}, { destination: { write: (l: string) => void lines.push(l) } });
+  const api = await startReadApi({ config: s.config, store: s.store, log, failedKeys: new FailedAuth({ limit: 3 }) });
+  cleanup(() => api.close());
+  const get = (key: string): Promise<Response> => fetch(`${api.url}/api/v3/sandtrail/top/behash`, { headers: { 'x-apikey': key } });
+  assert.equal((await get('the-right-key-00001')).status, 200);
+  for (let i = 1; i <= 3; i++) assert.equal((await get(`guess-number-${i}-xxxx`)).status, 401, `guess ${i}`);
+  const held = await get('the-right-key-00001');
+  assert.equal(held.status, 429);
+  assert.ok(Number(held.headers.get('retry-after')) > 0);
+  assert.equal(((await held.json()) as { error: { code: string } }).error.code, 'TooManyRequestsError');
+  const warned = lines.filter((l) => l.includes('repeated wrong API keys'));
+  assert.equal(warned.length, 1, lines.join(''));
+  assert.match(warned[0] ?? '', /"address":"127\.0\.0\.1"/);
+  assert.ok(!lines.join('').includes('guess-number') && !lines.join('').includes('the-right-key'), 'no key is logged');
 });
