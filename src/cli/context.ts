@@ -95,8 +95,9 @@ export function wroteOut(): boolean {
 /** Writes to stdout honouring backpressure, so piping into `head` or a slow consumer stays bounded. */
 export async function writeOut(text: string): Promise<void> {
   wrote = true;
-  // on a terminal, stored text cannot drive it (escapeControls); its own lines and columns stay
-  const shown = process.stdout.isTTY ? escapeControls(text, '\n\t') : text;
+  // stored text can neither drive a terminal nor reorder or hide what is shown, piped or not
+  // (`| less -R`, `| cat`); inside JSON the escapes are JSON's own, so --json parses back exact
+  const shown = escapeControls(text, '\n\t');
   if (!process.stdout.write(shown)) await new Promise<void>((r) => process.stdout.once('drain', r));
 }
 
@@ -104,13 +105,16 @@ export async function writeOut(text: string): Promise<void> {
 const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /**
- * `text` with its control characters (C0, DEL and C1) written as escapes (`\t`, `\u001b`), but
- * those in `keep`. Stored values come from sandbox reports, which malware writes: an escape
- * sequence in a rule id or an error message must not drive the hunter's terminal.
+ * `text` with its control characters (C0, DEL and C1) and the invisible characters that reorder
+ * or hide text (bidi controls such as U+202E, zero-width spaces and joiners, the BOM) written as
+ * escapes (`\t`, `\u001b`, `\u202e`), but those in `keep`. Stored values come from sandbox
+ * reports, which malware writes: an escape sequence in a rule id must not drive the hunter's
+ * terminal, nor `invoice\u202egpj.exe` read as `invoiceexe.jpg`, nor a zero-width space make two
+ * different behashes look alike. Each escape is a JSON escape too: JSON text stays JSON.
  */
 export function escapeControls(text: string, keep = ''): string {
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) =>
     keep.includes(c) ? c : (SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
   );
 }

@@ -48,6 +48,23 @@ const CLOSE_GRACE_MS = 5_000;
 const isFileHash = (h: string): boolean => HEX.test(h) && [32, 40, 64].includes(h.length);
 
 /**
+ * Where a pivot value is read: a path segment when one can carry it, else the query (`.` and `..`
+ * are resolved away by every URL parser, even percent-encoded; a segment is at most MAX_PARAM_LENGTH).
+ */
+function pivotPath(kind: string, value: string): { path: string; query: Record<string, string> } {
+  const segment = encodeURIComponent(value);
+  return value === '.' || value === '..' || segment.length > MAX_PARAM_LENGTH
+    ? { path: `pivots/${kind}`, query: { value } }
+    : { path: `pivots/${kind}/${segment}`, query: {} };
+}
+
+/** pivotPath as one relative URL. */
+function pivotHref(kind: string, value: string): string {
+  const { path, query } = pivotPath(kind, value);
+  return query.value === undefined ? path : `${path}?${new URLSearchParams(query).toString()}`;
+}
+
+/**
  * `sandtrail serve`: the store read through the GTI v3 API's own envelope, so a script written
  * for the official clients can point its base URL here and read unchanged: file behaviours, a
  * file's behaviours (limit ≤ 40, cursor paging), private file reports; sandtrail's pivot searches
@@ -245,38 +262,45 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const KINDS = 'behash, sigma_rule_id (or sigma-rule), ja3, ja3s, dropped_sha256 (or dropped-sha256)';
   const sandtrail = (req: FastifyRequest, type: string, id: string, attributes: unknown, path: string): Record<string, unknown> =>
     v3Object(type, id, attributes, `${base(req)}/sandtrail/${path}`);
-  app.get<{ Params: { kind: string; value: string }; Querystring: { limit?: string; cursor?: string } }>(
-    '/api/v3/sandtrail/pivots/:kind/:value',
-    async (req, reply) => {
-      const kind = pivotKindOf(req.params.kind);
-      if (!kind) return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}, sha256`);
-      const limit = parseLimit(req.query.limit);
-      if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
-      // the last behaviour the previous page gave: behaviours stored or expired meanwhile move no page
-      const anchor = req.query.cursor === undefined ? undefined : decodePivotCursor(req.query.cursor);
-      if (anchor === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
-      // the stores page through the newest 10,000 of a value's behaviours: a cursor past them is
-      // refused, not answered with another page, and the last page ends at the window
-      const window = HUNT_LIMITS.window;
-      if (anchor && anchor.offset >= window)
-        return fail(reply, 'InvalidArgumentError', `cursor past the first ${window} behaviours of a value, the window pivots page through`);
-      const { stats, start } = await pivotPage(store.hunt, kind, req.params.value, limit, anchor);
-      const after = Math.min(start + stats.newest.length, window);
-      const last = stats.newest[stats.newest.length - 1];
-      const more = last !== undefined && after < stats.behaviours && after < window;
-      // the value as the store compares it (hashes lower-case), in the id and links alike
-      const path = `pivots/${kind}/${encodeURIComponent(stats.value)}`;
-      const next = more ? encodePivotCursor({ offset: after, date: last.analysis_date, id: last.id }) : undefined;
-      return {
-        data: sandtrail(req, 'sandtrail_pivot', `${kind}:${stats.value}`, stats, path),
-        meta: {
-          ...(next ? { cursor: next } : {}),
-          // more behaviours than any page reaches: the total is in attributes.behaviours
-          ...(after >= window && after < stats.behaviours ? { window_end: true } : {}),
-        },
-        links: pageLinks(req, `sandtrail/${path}`, { limit: req.query.limit, cursor: req.query.cursor }, next),
-      };
-    },
+  type PivotQuery = { limit?: string; cursor?: string; value?: string };
+  const pivotRoute = async (req: FastifyRequest<{ Querystring: PivotQuery }>, reply: FastifyReply, kindRaw: string, value: string) => {
+    const kind = pivotKindOf(kindRaw);
+    if (!kind) return fail(reply, 'InvalidArgumentError', `pivot kind must be one of ${KINDS}, sha256`);
+    const limit = parseLimit(req.query.limit);
+    if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+    // the last behaviour the previous page gave: behaviours stored or expired meanwhile move no page
+    const anchor = req.query.cursor === undefined ? undefined : decodePivotCursor(req.query.cursor);
+    if (anchor === null) return fail(reply, 'InvalidArgumentError', 'Invalid cursor');
+    // the stores page through the newest 10,000 of a value's behaviours: a cursor past them is
+    // refused, not answered with another page, and the last page ends at the window
+    const window = HUNT_LIMITS.window;
+    if (anchor && anchor.offset >= window)
+      return fail(reply, 'InvalidArgumentError', `cursor past the first ${window} behaviours of a value, the window pivots page through`);
+    const { stats, start } = await pivotPage(store.hunt, kind, value, limit, anchor);
+    const after = Math.min(start + stats.newest.length, window);
+    const last = stats.newest[stats.newest.length - 1];
+    const more = last !== undefined && after < stats.behaviours && after < window;
+    // the value as the store compares it (hashes lower-case), in the id and links alike
+    const { path, query } = pivotPath(kind, stats.value);
+    const next = more ? encodePivotCursor({ offset: after, date: last.analysis_date, id: last.id }) : undefined;
+    return {
+      data: sandtrail(req, 'sandtrail_pivot', `${kind}:${stats.value}`, stats, pivotHref(kind, stats.value)),
+      meta: {
+        ...(next ? { cursor: next } : {}),
+        // more behaviours than any page reaches: the total is in attributes.behaviours
+        ...(after >= window && after < stats.behaviours ? { window_end: true } : {}),
+      },
+      links: pageLinks(req, `sandtrail/${path}`, { ...query, limit: req.query.limit, cursor: req.query.cursor }, next),
+    };
+  };
+  app.get<{ Params: { kind: string; value: string }; Querystring: PivotQuery }>('/api/v3/sandtrail/pivots/:kind/:value', (req, reply) =>
+    pivotRoute(req, reply, req.params.kind, req.params.value),
+  );
+  // any stored value by query: one a path segment cannot carry (`.`, `..`, longer than a segment may be)
+  app.get<{ Params: { kind: string }; Querystring: PivotQuery }>('/api/v3/sandtrail/pivots/:kind', (req, reply) =>
+    req.query.value === undefined
+      ? fail(reply, 'InvalidArgumentError', 'the value to pivot on is missing: /pivots/KIND/VALUE or /pivots/KIND?value=VALUE')
+      : pivotRoute(req, reply, req.params.kind, req.query.value),
   );
 
   app.get<{ Params: { kind: string }; Querystring: { since?: string; limit?: string } }>(
@@ -292,7 +316,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       const since = sinceRaw !== undefined && sinceRaw >= MS_FROM ? Math.floor(sinceRaw / 1000) : sinceRaw;
       const top = await store.hunt.top(kind, { since, limit });
       return {
-        data: top.map((t) => sandtrail(req, 'sandtrail_pivot', `${kind}:${t.value}`, t, `pivots/${kind}/${encodeURIComponent(t.value)}`)),
+        data: top.map((t) => sandtrail(req, 'sandtrail_pivot', `${kind}:${t.value}`, t, pivotHref(kind, t.value))),
       };
     },
   );

@@ -22,6 +22,10 @@ th{background:#e9edf1;font-family:system-ui,sans-serif}
 a{color:#0b5cad;text-decoration:none}a:hover{text-decoration:underline}
 .figures span{display:inline-block;background:#fff;border:1px solid #d6dbe1;padding:4px 10px;margin:0 6px 6px 0}
 .err{color:#a40000}
+h2,td,p,.figures span{overflow-wrap:anywhere}
+td{max-width:48em}
+.ctl{color:#a40000;background:#fde8e8;border-radius:2px;font-size:85%}
+.more{color:#5b6670;font-style:italic}
 </style></head>
 <body>
 <header><b>sandtrail hunt</b>
@@ -36,8 +40,21 @@ a{color:#0b5cad;text-decoration:none}a:hover{text-decoration:underline}
 <script>
 const $ = (s) => document.querySelector(s);
 const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+// what a report's author could hide or reorder with: controls, bidi overrides, zero-width characters
+const INVISIBLE = /[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2069\\ufeff]/g;
+const MAX_SHOWN = 300;
+// a value as text that cannot lie: isolated from its neighbours (bdi), invisible characters shown as
+// marked escapes, cut past MAX_SHOWN characters (links and requests keep the exact value)
+const show = (s) => {
+  const t = String(s ?? '');
+  const shown = esc(t.length > MAX_SHOWN ? t.slice(0, MAX_SHOWN) : t).replace(INVISIBLE, (c) => {
+    const u = c.charCodeAt(0).toString(16).padStart(4, '0');
+    return '<span class="ctl" title="U+' + u.toUpperCase() + '">\\\\u' + u + '</span>';
+  });
+  return '<bdi>' + shown + (t.length > MAX_SHOWN ? '<span class="more">… ' + (t.length - MAX_SHOWN) + ' more characters</span>' : '') + '</bdi>';
+};
 const day = (t) => (t ? new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ') : '-');
-const link = (hash, text, cls) => '<a href="#' + esc(hash) + '"' + (cls ? ' data-testid="' + cls + '"' : '') + '>' + esc(text) + '</a>';
+const link = (hash, text, cls) => '<a href="#' + esc(hash) + '"' + (cls ? ' data-testid="' + cls + '"' : '') + '>' + show(text) + '</a>';
 const pivotLink = (kind, value) => link('/pivot/' + kind + '/' + encodeURIComponent(value), value, 'pivot-link');
 $('#key').value = sessionStorage.getItem('sandtrail-key') || '';
 $('#key').addEventListener('change', () => sessionStorage.setItem('sandtrail-key', $('#key').value));
@@ -49,17 +66,18 @@ async function api(path) {
   if (!r.ok) throw new Error((body.error && body.error.code + ': ' + body.error.message) || r.status);
   return body;
 }
-const counts = (list) => (list || []).map((x) => esc(x.name) + ' ' + x.count).join(', ') || '-';
+const counts = (list) => (list || []).map((x) => show(x.name) + ' ' + x.count).join(', ') || '-';
 function behaviours(rows, extra) {
   return '<table data-testid="behaviours"><tr><th>behaviour</th><th>sandbox</th><th>verdicts</th><th>analysed</th><th>file</th>' + (extra ? '<th>shared</th>' : '') + '</tr>' +
-    rows.map((b) => '<tr><td>' + link('/related/' + encodeURIComponent(b.id), b.id, 'behaviour-link') + '</td><td>' + esc(b.sandbox_name) + '</td><td>' + esc((b.verdicts || []).join(' ')) +
+    rows.map((b) => '<tr><td>' + link('/related/' + encodeURIComponent(b.id), b.id, 'behaviour-link') + '</td><td>' + show(b.sandbox_name) + '</td><td>' + (b.verdicts || []).map(show).join(' ') +
       '</td><td>' + day(b.analysis_date) + '</td><td>' + link('/file/' + b.sha256, b.sha256.slice(0, 16) + '…', 'file-link') + '</td>' +
-      (extra ? '<td>' + (b.shared || []).map((s) => esc(s.kind) + ' ' + pivotLink(s.kind, s.value)).join('<br>') + '</td>' : '') + '</tr>').join('') + '</table>';
+      (extra ? '<td>' + (b.shared || []).map((s) => show(s.kind) + ' ' + pivotLink(s.kind, s.value)).join('<br>') + '</td>' : '') + '</tr>').join('') + '</table>';
 }
 async function showPivot(kind, value) {
-  const { data } = await api('pivots/' + kind + '/' + encodeURIComponent(value) + '?limit=40');
+  // by query, not path: '.', '..' and values longer than a path segment are reachable too
+  const { data } = await api('pivots/' + encodeURIComponent(kind) + '?value=' + encodeURIComponent(value) + '&limit=40');
   const s = data.attributes;
-  return '<h2 data-testid="title">' + esc(kind) + ' ' + esc(value) + '</h2><div class="figures">' +
+  return '<h2 data-testid="title">' + show(kind) + ' <span data-testid="title-value">' + show(value) + '</span></h2><div class="figures">' +
     '<span>behaviours <b data-testid="behaviour-count">' + s.behaviours + '</b></span><span>files <b>' + s.files + '</b></span>' +
     '<span>first seen ' + day(s.firstSeen) + '</span><span>last seen ' + day(s.lastSeen) + '</span></div>' +
     '<p>sandboxes: ' + counts(s.sandboxes) + '<br>verdicts: ' + counts(s.verdicts) + '</p><h2>newest</h2>' + behaviours(s.newest);
@@ -67,19 +85,19 @@ async function showPivot(kind, value) {
 async function showRelated(id) {
   const { data } = await api('related/' + encodeURIComponent(id));
   const r = data.attributes;
-  return '<h2 data-testid="title">related to ' + esc(id) + ' ' + link('/file/' + id.split('_')[0], '(file roll-up)', 'file-link') + '</h2>' +
+  return '<h2 data-testid="title">related to ' + show(id) + ' ' + link('/file/' + id.split('_')[0], '(file roll-up)', 'file-link') + '</h2>' +
     '<table data-testid="values"><tr><th>pivot</th><th>value</th><th>other behaviours</th></tr>' +
-    r.values.map((v) => '<tr><td>' + esc(v.kind) + '</td><td>' + pivotLink(v.kind, v.value) + '</td><td>' + v.others + '</td></tr>').join('') +
+    r.values.map((v) => '<tr><td>' + show(v.kind) + '</td><td>' + pivotLink(v.kind, v.value) + '</td><td>' + v.others + '</td></tr>').join('') +
     '</table><h2>behaviours sharing the most values</h2>' + behaviours(r.related, true);
 }
 async function showFile(hash) {
   const { data } = await api('files/' + encodeURIComponent(hash));
   const f = data.attributes;
   const seen = (title, kind, list) => !(list && list.length) ? '<h2>' + title + '</h2><p>none</p>' : '<h2>' + title + '</h2><table><tr><th>value</th><th>seen by</th></tr>' +
-    (list || []).map((v) => '<tr><td>' + (kind ? pivotLink(kind, v.value) : esc(v.value)) + (v.title ? ' ' + esc(v.title) : '') + (v.level ? ' [' + esc(v.level) + ']' : '') + '</td><td>' + esc(v.sandboxes.join(', ')) + '</td></tr>').join('') + '</table>';
-  return '<h2 data-testid="title">file ' + esc(f.sha256) + '</h2><p>md5 ' + esc(f.md5 || '-') + ' · sha1 ' + esc(f.sha1 || '-') + '</p>' +
+    (list || []).map((v) => '<tr><td>' + (kind ? pivotLink(kind, v.value) : show(v.value)) + (v.title ? ' ' + show(v.title) : '') + (v.level ? ' [' + show(v.level) + ']' : '') + '</td><td>' + v.sandboxes.map(show).join(', ') + '</td></tr>').join('') + '</table>';
+  return '<h2 data-testid="title">file ' + show(f.sha256) + '</h2><p>md5 ' + show(f.md5 || '-') + ' · sha1 ' + show(f.sha1 || '-') + '</p>' +
     '<table data-testid="reports"><tr><th>report</th><th>sandbox</th><th>verdicts</th><th>behash</th><th>analysed</th></tr>' +
-    f.reports.map((r) => '<tr><td>' + link('/related/' + encodeURIComponent(r.id), r.id, 'behaviour-link') + '</td><td>' + esc(r.sandbox_name) + '</td><td>' + esc((r.verdicts || []).join(' ')) +
+    f.reports.map((r) => '<tr><td>' + link('/related/' + encodeURIComponent(r.id), r.id, 'behaviour-link') + '</td><td>' + show(r.sandbox_name) + '</td><td>' + (r.verdicts || []).map(show).join(' ') +
       '</td><td>' + (r.behash ? pivotLink('behash', r.behash) : '-') + '</td><td>' + day(r.analysis_date) + '</td></tr>').join('') + '</table>' +
     seen('sigma rules', 'sigma_rule_id', f.sigma) + seen('JA3', 'ja3', f.ja3) + seen('JA3S', 'ja3s', f.ja3s) + seen('dropped files', 'dropped_sha256', f.dropped_sha256) +
     seen('MITRE techniques', null, f.mitre_techniques) + seen('hosts', null, f.hosts) + seen('IPs', null, f.ips);
@@ -94,7 +112,7 @@ async function route() {
     else if (parts[0] === 'related') view.innerHTML = await showRelated(decodeURIComponent(parts.slice(1).join('/')));
     else if (parts[0] === 'file') view.innerHTML = await showFile(decodeURIComponent(parts[1]));
   } catch (e) {
-    view.innerHTML = '<p class="err" data-testid="error">' + esc(e.message) + '</p>';
+    view.innerHTML = '<p class="err" data-testid="error">' + show(e.message) + '</p>';
   }
 }
 $('#search').addEventListener('submit', (e) => {
