@@ -102,7 +102,7 @@ export const serveSchema = z
       })
       .optional()
       .describe(
-        "The URL clients reach sandtrail serve by (behind a proxy or TLS terminator): its answers' links start with it; unset: the request's own Host.",
+        "The URL clients reach sandtrail serve by (behind a proxy or TLS terminator): its answers' links start with it; unset: path-absolute links with serve.apiKeys, the request's own (loopback) Host without.",
       ),
   })
   .strict();

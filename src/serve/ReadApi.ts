@@ -98,6 +98,8 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     requestTimeout: REQUEST_TIMEOUT_MS,
     // a request Node cannot parse (a bad header, one past 16 KB, one cut off) in the API's envelope too
     clientErrorHandler: answerClientError,
+    // request deadlines looked for every second (Node's default, 30 s, let a slow body run that much longer)
+    http: { connectionsCheckingInterval: 1000 },
   });
   // CONNECT never reaches the router: Node hands its socket to this listener (or closes it unanswered)
   app.server.on('connect', (_req, socket: Duplex) =>
@@ -114,10 +116,12 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     payload.resume();
     done(null, undefined);
   });
-  // links name the address clients were given when there is one, not what a request's Host says
+  // links name the address clients were given when there is one, not what a request's Host says:
+  // reachable from a network (keys on) without serve.publicUrl they are path-absolute, since any
+  // client may send any Host; keyless, the Host was checked to name this machine
   const publicBase = serve.publicUrl ? `${serve.publicUrl.replace(/\/+$/, '')}/api/v3` : undefined;
   const base = (req: FastifyRequest): string =>
-    publicBase ?? `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`;
+    publicBase ?? (keys.length > 0 ? '/api/v3' : `${req.protocol}://${req.headers.host ?? `${serve.host}:${serve.port}`}/api/v3`);
   // every path the API answers, so another method on it is told so (405), not "not found"
   const paths: string[] = [];
   app.addHook('onRoute', (route) => {

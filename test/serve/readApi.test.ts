@@ -581,3 +581,18 @@ test('wrong keys from one address: past the limit its requests get 429 with Retr
   assert.match(warned[0] ?? '', /"address":"127\.0\.0\.1"/);
   assert.ok(!lines.join('').includes('guess-number') && !lines.join('').includes('the-right-key'), 'no key is logged');
 });
+
+test("with keys and no serve.publicUrl, links never follow the request's Host: they are path-absolute", async () => {
+  const s = await setup({ apiKeys: 'links-key-0000001' });
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const [top] = await s.store.sink.top('behash', 1);
+  const r = await rawGet(api.url, `/api/v3/sandtrail/pivots/behash/${encodeURIComponent(top?.value ?? '')}?limit=1`, 'evil.example', {
+    headers: { 'x-apikey': 'links-key-0000001' },
+  });
+  assert.equal(r.status, 200, r.body);
+  const body = JSON.parse(r.body) as { data: { links: { self: string } }; links: { self: string; next?: string } };
+  assert.ok(!r.body.includes('evil.example'), 'the forged Host is nowhere in the answer');
+  assert.match(body.data.links.self, /^\/api\/v3\/sandtrail\/pivots\/behash\//);
+  assert.match(body.links.next ?? '', /^\/api\/v3\/sandtrail\/pivots\/behash\/.*cursor=/);
+});
