@@ -26,6 +26,7 @@ h2,td,p,.figures span{overflow-wrap:anywhere}
 td{max-width:48em}
 .ctl{color:#a40000;background:#fde8e8;border-radius:2px;font-size:85%}
 .more{color:#5b6670;font-style:italic}
+.copy{font-size:11px;padding:1px 6px;margin-left:6px}
 </style></head>
 <body>
 <header><b>sandtrail hunt</b>
@@ -77,7 +78,8 @@ async function showPivot(kind, value) {
   // by query, not path: '.', '..' and values longer than a path segment are reachable too
   const { data } = await api('pivots/' + encodeURIComponent(kind) + '?value=' + encodeURIComponent(value) + '&limit=40');
   const s = data.attributes;
-  return '<h2 data-testid="title">' + show(kind) + ' <span data-testid="title-value">' + show(value) + '</span></h2><div class="figures">' +
+  return '<h2 data-testid="title">' + show(kind) + ' <span data-testid="title-value">' + show(value) + '</span>' +
+    ' <button type="button" class="copy" data-testid="copy" data-value="' + esc(value) + '">copy</button></h2><div class="figures">' +
     '<span>behaviours <b data-testid="behaviour-count">' + s.behaviours + '</b></span><span>files <b>' + s.files + '</b></span>' +
     '<span>first seen ' + day(s.firstSeen) + '</span><span>last seen ' + day(s.lastSeen) + '</span></div>' +
     '<p>sandboxes: ' + counts(s.sandboxes) + '<br>verdicts: ' + counts(s.verdicts) + '</p><h2>newest</h2>' + behaviours(s.newest);
@@ -121,6 +123,11 @@ $('#search').addEventListener('submit', (e) => {
   const value = $('#value').value.trim();
   if (!value) return;
   location.hash = kind === 'file' ? '/file/' + value : kind === 'related' ? '/related/' + encodeURIComponent(value) : '/pivot/' + kind + '/' + encodeURIComponent(value);
+});
+// the exact value, whatever the page shows of it
+$('#view').addEventListener('click', (e) => {
+  const b = e.target.closest('button.copy');
+  if (b && navigator.clipboard) navigator.clipboard.writeText(b.dataset.value).then(() => (b.textContent = 'copied'), () => (b.textContent = 'copy refused'));
 });
 window.addEventListener('hashchange', route);
 route();

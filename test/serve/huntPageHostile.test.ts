@@ -74,6 +74,7 @@ test.skipIf(!hasChromium)(
       await page.getByTestId('behaviour-count').waitFor();
       assert.equal(await page.getByTestId('behaviour-count').textContent(), String(expected), `${what}: reachable, with the store's count`);
       assert.equal(await page.getByTestId('title-value').textContent(), shownForm(value), `${what}: shown as its escaped form`);
+      assert.equal(await page.getByTestId('copy').getAttribute('data-value'), value, `${what}: copied exactly`);
       await wide(what);
       // the way back to the page would be a link: it names the exact value
       await page.evaluate('location.hash = ""');

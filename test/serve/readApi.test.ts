@@ -596,3 +596,15 @@ test("with keys and no serve.publicUrl, links never follow the request's Host: t
   assert.match(body.data.links.self, /^\/api\/v3\/sandtrail\/pivots\/behash\//);
   assert.match(body.links.next ?? '', /^\/api\/v3\/sandtrail\/pivots\/behash\/.*cursor=/);
 });
+
+test('CONNECT, which Node never routes, gets the JSON 405 every other method gets', async () => {
+  const s = await setup();
+  const api = await startReadApi({ config: s.config, store: s.store, log: createLogger('silent') });
+  cleanup(() => api.close());
+  const answer = await rawRequest(api.url, 'CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n');
+  assert.match(answer, /^HTTP\/1\.1 405 /);
+  assert.match(answer, /\r\nAllow: GET, HEAD\r\n/);
+  assert.deepEqual(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), {
+    error: { code: 'MethodNotAllowedError', message: 'CONNECT is not allowed here: this API only reads (GET)' },
+  });
+});
