@@ -1,10 +1,10 @@
 import { METHODS } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { SandtrailError, errorCode, messageOf } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { answerRaw, FailedAuth, isLoopback, loopbackHostHeader, sameSecret } from '../ops/index.js';
+import { FailedAuth, isLoopback } from '../ops/index.js';
+import { guardAccess } from './guardAccess.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
 import { HUNT_LIMITS, pivotKindOf, storeFileIdentity, type Store } from '../store/index.js';
 import {
@@ -21,7 +21,7 @@ import {
 } from './envelope.js';
 import { answerClientError } from './clientError.js';
 import { filePage } from './filePage.js';
-import { API_CSP, HUNT_PAGE, HUNT_PAGE_CSP } from './huntPage.js';
+import { HUNT_PAGE } from './huntPage.js';
 import { decodePivotCursor, encodePivotCursor, pivotPage } from './pivotPage.js';
 
 export interface ReadApiOptions {
@@ -101,12 +101,6 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     // request deadlines looked for every second (Node's default, 30 s, let a slow body run that much longer)
     http: { connectionsCheckingInterval: 1000 },
   });
-  // CONNECT never reaches the router: Node hands its socket to this listener (or closes it unanswered)
-  app.server.on('connect', (_req, socket: Duplex) =>
-    answerRaw(socket, 405, v3Error('MethodNotAllowedError', 'CONNECT is not allowed here: this API only reads (GET)'), {
-      Allow: 'GET, HEAD',
-    }),
-  );
   // every method Node parses (PROPFIND, SEARCH...) routed, so a path the API answers says 405 to each
   for (const m of METHODS) if (m !== 'CONNECT' && !app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
   // this API reads: a body is never parsed (another method than GET is 405 whatever it sends)
@@ -148,46 +142,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     }
   });
 
-  // what a browser may do with any answer: no sniffing JSON into HTML, no framing, no referrer
-  // carrying a pivot value elsewhere; the page runs only its own script and style
-  app.addHook('onSend', async (_req, reply, payload) => {
-    const html = String(reply.getHeader('content-type') ?? '').startsWith('text/html');
-    reply.header('content-security-policy', html ? HUNT_PAGE_CSP : API_CSP);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
-    return payload;
-  });
-  const failedKeys = o.failedKeys ?? new FailedAuth();
-  app.addHook('onRequest', async (req, reply) => {
-    // keyless means loopback only: another host name is a web page reaching it through DNS rebinding
-    if (keys.length === 0) {
-      return loopbackHostHeader(req.headers.host)
-        ? undefined
-        : fail(reply, 'ForbiddenError', 'without serve.apiKeys only requests to localhost are answered');
-    }
-    // by the route matched, not the raw URL (`/%61pi/...` and absolute-form targets route to the API too):
-    // only the hunting page itself is open, and its requests carry the key
-    if (req.routeOptions.url === '/') return;
-    const given = req.headers['x-apikey'];
-    if (typeof given !== 'string' || given === '') return fail(reply, 'AuthenticationRequiredError', 'X-Apikey header is missing');
-    // an address that sent too many wrong keys is held off, whatever it sends now
-    const held = Math.ceil(failedKeys.heldFor(req.ip) / 1000);
-    if (held > 0)
-      return fail(
-        reply.header('retry-after', String(held)),
-        'TooManyRequestsError',
-        `too many wrong API keys from this address: try again in ${held} s`,
-      );
-    if (!keys.some((k) => sameSecret(k, given))) {
-      if (failedKeys.failed(req.ip))
-        o.log.warn(
-          { address: req.ip, failures: failedKeys.limit, windowS: failedKeys.windowMs / 1000 },
-          'repeated wrong API keys from one address: its requests are refused (429) until the window ends',
-        );
-      return fail(reply, 'WrongCredentialsError', 'Wrong API key');
-    }
-  });
+  guardAccess(app, { keys, failedKeys: o.failedKeys ?? new FailedAuth(), log: o.log, fail });
   app.setErrorHandler((err, req, reply) => {
     const status = (err as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) return fail(reply, 'BadRequestError', messageOf(err));
