@@ -1,10 +1,21 @@
 import { isIP } from 'node:net';
 
-/** Host of a URL as hunters compare it (lower-case), also for scheme-less URLs; undefined when none. */
+/**
+ * Host of a URL as hunters compare it (lower-case); undefined when it names none. A scheme-less
+ * `host/path` counts only when its first segment looks like a host (a dot, a port, an address):
+ * a path (`/gate.php`) or a relative one (`api/v1`) names no host, whatever a URL parser would
+ * make of it (`http:///gate.php` parses with the host `gate.php`).
+ */
 export function hostOfUrl(url: unknown): string | undefined {
-  if (typeof url !== 'string' || url === '') return undefined;
+  if (typeof url !== 'string') return undefined;
+  const u = url.trim();
+  if (u === '' || u.startsWith('/')) return undefined;
+  if (!u.includes('://')) {
+    const first = u.split(/[/?#]/)[0] ?? '';
+    if (!/[.:]/.test(first) && isIP(first) === 0) return undefined;
+  }
   try {
-    return new URL(url.includes('://') ? url : `http://${url}`).hostname.toLowerCase() || undefined;
+    return new URL(u.includes('://') ? u : `http://${u}`).hostname.toLowerCase() || undefined;
   } catch {
     return undefined;
   }
@@ -89,7 +100,8 @@ export function contactedOf(attributes: Record<string, unknown>, cap = Infinity)
     ips.addIp(c.dest_ip);
     srcIps.addIp(c.src_ip);
     hosts.add(c.hostname);
-    hosts.add(hostOfUrl(c.url));
+    // an alert's url is the request's path (its host is `hostname`), unless a proxy request gave it whole
+    if (typeof c.url === 'string' && c.url.includes('://')) hosts.add(hostOfUrl(c.url));
   }
   return {
     dnsNames: dnsNames.toArray(),
