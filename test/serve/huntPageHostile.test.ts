@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'vitest';
+import { runBackfillCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { startReadApi } from '../../src/serve/index.js';
 import { openStore, type PivotKind } from '../../src/store/index.js';
-import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 import { announceSkip, CHROMIUM, hasChromium, launchChromium } from '../support/chromium.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 
@@ -38,17 +40,29 @@ test.skipIf(!hasChromium)(
   `the hunting page over a hostile store: every value shown as its escaped form, reachable with the count the store gives, no wider than the window, no CSP violation (headless Chromium ${CHROMIUM})`,
   async () => {
     const dir = tempDir();
-    const config = await testConfig(dir, { serve: { port: 0 } });
-    const store = openStore(config.store, config);
-    cleanup(() => store.close());
-    const docs = HOSTILE.flatMap(([kind, value], i) =>
+    // a feed minute of hostile reports, ingested as any feed is (normalizer, chunks, the real sink)
+    const lines = HOSTILE.flatMap(([kind, value], i) =>
       ['a', 'b'].map((x, k) =>
-        makeDoc(`${x}${String(i).padStart(2, '0')}`.padEnd(64, String(k)), 'Zenbox', 1_795_000_000 + i, {
-          ...(kind === 'behash' ? { behash: value } : { sigma_analysis_results: [{ rule_id: value, rule_title: TITLE }] }),
+        JSON.stringify({
+          type: 'file_behaviour',
+          id: `${`${x}${String(i).padStart(2, '0')}`.padEnd(64, String(k))}_Zenbox`,
+          attributes: {
+            sandbox_name: 'Zenbox',
+            analysis_date: 1_795_000_000 + i,
+            last_modification_date: 1_795_000_100 + i,
+            ...(kind === 'behash' ? { behash: value } : { sigma_analysis_results: [{ rule_id: value, rule_title: TITLE }] }),
+          },
         }),
       ),
     );
-    await store.sink.upsert(sinkDocs(docs));
+    mkdirSync(join(dir, 'feed'));
+    writeFileSync(join(dir, 'feed', '202611200000.jsonl'), `${lines.join('\n')}\n`);
+    const config = await testConfig(dir, { serve: { port: 0 } });
+    const run = await runBackfillCommand({ source: `dir:${join(dir, 'feed')}` }, { config, log: createLogger('silent') });
+    assert.equal(run.summary.records.indexed, lines.length, JSON.stringify(run.summary));
+    const store = openStore(config.store, config);
+    cleanup(() => store.close());
+    const sigmaFile = JSON.parse(lines[6] ?? '{}') as { id: string };
     const api = await startReadApi({ config, store, log: createLogger('silent') });
     cleanup(() => api.close());
 
@@ -80,7 +94,7 @@ test.skipIf(!hasChromium)(
       await page.evaluate('location.hash = ""');
     }
     // a file roll-up holding a 100,000-character sigma rule title
-    await page.evaluate(`location.hash = ${JSON.stringify(`/file/${docs[6]?.sha256}`)}`);
+    await page.evaluate(`location.hash = ${JSON.stringify(`/file/${sigmaFile.id.split('_')[0]}`)}`);
     await page.getByTestId('reports').waitFor();
     await wide('the file roll-up with a 100,000-character rule title');
     assert.deepEqual(problems, []);
