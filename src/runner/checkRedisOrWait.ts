@@ -14,9 +14,15 @@ const POLL_MS = 2000;
  */
 export async function checkRedisOrWait(url: string, o: CheckRedisOptions, log: Logger, pollMs = POLL_MS): Promise<void> {
   let waiting = false;
+  // each warning once, not once per look while waiting
+  const warned = new Set<string>();
+  const onWarning = (m: string): void => {
+    if (!warned.has(m)) log.warn(m);
+    warned.add(m);
+  };
   for (;;) {
     try {
-      await checkRedis(url, { ...o, onWarning: (m) => log.warn(m) });
+      await checkRedis(url, { ...o, onWarning });
       if (waiting) log.info('the Redis Cluster serves every slot again: starting');
       return;
     } catch (err) {

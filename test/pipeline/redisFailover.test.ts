@@ -148,8 +148,12 @@ test('the queues slot lost for good: a backfill ends within worker.redisWaitMs n
     await master.restart();
     if (replica) await replica.restart();
     await cluster.waitServing();
-    for (let i = 0; i < 300 && !/serves every slot again: starting/.test(worker.stderr()); i++) await sleep(50);
+    for (let i = 0; i < 300 && !/"msg":"worker started"/.test(worker.stderr()); i++) await sleep(50);
     assert.match(worker.stderr(), /serves every slot again: starting/);
+    assert.match(worker.stderr(), /"msg":"worker started"/);
+    assert.equal(worker.stderr().match(/going on through the listed nodes that answer/g)?.length, 2, 'each silent node named once');
+    // its connection to the cluster made before the stop: a stop with Redis unanswered is forced (exit 130)
+    await sleep(2000);
   } finally {
     worker.child.kill('SIGTERM');
   }
