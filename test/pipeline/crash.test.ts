@@ -117,11 +117,18 @@ for (const [name, backend] of backends)
       let kills = 0;
       // a day index's shards start a moment after the index is created: a count then is
       // SINK_UNAVAILABLE (503 on a real cluster), which here means none stored yet
-      const count = (): Promise<number> =>
-        store.sink.count().catch((err: { code?: string }) => {
+      // a count is a search: on Elasticsearch it sees what the last refresh made visible, and a run
+      // shorter than the refresh interval would seem to store everything at once (no kill point met)
+      const es = (store as { client?: { indices: { refresh(o: object): Promise<unknown> } } }).client;
+      const count = async (): Promise<number> => {
+        await es?.indices
+          .refresh({ index: `${config.elasticsearch.indexPrefix}-behaviours*`, ignore_unavailable: true, allow_no_indices: true })
+          .catch(() => undefined);
+        return store.sink.count().catch((err: { code?: string }) => {
           if (err.code === 'SINK_UNAVAILABLE') return 0;
           throw err;
         });
+      };
       for (const point of points) {
         for (let i = 0; i < 1200 && (await count()) < total * point; i++) await sleep(25);
         const stored = await count();
