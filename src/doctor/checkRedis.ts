@@ -8,11 +8,11 @@ import {
   clusterNodes,
   describeNode,
   infoFields,
+  isDown,
   openClusterProbe,
   openNodeProbe,
   redactUrl,
   redisTlsFix,
-  type ClusterNode,
   type RedisClient,
 } from '../queue/index.js';
 import { checkOf, worst, type CheckResult } from './CheckResult.js';
@@ -172,10 +172,9 @@ export async function checkRedis(url: string | undefined, o: CheckRedisOptions):
 async function judgeTopology(node: RedisClient, listedDown: readonly string[]): Promise<CheckResult> {
   const t = checkOf('redis.cluster', 'Redis Cluster nodes');
   const nodes = await clusterNodes(node);
-  const failed = (n: ClusterNode): boolean => n.flags.includes('fail') || n.flags.includes('fail?');
-  const masters = nodes.filter((n) => n.flags.includes('master') && !failed(n) && n.slots.length > 0);
-  const lone = masters.filter((m) => !nodes.some((r) => r.masterId === m.id && !failed(r)));
-  const down = nodes.filter(failed).map((n) => `${n.addr} (${describeNode(n, nodes)})`);
+  const masters = nodes.filter((n) => n.flags.includes('master') && !isDown(n) && n.slots.length > 0);
+  const lone = masters.filter((m) => !nodes.some((r) => r.masterId === m.id && !isDown(r)));
+  const down = nodes.filter(isDown).map((n) => `${n.addr} (${describeNode(n, nodes)})`);
   const facts = `every slot served by ${masters.length} masters; ${nodes.length - masters.length} other node(s)`;
   const problems = [
     ...(down.length ? [`down: ${down.join(', ')}`] : []),

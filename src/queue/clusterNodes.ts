@@ -44,6 +44,11 @@ export async function clusterNodes(r: RedisClient): Promise<ClusterNode[]> {
   return parseClusterNodes(String(await r.call('CLUSTER', 'NODES')));
 }
 
+/** Whether the cluster holds the node down (`fail`) or suspects it (`fail?`). */
+export function isDown(n: ClusterNode): boolean {
+  return n.flags.includes('fail') || n.flags.includes('fail?');
+}
+
 /** Whether the node serves `slot`. */
 export function servesSlot(n: ClusterNode, slot: number): boolean {
   return n.slots.some((range) => {
@@ -85,18 +90,17 @@ export async function clusterDiagnosis(r: RedisClient, prefix?: string): Promise
   const info = String(await r.call('CLUSTER', 'INFO'));
   const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? '?';
   const nodes = await clusterNodes(r);
-  const down = (n: ClusterNode): boolean => n.flags.includes('fail') || n.flags.includes('fail?');
   const parts = [`cluster_state:${state}`];
   if (prefix !== undefined) {
     const slot = Number(await r.call('CLUSTER', 'KEYSLOT', prefix));
     const holder = nodes.find((n) => n.flags.includes('master') && servesSlot(n, slot));
     parts.push(
       holder
-        ? `the queues' slot ${slot} (${prefix}) is on ${holder.addr}${down(holder) ? ', its last master, marked failed with no replica to take over' : ''}`
+        ? `the queues' slot ${slot} (${prefix}) is on ${holder.addr}${isDown(holder) ? ', its last master, marked failed with no replica to take over' : ''}`
         : `the queues' slot ${slot} (${prefix}) has no master`,
     );
   }
-  const lost = nodes.filter((n) => n.flags.includes('master') && down(n) && n.slots.length > 0);
+  const lost = nodes.filter((n) => n.flags.includes('master') && isDown(n) && n.slots.length > 0);
   if (lost.length)
     parts.push(`master${lost.length > 1 ? 's' : ''} down with slots: ${lost.map((n) => `${n.addr} (${n.slots.join(' ')})`).join(', ')}`);
   return parts.join('; ');

@@ -3,7 +3,7 @@ export type { FeedJobData, IndexJobData, FeedJobResult, IndexJobResult, Artefact
 export { createRedis, openClusterProbe, openNodeProbe, openRedisProbe, redisUrls } from './connection.js';
 export type { RedisClient, RedisMode } from './connection.js';
 export { checkRedis, checkRedisRights, infoFields, redactUrl, redisTlsFix } from './checkRedis.js';
-export { clusterDiagnosis, clusterNodes, describeNode, diagnoseConnection, parseClusterNodes, servesSlot } from './clusterNodes.js';
+export { clusterDiagnosis, clusterNodes, describeNode, diagnoseConnection, isDown, parseClusterNodes, servesSlot } from './clusterNodes.js';
 export type { ClusterNode } from './clusterNodes.js';
 export type { CheckRedisOptions } from './checkRedis.js';
 export { createQueues } from './createQueues.js';

@@ -216,7 +216,7 @@ const CLOSE_TIMEOUT_MS = 5000;
 /** How long the calls given up at close get to write their unanswered entries. */
 const ABANDON_TIMEOUT_MS = 1000;
 
-/** How long a stop waits for Redis to answer a PING before it gives up the drain. */
+/** How long a stop waits for Redis to answer for the queues' keys before it gives up the drain. */
 const PING_TIMEOUT_MS = 2000;
 
 /**

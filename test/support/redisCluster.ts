@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isDown, parseClusterNodes, servesSlot } from '../../src/queue/index.js';
 import { RedisServer } from './redisServer.js';
 
 /**
@@ -55,21 +56,11 @@ export class RedisCluster {
   masterOf(key: string): { node: RedisServer; replicas: number } {
     for (const asked of this.nodes) {
       const slot = Number(this.cli(asked, 'CLUSTER', 'KEYSLOT', key).trim());
-      const lines = this.cli(asked, 'CLUSTER', 'NODES').trim().split('\n');
-      if (!Number.isInteger(slot) || lines.length < this.nodes.length) continue;
-      for (const line of lines) {
-        const [id, addr = '', flags = '', , , , , , ...slots] = line.split(' ');
-        if (!flags.includes('master') || flags.includes('fail')) continue;
-        const serves = slots.some((r) => {
-          const [a, b = a] = r.split('-').map(Number);
-          return a !== undefined && b !== undefined && slot >= a && slot <= b;
-        });
-        if (!serves) continue;
-        const port = Number(addr.split('@')[0]?.split(':')[1]);
-        const node = this.nodes.find((n) => n.port === port);
-        const replicas = lines.filter((l) => l.split(' ')[3] === id && !(l.split(' ')[2] ?? '').includes('fail')).length;
-        if (node) return { node, replicas };
-      }
+      const nodes = parseClusterNodes(this.cli(asked, 'CLUSTER', 'NODES'));
+      if (!Number.isInteger(slot) || nodes.length < this.nodes.length) continue;
+      const master = nodes.find((n) => n.flags.includes('master') && !isDown(n) && servesSlot(n, slot));
+      const node = this.nodes.find((n) => `127.0.0.1:${n.port}` === master?.addr);
+      if (master && node) return { node, replicas: nodes.filter((r) => r.masterId === master.id && !isDown(r)).length };
     }
     throw new Error(`no master serves the slot of ${key}`);
   }
