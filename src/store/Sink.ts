@@ -27,8 +27,31 @@ export interface Sink {
   /** Behaviour ids matching a pivot value, sorted; hash values match case-insensitively. */
   query(kind: PivotKind, value: string): Promise<string[]>;
   count(): Promise<number>;
+  /**
+   * One page of the stored documents `q` selects, newest version of each, in a stable order
+   * (the store's own: by id, or by day then id); `cursor` is the previous page's `next`. A page
+   * holds at most `limit` documents, and `next` is absent once nothing is left. Memory stays
+   * that of one page however many documents match, and no cursor is left open on the store.
+   */
+  scan(q: ScanQuery, cursor: string | undefined, limit: number): Promise<ScanPage>;
   /** Most frequent values of a pivot (the clusters a hunter starts from), most frequent first. */
   top(kind: Exclude<PivotKind, 'sha256'>, limit: number): Promise<{ value: string; count: number }[]>;
+}
+
+/** What `scan` selects: a pivot value, an analysis-date window, both, or neither (everything). */
+export interface ScanQuery {
+  pivot?: { kind: PivotKind; value: string };
+  /** Analysed at or after (epoch seconds); a window leaves out documents with no analysis_date. */
+  since?: number;
+  /** Analysed before (epoch seconds). */
+  until?: number;
+}
+
+/** One page of `scan`. */
+export interface ScanPage {
+  docs: BehaviourDoc[];
+  /** The cursor of the next page; absent when this was the last one. */
+  next?: string;
 }
 
 /** Normalizes a pivot value for lookup: every pivot is a hash or id, compared lower-case. */

@@ -6,7 +6,7 @@
  * on the interfaces only.
  */
 export { PIVOT_KINDS, pivotKey, invalidDocReason, depthRejection } from './Sink.js';
-export type { Sink, ItemResult, PivotKind } from './Sink.js';
+export type { Sink, ItemResult, PivotKind, ScanPage, ScanQuery } from './Sink.js';
 export { PIVOT_KIND_NAMES, pivotKindOf } from './pivotKindNames.js';
 export { deadLetterId } from './DeadLetterStore.js';
 export type {

@@ -91,6 +91,48 @@ export function sinkConformance(name: string, open: () => Promise<SinkFixture>, 
       }
     });
 
+    test('scan pages through a selection: each document once, its newest version, every page within its limit', async () => {
+      const f = await open();
+      try {
+        const DAY = 86_400;
+        const docs = [0, 1, 2, 3, 4, 5].map((i) =>
+          makeDoc(SHA(String(i + 1)), 'Zenbox', 1000 + (i % 3) * DAY, { behash: i < 5 ? 'Scan-H' : 'other' }),
+        );
+        // a newer version of the first, on a later day
+        const newer = makeDoc(SHA('1'), 'Zenbox', 1000 + 3 * DAY, { behash: 'scan-h', verdicts: ['MALWARE'] });
+        await f.sink.upsert(sinkDocs(docs));
+        await f.sink.upsert(sinkDocs([newer]));
+        const all = async (q: Parameters<Sink['scan']>[0], limit: number): Promise<BehaviourDoc[]> => {
+          const out: BehaviourDoc[] = [];
+          let cursor: string | undefined;
+          for (let pages = 1; ; pages++) {
+            const page = await f.sink.scan(q, cursor, limit);
+            assert.ok(page.docs.length <= limit);
+            out.push(...page.docs);
+            cursor = page.next;
+            if (cursor === undefined) break;
+            assert.ok(pages < 50, 'the cursor moves on');
+          }
+          return out;
+        };
+        const ids = (l: BehaviourDoc[]): string[] => l.map((d) => d.id).sort();
+        const byHash = await all({ pivot: { kind: 'behash', value: 'SCAN-H' } }, 2);
+        assert.deepEqual(ids(byHash), ids(docs.slice(0, 5)));
+        assert.deepEqual(
+          byHash.find((d) => d.id === newer.id),
+          newer,
+        );
+        assert.deepEqual(ids(await all({}, 3)), ids(docs));
+        // analysed on day 1 only (analysis_date is lmd - 5)
+        assert.deepEqual(ids(await all({ since: DAY, until: 2 * DAY }, 1)), ids([docs[1]!, docs[4]!]));
+        assert.deepEqual(ids(await all({ pivot: { kind: 'behash', value: 'scan-h' }, since: 3 * DAY }, 5)), [newer.id]);
+        assert.deepEqual(ids(await all({ pivot: { kind: 'sha256', value: SHA('2').toUpperCase() } }, 10)), [docs[1]!.id]);
+        assert.deepEqual(await f.sink.scan({ pivot: { kind: 'ja3', value: 'nope' } }, undefined, 10), { docs: [] });
+      } finally {
+        await f.close();
+      }
+    });
+
     test('newer last_modification_date wins whatever the arrival order, and pivots follow it', async () => {
       const f = await open();
       try {

@@ -1,7 +1,7 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import { DEFAULT_MAX_DEPTH, ELASTICSEARCH_MAX_DEPTH, type BehaviourDoc } from '../../normalize/index.js';
-import { depthRejection, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import { depthRejection, pivotKey, type ItemResult, type PivotKind, type ScanPage, type ScanQuery, type Sink } from '../Sink.js';
 import { jsonText, type DocMeta, type SinkDoc } from '../../wire/index.js';
 import { retentionCutoffs, type RetentionDays } from '../Retention.js';
 import { classifyRequestError, describeCause, esFaultError, esStoreFault, isIndexNotFound, readFailure } from './classify.js';
@@ -12,6 +12,7 @@ import { localRejection, planWithSetup, PartitionsNotReady, replacedResult, type
 import { CopyLookupError, newestSource, PartitionList } from './partitions.js';
 import { Locator } from './locator.js';
 import { ECS_ROOTS, sourceBytes, stripProjection } from './project.js';
+import { scanBehaviours } from './scanBehaviours.js';
 
 export interface ElasticsearchSinkOptions {
   /** Documents nested deeper are rejected `too_deep` (never above Elasticsearch's own 1,000). */
@@ -263,6 +264,11 @@ export class ElasticsearchSink implements Sink {
       throw readError('query', err);
     }
     return ids;
+  }
+
+  /** By id across the day indices (scanBehaviours). */
+  scan(q: ScanQuery, cursor: string | undefined, limit: number): Promise<ScanPage> {
+    return scanBehaviours(this.client, this.names.alias, q, cursor, limit);
   }
 
   async count(): Promise<number> {

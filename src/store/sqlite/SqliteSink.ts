@@ -1,6 +1,15 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { DEFAULT_MAX_DEPTH, type BehaviourDoc, type Pivots } from '../../normalize/index.js';
-import { depthRejection, invalidDocReason, pivotKey, type ItemResult, type PivotKind, type Sink } from '../Sink.js';
+import {
+  depthRejection,
+  invalidDocReason,
+  pivotKey,
+  type ItemResult,
+  type PivotKind,
+  type ScanPage,
+  type ScanQuery,
+  type Sink,
+} from '../Sink.js';
 import { hasHuntFields, type SinkDoc } from '../../wire/index.js';
 import { compareText } from '../HuntReader.js';
 import { Partitions } from './Partitions.js';
@@ -202,6 +211,49 @@ export class SqliteSink implements Sink {
         ? this.db.prepare('SELECT id FROM behaviours WHERE sha256 = ?').pluck().all(key)
         : this.db.prepare('SELECT id FROM pivots WHERE kind = ? AND value = ?').pluck().all(kind, key);
     return (rows as string[]).sort(compareText);
+  }
+
+  /**
+   * Day by day (the partitions' order), by id within a day: each page is a keyset read of one
+   * partition's own index, so a page costs the same at the end of a large selection as at its
+   * start. The cursor is `<day>:<last id>`.
+   */
+  async scan(q: ScanQuery, cursor: string | undefined, limit: number): Promise<ScanPage> {
+    const at = cursor ? /^(-?\d+):(.*)$/s.exec(cursor) : null;
+    let day = at ? Number(at[1]) : -Infinity;
+    let after = at ? (at[2] as string) : '';
+    const docs: BehaviourDoc[] = [];
+    const want = Math.max(1, Math.floor(limit));
+    const window = [
+      ...(q.since !== undefined ? [['analysis_date >= ?', q.since] as const] : []),
+      ...(q.until !== undefined ? [['analysis_date < ?', q.until] as const] : []),
+    ];
+    for (const part of this.parts.list()) {
+      if (part.day < day) continue;
+      if (part.day > day) after = '';
+      day = part.day;
+      const b = part.behaviours;
+      const where: string[] = [];
+      const args: unknown[] = [];
+      let sql: string;
+      if (q.pivot && q.pivot.kind !== 'sha256') {
+        // the pivot rows' key (kind, value, id) gives the order; each row's document by its primary key
+        where.push('v.kind = ?', 'v.value = ?', 'v.id > ?', ...window.map(([w]) => `v.${w}`));
+        args.push(q.pivot.kind, pivotKey(q.pivot.value), after, ...window.map(([, v]) => v));
+        sql = `SELECT b.id, b.doc FROM ${part.pivots} v JOIN ${b} b ON b.id = v.id WHERE ${where.join(' AND ')} ORDER BY v.id LIMIT ?`;
+      } else {
+        where.push('id > ?', ...(q.pivot ? ['sha256 = ?'] : []), ...window.map(([w]) => w));
+        args.push(after, ...(q.pivot ? [pivotKey(q.pivot.value)] : []), ...window.map(([, v]) => v));
+        sql = `SELECT id, doc FROM ${b} WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`;
+      }
+      const rows = this.db.prepare(sql).all(...args, want - docs.length) as { id: string; doc: string }[];
+      for (const r of rows) docs.push(JSON.parse(r.doc) as BehaviourDoc);
+      if (docs.length >= want) {
+        const last = rows[rows.length - 1];
+        return { docs, next: `${day}:${last?.id ?? after}` };
+      }
+    }
+    return { docs };
   }
 
   async top(kind: Exclude<PivotKind, 'sha256'>, limit: number): Promise<{ value: string; count: number }[]> {
