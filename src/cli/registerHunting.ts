@@ -9,6 +9,7 @@ import { WATCH_FLAGS } from './commands/watchFlags.js';
 const loadHunt = () => import('./commands/hunt.js');
 const loadWatch = () => import('./commands/watch.js');
 const loadServe = () => import('./commands/serve.js');
+const loadExport = () => import('./commands/export.js');
 
 const ADD_HELP = `
 Any one condition matching is a hit; each (watch, behaviour, version) is a hit once,
@@ -25,6 +26,7 @@ Example:
 /** Hunting: pivot statistics, top values, related behaviours, file roll-ups, the read API, and watchlists that alert. */
 export function registerHunting(program: Command, kit: ProgramKit): void {
   registerPivotReads(program, kit);
+  registerExport(program, kit);
   const { ctxOf, action } = kit;
   const watch = program
     .command('watch')
@@ -156,5 +158,35 @@ function registerPivotReads(program: Command, kit: ProgramKit): void {
         const { serveCommand, serveContext } = await loadServe();
         return serveCommand(await serveContext(ctxOf(cmd), o));
       }),
+    );
+}
+
+const EXPORT_HELP = `
+Ids derive from content (STIX: UUIDv5, SCOs as STIX 2.1 section 2.9 says; MISP: the
+same for uuids): exporting the same selection again gives the same objects, so a TIP
+updates them instead of adding copies. The export is a stream: memory stays that of one
+page of the store, whatever the selection holds.
+
+Examples:
+  sandtrail export --behash 0e3e4f... > cluster.stix.json
+  sandtrail export --watch apt-loader --since 7d --format misp --out apt-loader.misp.json`;
+
+/** export: a selection as a STIX 2.1 bundle or a MISP event. */
+function registerExport(program: Command, kit: ProgramKit): void {
+  const { ctxOf, action } = kit;
+  const cmd = program
+    .command('export')
+    .description('the behaviours of a pivot value, a watch or a window as a STIX 2.1 bundle or a MISP event (stdout or --out)');
+  for (const [flag, , kind, what] of PIVOT_FLAGS) if (kind) addPivotOption(cmd, flag, what);
+  cmd
+    .option('--watch <name>', 'the behaviours a watch hit (with a pivot flag: those of them carrying it)')
+    .option('--since <when>', `only behaviours analysed since: ${SINCE_FORMS}`)
+    .option('--until <when>', 'only behaviours analysed before: the same forms')
+    .option('--format <f>', 'stix (a STIX 2.1 bundle) or misp (a MISP event)', 'stix')
+    .option('--out <file>', 'write to this file (replaced only once the export is whole) instead of stdout')
+    .option('--json', 'with --out: print {format, behaviours, objects, out} on stdout')
+    .addHelpText('after', EXPORT_HELP)
+    .action(
+      action(async (o: Record<string, unknown>, c: Command) => (await loadExport()).exportCommand(o, ctxOf(c, { logLevel: 'warn' }))),
     );
 }

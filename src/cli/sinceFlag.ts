@@ -13,13 +13,13 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\
  * milliseconds. A time without a zone is UTC, as the feed's minutes are. Anything else, an
  * impossible date included (2026-02-30), is a usage error naming the forms.
  */
-export function parseSince(raw: string, now = Date.now()): number {
+export function parseSince(raw: string, now = Date.now(), flag = '--since'): number {
   const text = raw.trim();
   const ago = /^(\d+)\s*(m|min|h|d|w)$/i.exec(text);
   if (ago) return now - Number(ago[1]) * (UNIT_MS[(ago[2] as string).toLowerCase()] as number);
   const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(text);
   const ms = utcTime(compact ? `${compact[1]}-${compact[2]}-${compact[3]}` : text);
-  if (ms === null) throw new SandtrailError('USAGE', `--since must be ${SINCE_FORMS}, got "${raw}"`);
+  if (ms === null) throw new SandtrailError('USAGE', `${flag} must be ${SINCE_FORMS}, got "${raw}"`);
   return ms;
 }
 

@@ -1,0 +1,103 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
+import { Transform, type Writable } from 'node:stream';
+import { basename, dirname, join } from 'node:path';
+import { SandtrailError } from '../../errors/index.js';
+import { describeSelection, exportMisp, exportStix, type ExportSelection, type ExportSummary } from '../../share/index.js';
+import type { PivotKind, Store } from '../../store/index.js';
+import { escapeControls, withStore, type CliContext } from '../context.js';
+import { parseSince } from '../sinceFlag.js';
+import { PIVOT_FLAGS } from './query.js';
+
+/** The formats `export` writes. */
+export const EXPORT_FORMATS = ['stix', 'misp'] as const;
+type Format = (typeof EXPORT_FORMATS)[number];
+
+/** The selection the flags name: at most one pivot, a watch, a window; at least one of them. */
+export function exportSelection(opts: Record<string, unknown>, now = Date.now()): ExportSelection {
+  const given = PIVOT_FLAGS.filter(([, key, kind]) => kind !== null && typeof opts[key] === 'string');
+  if (given.length > 1)
+    throw new SandtrailError('USAGE', `give at most one pivot flag, got ${given.map(([f]) => f.split(' ')[0]).join(', ')}`);
+  const sel: ExportSelection = {};
+  const [flag, key, kind] = given[0] ?? [];
+  if (flag && key && kind) {
+    const value = (opts[key] as string).trim();
+    if (value === '') throw new SandtrailError('USAGE', `${flag.split(' ')[0]} needs a value, got an empty one`);
+    sel.pivot = { kind: kind as PivotKind, value };
+  }
+  if (typeof opts.watch === 'string') sel.watch = opts.watch;
+  const seconds = (raw: unknown, name: string): number | undefined =>
+    typeof raw === 'string' ? Math.floor(parseSince(raw, now, name) / 1000) : undefined;
+  const since = seconds(opts.since, '--since');
+  const until = seconds(opts.until, '--until');
+  if (since !== undefined) sel.since = since;
+  if (until !== undefined) sel.until = until;
+  if (since !== undefined && until !== undefined && until <= since) throw new SandtrailError('USAGE', '--until must be after --since');
+  if (!sel.pivot && sel.watch === undefined && since === undefined && until === undefined) {
+    throw new SandtrailError(
+      'USAGE',
+      'say what to export: a pivot flag (--behash, --sigma-rule, ...), --watch NAME, or a window (--since/--until)',
+    );
+  }
+  return sel;
+}
+
+/** Stored text escaped on its way to a terminal or file: JSON escapes, so the JSON parses back to the same values. */
+function escaping(out: Writable): Transform {
+  // strings as written (whole JSON pieces), never bytes cut inside a character
+  const p = new Transform({
+    decodeStrings: false,
+    transform(chunk: string | Buffer, _enc, done): void {
+      done(null, escapeControls(typeof chunk === 'string' ? chunk : chunk.toString('utf8'), '\n'));
+    },
+  });
+  p.pipe(out);
+  return p;
+}
+
+/**
+ * `sandtrail export`: a selection of behaviours as a STIX 2.1 bundle or a MISP event, streamed
+ * to stdout or to --out (written beside it and renamed once whole: a failed export leaves no
+ * half file). The summary goes to stderr, or stdout with --json and --out.
+ */
+export async function exportCommand(opts: Record<string, unknown>, ctx: CliContext): Promise<number> {
+  const format = (opts.format ?? 'stix') as Format;
+  if (!EXPORT_FORMATS.includes(format))
+    throw new SandtrailError('USAGE', `--format must be ${EXPORT_FORMATS.join(' or ')}, got "${String(opts.format)}"`);
+  const selection = exportSelection(opts);
+  const target = typeof opts.out === 'string' ? opts.out : undefined;
+  if (opts.json && !target) throw new SandtrailError('USAGE', '--json prints the summary on stdout: give --out FILE for the export');
+  const run = (store: Store, out: Writable): Promise<ExportSummary> => (format === 'misp' ? exportMisp : exportStix)(store, selection, out);
+  const summary = await withStore(ctx, async (store) => {
+    if (selection.watch !== undefined && !(await store.watches.get(selection.watch))) {
+      throw new SandtrailError('NOT_FOUND', `no watch named "${selection.watch}" in ${store.spec}`);
+    }
+    if (!target) {
+      const out = escaping(process.stdout);
+      const s = await run(store, out);
+      out.end();
+      await finished(out);
+      return s;
+    }
+    const temp = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
+    const file = createWriteStream(temp);
+    try {
+      const out = escaping(file);
+      const s = await run(store, out);
+      out.end();
+      await finished(file);
+      await rename(temp, target);
+      return s;
+    } catch (err) {
+      file.destroy();
+      await rm(temp, { force: true });
+      throw err;
+    }
+  });
+  const what = format === 'misp' ? 'MISP objects and attributes' : 'STIX objects';
+  const line = `exported ${summary.behaviours} behaviour(s) as ${summary.objects} ${what} (${describeSelection(selection)})${target ? ` to ${target}` : ''}`;
+  if (opts.json) process.stdout.write(`${JSON.stringify({ format, ...summary, ...(target ? { out: target } : {}) })}\n`);
+  else process.stderr.write(`${escapeControls(line)}\n`);
+  return 0;
+}
