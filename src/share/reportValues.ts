@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
+import { hostName } from '../store/index.js';
 
 /**
  * The values of a sandbox report as the export formats take them: verdicts as a result, host
@@ -18,14 +18,10 @@ export function resultOf(verdicts: readonly string[]): 'malicious' | 'suspicious
   return 'unknown';
 }
 
-/** A host name as a domain-name object's value (ASCII, lower-case), or undefined for anything else. */
+/** A host name as a domain-name object's value (ASCII, lower-case), or undefined for an address or anything else. */
 export function domainValue(host: unknown): string | undefined {
-  if (typeof host !== 'string') return undefined;
-  const h = host.trim().replace(/\.$/, '');
-  if (h === '' || h.length > 253 || isIP(h) !== 0) return undefined;
-  const ascii = domainToASCII(h);
-  if (ascii === '' || ascii.length > 253) return undefined;
-  return ascii.split('.').every((l) => /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/.test(l)) ? ascii : undefined;
+  const h = hostName(host);
+  return h !== undefined && isIP(h) === 0 ? h : undefined;
 }
 
 /** A URL part with every character RFC 3986 does not allow there percent-encoded (`%` kept before two hex digits). */

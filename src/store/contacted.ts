@@ -1,4 +1,23 @@
 import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+
+/**
+ * A host as hunters compare it: an IP address (IPv6 without its URL brackets), or a host name in
+ * ASCII (an IDN as punycode), lower-case, of labels of letters, digits, `-` and `_`; undefined for
+ * anything else (`bad'host]`, a path, a blank), which a report may hold but no host is.
+ */
+export function hostName(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const h = value
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+  if (h === '' || h.length > 253) return undefined;
+  if (isIP(h) !== 0) return h.toLowerCase();
+  const ascii = domainToASCII(h);
+  if (ascii === '' || ascii.length > 253) return undefined;
+  return ascii.split('.').every((l) => /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/.test(l)) ? ascii : undefined;
+}
 
 /**
  * Host of a URL as hunters compare it (lower-case); undefined when it names none. A scheme-less
@@ -15,7 +34,7 @@ export function hostOfUrl(url: unknown): string | undefined {
     if (!/[.:]/.test(first) && isIP(first) === 0) return undefined;
   }
   try {
-    return new URL(u.includes('://') ? u : `http://${u}`).hostname.toLowerCase() || undefined;
+    return hostName(new URL(u.includes('://') ? u : `http://${u}`).hostname);
   } catch {
     return undefined;
   }
@@ -52,6 +71,10 @@ export class Unique {
   get size(): number {
     return this.seen.size;
   }
+  /** Only host names and addresses (hostName): the canonical document keeps everything. */
+  addHost(v: unknown): void {
+    this.add(hostName(v));
+  }
   /** Only syntactically valid addresses (the canonical document keeps everything). */
   addIp(v: unknown): void {
     if (typeof v === 'string' && isIP(v.trim()) !== 0) this.add(v);
@@ -81,8 +104,8 @@ export function contactedOf(attributes: Record<string, unknown>, cap = Infinity)
   const destIps = new Unique(cap);
   const srcIps = new Unique(cap);
   for (const d of objects(a.dns_lookups)) {
-    dnsNames.add(d.hostname);
-    hosts.add(d.hostname);
+    dnsNames.addHost(d.hostname);
+    hosts.addHost(d.hostname);
     if (Array.isArray(d.resolved_ips)) for (const r of d.resolved_ips) ips.addIp(r);
   }
   for (const t of objects(a.ip_traffic)) {
@@ -91,15 +114,15 @@ export function contactedOf(attributes: Record<string, unknown>, cap = Infinity)
   }
   for (const h of objects(a.http_conversations)) hosts.add(hostOfUrl(h.url));
   for (const t of objects(a.tls)) {
-    sni.add(t.sni);
-    hosts.add(t.sni);
+    sni.addHost(t.sni);
+    hosts.addHost(t.sni);
   }
   for (const alert of objects(a.ids_alerts)) {
     const c = (alert.alert_context ?? {}) as Record<string, unknown>;
     destIps.addIp(c.dest_ip);
     ips.addIp(c.dest_ip);
     srcIps.addIp(c.src_ip);
-    hosts.add(c.hostname);
+    hosts.addHost(c.hostname);
     // an alert's url is the request's path (its host is `hostname`), unless a proxy request gave it whole
     if (typeof c.url === 'string' && c.url.includes('://')) hosts.add(hostOfUrl(c.url));
   }

@@ -42,7 +42,7 @@ export type {
   SeenValue,
 } from './HuntReader.js';
 export { rollupFile } from './rollupFile.js';
-export { contactedOf, hostOfUrl, type Contacted } from './contacted.js';
+export { contactedOf, hostName, hostOfUrl, type Contacted } from './contacted.js';
 export type { ArtefactLog, ArtefactRecord } from './ArtefactLog.js';
 export {
   openStore,
