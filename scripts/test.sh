@@ -56,6 +56,9 @@ smoke() {
 # it only has to finish with its ids verified (on 1 MB the Elasticsearch node's setup dominates:
 # the ingest ratio is printed, not judged).
 smoke bench "its feed and worker logs are" bench --mb 1 --per-minute 50 --timeout 120 --min-es-ratio 0
+# An export of a small and a larger cluster in both formats: every behaviour must be exported (the
+# RSS ratio is printed, not judged: clusters this small do not fill the window of ids remembered).
+smoke "export bench" "its store is" bench:export --small 300 --large 3000 --max-rss-ratio 0
 # The hunting reads on a small store built through the SQLite sink: every read must answer.
 smoke "hunt bench" "its store is" bench:hunt --behaviours 5000 --runs 2
 # The same reads on the same documents written through the Elasticsearch sink, on a node of its own:

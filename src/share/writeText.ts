@@ -1,8 +1,19 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 
 /** Writes `text`, waiting for `drain` when the stream's buffer is full (backpressure). */
 export async function writeText(out: Writable, text: string): Promise<void> {
   if (out.write(text)) return;
-  await Promise.race([once(out, 'drain'), once(out, 'error').then(([err]) => Promise.reject(err as Error))]);
+  // both listeners go once either fires: a long export waits for drain many thousand times
+  await new Promise<void>((resolve, reject) => {
+    const onDrain = (): void => {
+      out.off('error', onError);
+      resolve();
+    };
+    const onError = (err: Error): void => {
+      out.off('drain', onDrain);
+      reject(err);
+    };
+    out.once('drain', onDrain);
+    out.once('error', onError);
+  });
 }
