@@ -50,7 +50,9 @@ export type ErrorCode =
   | 'WEBHOOK_FAILED'
   | 'WATCH_FILE_FAILED'
   // quota
-  | 'BUDGET_EXCEEDED';
+  | 'BUDGET_EXCEEDED'
+  // a file a command writes (an export's --out)
+  | 'OUTPUT_FAILED';
 
 /** Base class of every deliberate error; `code` is stable and documented. */
 export class SandtrailError extends Error {
@@ -135,6 +137,8 @@ const RETRYABLE: Readonly<Record<ErrorCode, boolean>> = Object.freeze({
   // a full disk or a permission fixed by an operator
   WATCH_FILE_FAILED: true,
   BUDGET_EXCEEDED: false,
+  // a full disk or a failing device under the output file: the command ends, nothing is retried
+  OUTPUT_FAILED: false,
 });
 
 /** Reads the stable code of any thrown value, or undefined for foreign errors. */

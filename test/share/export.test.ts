@@ -4,7 +4,7 @@
  * validator at its strictest, stix2-patterns, stix2's own deterministic ids, pymisp.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, test } from 'vitest';
@@ -13,6 +13,7 @@ import { openStore } from '../../src/store/index.js';
 import { Rng, generateRecord } from '../../src/synth/index.js';
 import { runCli } from '../support/cli.js';
 import { runPythonJson, testPython } from '../support/python.js';
+import { smallFilesystem } from '../support/smallFilesystem.js';
 import { openRealStore, realCluster } from '../support/realElasticsearch.js';
 import { sinkDocs } from '../store/sinkConformance.js';
 
@@ -237,6 +238,19 @@ describe.skipIf(skip)(`export: STIX 2.1 and MISP checked by their own tools${ski
     },
     300_000,
   );
+
+  test('a full disk ends the export non-zero, naming the cause, and leaves no file behind', async () => {
+    const small = smallFilesystem(dir, 1);
+    assert.ok(typeof small !== 'string', small as string);
+    const target = join(small.path, 'window.stix.json');
+    const r = await runCli(['export', '--since', '2026-10-01', '--out', target, '--store', spec]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /--out .*window\.stix\.json: cannot write it \(ENOSPC\)/);
+    assert.deepEqual(readdirSync(small.path), []);
+    const missing = await runCli(['export', '--behash', 'x', '--out', join(dir, 'no/such/dir/x.json'), '--store', spec]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /cannot write it \(ENOENT\)/);
+  }, 120_000);
 
   test('misuse ends at once with a usage error and writes nothing', async () => {
     for (const args of [

@@ -1,11 +1,10 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
+import { open, rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { Transform, type Writable } from 'node:stream';
 import { basename, dirname, join } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
 import { describeSelection, exportMisp, exportStix, type ExportSelection, type ExportSummary } from '../../share/index.js';
-import type { PivotKind, Store } from '../../store/index.js';
+import type { PivotKind } from '../../store/index.js';
 import { escapeControls, withStore, type CliContext } from '../context.js';
 import { parseSince } from '../sinceFlag.js';
 import { PIVOT_FLAGS } from './query.js';
@@ -44,16 +43,24 @@ export function exportSelection(opts: Record<string, unknown>, now = Date.now())
 }
 
 /** Stored text escaped on its way to a terminal or file: JSON escapes, so the JSON parses back to the same values. */
-function escaping(out: Writable): Transform {
+function escaping(): Transform {
   // strings as written (whole JSON pieces), never bytes cut inside a character
-  const p = new Transform({
+  return new Transform({
     decodeStrings: false,
     transform(chunk: string | Buffer, _enc, done): void {
       done(null, escapeControls(typeof chunk === 'string' ? chunk : chunk.toString('utf8'), '\n'));
     },
   });
-  p.pipe(out);
-  return p;
+}
+
+/**
+ * An --out file that cannot be written, named with the system's reason: where it cannot be
+ * created (no such directory, no permission) is the command's mistake (USAGE); a write that fails
+ * once under way (a full disk) is the output's (OUTPUT_FAILED, exit 1).
+ */
+function outError(target: string, err: unknown, opening: boolean): SandtrailError {
+  const reason = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+  return new SandtrailError(opening ? 'USAGE' : 'OUTPUT_FAILED', `--out ${target}: cannot write it (${reason})`, {}, { cause: err });
 }
 
 /**
@@ -68,31 +75,40 @@ export async function exportCommand(opts: Record<string, unknown>, ctx: CliConte
   const selection = exportSelection(opts);
   const target = typeof opts.out === 'string' ? opts.out : undefined;
   if (opts.json && !target) throw new SandtrailError('USAGE', '--json prints the summary on stdout: give --out FILE for the export');
-  const run = (store: Store, out: Writable): Promise<ExportSummary> => (format === 'misp' ? exportMisp : exportStix)(store, selection, out);
   const summary = await withStore(ctx, async (store) => {
     if (selection.watch !== undefined && !(await store.watches.get(selection.watch))) {
       throw new SandtrailError('NOT_FOUND', `no watch named "${selection.watch}" in ${store.spec}`);
     }
+    const run = (out: Writable): Promise<ExportSummary> => (format === 'misp' ? exportMisp : exportStix)(store, selection, out);
     if (!target) {
-      const out = escaping(process.stdout);
-      const s = await run(store, out);
+      const out = escaping();
+      // stdout stays open; a closed pipe (`| head`) ends the process (run.ts)
+      const piped = pipeline(out, process.stdout, { end: false });
+      const s = await run(out);
       out.end();
-      await finished(out);
+      await piped;
       return s;
     }
     const temp = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
-    const file = createWriteStream(temp);
+    const file = await open(temp, 'w').catch((err: unknown) => {
+      throw outError(target, err, true);
+    });
+    const out = escaping();
+    // any error of the file (a full disk) destroys both streams: the export's next write fails with it
+    const piped = pipeline(out, file.createWriteStream());
     try {
-      const out = escaping(file);
-      const s = await run(store, out);
+      const s = await run(out);
       out.end();
-      await finished(file);
-      await rename(temp, target);
+      await piped;
+      await rename(temp, target).catch((err: unknown) => {
+        throw outError(target, err, false);
+      });
       return s;
     } catch (err) {
-      file.destroy();
+      out.destroy();
+      await piped.catch(() => undefined);
       await rm(temp, { force: true });
-      throw err;
+      throw (err as NodeJS.ErrnoException).syscall ? outError(target, err, false) : err;
     }
   });
   const what = format === 'misp' ? 'MISP objects and attributes' : 'STIX objects';
