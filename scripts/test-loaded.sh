@@ -19,7 +19,7 @@ for ((i = 1; i <= runs; i++)); do
   out=$(mktemp "${TMPDIR:-/tmp}/sandtrail-test-loaded-$i.XXXXXX")
   start=$(date +%s)
   if SANDTRAIL_TEST_CLUSTER_APART=1 npx vitest run >"$out" 2>&1 &&
-    SANDTRAIL_TEST_ES=skip npx vitest run test/pipeline/redisCluster.test.ts test/pipeline/redisFailover.test.ts >>"$out" 2>&1; then
+    SANDTRAIL_TEST_ES=skip npx vitest run --no-file-parallelism test/pipeline/redisCluster.test.ts test/pipeline/redisFailover.test.ts >>"$out" 2>&1; then
     # vitest colours its summary: the escapes go before the count is read
     echo "run $i/$runs: passed in $(($(date +%s) - start)) s ($(sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -Eo 'Tests +[0-9]+ passed[^)]*\)' | head -1 | tr -s ' '))" >&2
     rm -f "$out"

@@ -10,8 +10,11 @@ export interface CheckRedisOptions {
   prefix?: string;
   /** `url` lists nodes of a Redis Cluster. */
   redisCluster?: boolean;
-  /** Told what holds but is worth an operator's look (a listed cluster node down that the cluster knows). */
-  onWarning?: (message: string) => void;
+  /**
+   * Told what holds but is worth an operator's look (a listed cluster node down that the cluster
+   * knows), with the listed URL it is about: its wording changes as the cluster's view does.
+   */
+  onWarning?: (message: string, about?: string) => void;
 }
 
 /**
@@ -73,6 +76,7 @@ async function checkRedisCluster(url: string, o: CheckRedisOptions, timeoutMs: n
       else
         o.onWarning?.(
           `${d.message}: the cluster knows it as ${describeNode(node, known)}; going on through the listed nodes that answer (remove it from REDIS_URL once it is gone for good)`,
+          d.url,
         );
     }
     if (up.length === 0 || unknown.length > 0) {

@@ -14,11 +14,12 @@ const POLL_MS = 2000;
  */
 export async function checkRedisOrWait(url: string, o: CheckRedisOptions, log: Logger, pollMs = POLL_MS): Promise<void> {
   let waiting = false;
-  // each warning once, not once per look while waiting
+  // each warning once per node it is about, not once per look while waiting, nor again when the
+  // cluster's view of that node changes (pfail, then fail) while the process waits
   const warned = new Set<string>();
-  const onWarning = (m: string): void => {
-    if (!warned.has(m)) log.warn(m);
-    warned.add(m);
+  const onWarning = (m: string, about?: string): void => {
+    if (!warned.has(about ?? m)) log.warn(m);
+    warned.add(about ?? m);
   };
   for (;;) {
     try {

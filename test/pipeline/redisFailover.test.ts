@@ -106,7 +106,7 @@ test('a failover mid-backfill ends exact; a restart with the dead master still l
   await cluster.waitReplicated();
   for (let i = 0; i < 100 && (await topology()).status !== 'pass'; i++) await sleep(200);
   assert.match((await topology()).detail, /every master has a replica/);
-});
+}, 600_000);
 
 test('the queues slot lost for good: a backfill ends within worker.redisWaitMs naming the cluster state and the slot, no minute ok unless stored; a worker started meanwhile waits, says so once, and starts once the slot is served again', async () => {
   const file = join(dir, 'b.db');
@@ -163,4 +163,4 @@ test('the queues slot lost for good: a backfill ends within worker.redisWaitMs n
   const again = await runCli(args, { env: envOf('st-fo-b', file) });
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(storeContents(file).ids, f.all);
-});
+}, 600_000);
