@@ -169,7 +169,8 @@ page of the store, whatever the selection holds.
 
 Examples:
   sandtrail export --behash 0e3e4f... > cluster.stix.json
-  sandtrail export --watch apt-loader --since 7d --format misp --out apt-loader.misp.json`;
+  sandtrail export --watch apt-loader --since 7d --format misp --out apt-loader.misp.json
+  sandtrail export --sigma-rule 5a1b... --save loader-sigma   # a TAXII collection of serve`;
 
 /** export: a selection as a STIX 2.1 bundle or a MISP event. */
 function registerExport(program: Command, kit: ProgramKit): void {
@@ -184,7 +185,8 @@ function registerExport(program: Command, kit: ProgramKit): void {
     .option('--until <when>', 'only behaviours analysed before: the same forms')
     .option('--format <f>', 'stix (a STIX 2.1 bundle) or misp (a MISP event)', 'stix')
     .option('--out <file>', 'write to this file (replaced only once the export is whole) instead of stdout')
-    .option('--json', 'with --out: print {format, behaviours, objects, out} on stdout')
+    .option('--json', 'with --out: print {format, behaviours, objects, out} on stdout (with --save: {collection, name, behaviours, added})')
+    .option('--save <name>', 'keep the export in the store as a TAXII 2.1 collection that serve offers (saving again adds what is new)')
     .addHelpText('after', EXPORT_HELP)
     .action(
       action(async (o: Record<string, unknown>, c: Command) => (await loadExport()).exportCommand(o, ctxOf(c, { logLevel: 'warn' }))),

@@ -92,7 +92,7 @@ export const serveSchema = z
       })
       .optional()
       .describe(
-        'Comma-separated keys accepted in the x-apikey header of sandtrail serve (16+ characters each; never logged); unset: no key asked, loopback only.',
+        'Comma-separated keys of sandtrail serve, sent in the x-apikey header or (TAXII clients) as the password of HTTP Basic (16+ characters each; never logged; never the GTI key); unset: no key asked, loopback only.',
       ),
     publicUrl: z
       .string()

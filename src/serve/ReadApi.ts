@@ -6,7 +6,8 @@ import type { Logger } from '../log/index.js';
 import { FailedAuth, isLoopback } from '../ops/index.js';
 import { guardAccess } from './guardAccess.js';
 import { canonicalBehaviourId } from '../normalize/index.js';
-import { HUNT_LIMITS, pivotKindOf, storeFileIdentity, type Store } from '../store/index.js';
+import { isTaxiiUrl, registerTaxii, taxiiError } from '../taxii/index.js';
+import { HUNT_LIMITS, pivotKindOf, storeFileIdentity, type Store, type Watch } from '../store/index.js';
 import {
   decodeAfterCursor,
   decodeHitCursor,
@@ -30,6 +31,8 @@ export interface ReadApiOptions {
   log: Logger;
   /** How wrong keys are counted per address (default: 10 a minute, then 429 for the rest of it). */
   failedKeys?: FailedAuth;
+  /** Brings a watch's TAXII collection up to its hits before it is read (absent: served as the store holds it). */
+  syncWatch?: (w: Watch) => Promise<void>;
 }
 
 export interface ReadApi {
@@ -86,8 +89,12 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
   const { store } = o;
   // loaded when the API starts, not whenever the CLI does
   const { default: Fastify } = await import('fastify');
-  const fail = (reply: FastifyReply, code: V3ErrorCode, message: string): FastifyReply =>
-    reply.code(V3_ERRORS[code]).send(v3Error(code, message));
+  // TAXII's paths answer in TAXII's error message, the rest in the v3 envelope
+  const fail = (reply: FastifyReply, code: V3ErrorCode, message: string): FastifyReply => {
+    if (!isTaxiiUrl(reply.request.url.split('?')[0] ?? '')) return reply.code(V3_ERRORS[code]).send(v3Error(code, message));
+    if (V3_ERRORS[code] === 401) reply.header('www-authenticate', 'Basic realm="sandtrail", charset="UTF-8"');
+    return taxiiError(reply, V3_ERRORS[code], code.replace(/Error$/, '').replace(/([a-z])([A-Z])/g, '$1 $2'), message);
+  };
   // a request Fastify cannot route (a bad percent-encoding) is answered in the API's envelope too
   const app = Fastify({
     logger: false,
@@ -326,6 +333,12 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     },
   );
 
+  registerTaxii(app, {
+    store,
+    ...(o.syncWatch ? { sync: o.syncWatch } : {}),
+    publicRoot: serve.publicUrl ? serve.publicUrl.replace(/\/+$/, '') : '',
+  });
+
   // every method but GET and HEAD (TRACE, PROPFIND...), not only the common ones
   const otherMethods = app.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD');
   for (const url of paths) {
@@ -333,7 +346,14 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
       method: otherMethods,
       url,
       handler: async (req, reply) =>
-        fail(reply.header('allow', 'GET, HEAD'), 'MethodNotAllowedError', `${req.method} is not allowed here: this API only reads (GET)`),
+        // a TAXII client adding objects is told the collection's can_write, as TAXII asks (403)
+        isTaxiiUrl(url) && req.method === 'POST'
+          ? fail(reply, 'ForbiddenError', 'the collections of this server are read only (can_write: false)')
+          : fail(
+              reply.header('allow', 'GET, HEAD'),
+              'MethodNotAllowedError',
+              `${req.method} is not allowed here: this API only reads (GET)`,
+            ),
     });
   }
 

@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from '../log/index.js';
 import { answerRaw, loopbackHostHeader, sameSecret, type FailedAuth } from '../ops/index.js';
+import { isTaxiiUrl } from '../taxii/index.js';
 import { v3Error, type V3ErrorCode } from './envelope.js';
 import { API_CSP, HUNT_PAGE_CSP } from './huntPage.js';
 
@@ -47,8 +48,16 @@ export function guardAccess(app: FastifyInstance, o: GuardOptions): void {
     // by the route matched, not the raw URL (`/%61pi/...` and absolute-form targets route to the API too):
     // only the hunting page itself is open, and its requests carry the key
     if (req.routeOptions.url === '/') return;
-    const given = req.headers['x-apikey'];
-    if (typeof given !== 'string' || given === '') return fail(reply, 'AuthenticationRequiredError', 'X-Apikey header is missing');
+    // TAXII clients (Sentinel, OpenCTI, taxii2-client) send a key as HTTP Basic's password
+    const given = req.headers['x-apikey'] ?? basicPassword(req.headers.authorization);
+    if (typeof given !== 'string' || given === '')
+      return fail(
+        reply,
+        'AuthenticationRequiredError',
+        isTaxiiUrl(req.url.split('?')[0] ?? '')
+          ? 'credentials are missing: HTTP Basic with a key as the password'
+          : 'X-Apikey header is missing',
+      );
     // an address that sent too many wrong keys is held off, whatever it sends now
     const held = Math.ceil(failedKeys.heldFor(req.ip) / 1000);
     if (held > 0)
@@ -66,4 +75,13 @@ export function guardAccess(app: FastifyInstance, o: GuardOptions): void {
       return fail(reply, 'WrongCredentialsError', 'Wrong API key');
     }
   });
+}
+
+/** The password of an HTTP Basic `Authorization` header (any user name), or undefined. */
+export function basicPassword(header: string | undefined): string | undefined {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!m?.[1]) return undefined;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
 }

@@ -11,3 +11,15 @@ export { mispOf, type MispAttribute, type MispObject } from './mispObjects.js';
 export { scoId, derivedId } from './stixIds.js';
 export { literal as stixLiteral } from './stixPattern.js';
 export { IDENTITY, EXTENSION_DEFINITION } from './stixProducer.js';
+export {
+  HIT_OVERLAP_MS,
+  collectionInput,
+  exportCollectionId,
+  saveExport,
+  syncWatchCollection,
+  watchCollection,
+  watchCollectionDescription,
+  watchCollectionId,
+  type ShareSummary,
+  type SharingStore,
+} from './sharedCollections.js';

@@ -1,5 +1,6 @@
 import type { ArtefactLog } from './ArtefactLog.js';
 import type { BatchLog } from './BatchLog.js';
+import type { CollectionStore } from './CollectionStore.js';
 import type { DeadLetterStore } from './DeadLetterStore.js';
 import type { HuntReader } from './HuntReader.js';
 import type { PrivateFileStore } from './PrivateFileStore.js';
@@ -49,6 +50,8 @@ export interface Store {
   hunt: HuntReader;
   /** Watchlists and their hits (matched as documents are stored, notified once each). */
   watches: WatchStore;
+  /** Shared (TAXII) collections: a watchlist's objects, a saved export's. */
+  collections: CollectionStore;
   /** Removal of what retention says is expired (behaviours by their own date, bookkeeping by when it was written). */
   retention: Retention;
   /**

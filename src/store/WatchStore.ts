@@ -52,6 +52,8 @@ export interface WatchHitQuery {
   offset?: number;
   /** Only hits after this one in the listing's order (a page's last hit): hits recorded meanwhile move no page. */
   after?: Pick<WatchHit, 'at' | 'lastModified' | 'behaviourId'>;
+  /** The listing's order reversed: oldest first (what a reader catching up from a position wants). */
+  oldestFirst?: boolean;
 }
 
 /**
@@ -75,7 +77,7 @@ export interface WatchStore {
    * one), nothing is recorded and the answer is false, so a removed watch notifies nothing.
    */
   recordHit(hit: WatchHit, watchCreatedAt: number): Promise<boolean>;
-  /** A watch's hits, newest first (`at`, then lastModified, then behaviour id). */
+  /** A watch's hits, newest first (`at`, then lastModified, then behaviour id), or that order reversed. */
   hits(name: string, q?: WatchHitQuery): Promise<WatchHit[]>;
 }
 

@@ -28,6 +28,17 @@ export { retentionCutoffs, emptyPruneReport } from './Retention.js';
 export { RetentionLoop } from './RetentionLoop.js';
 export type { RetentionLoopSettings } from './RetentionLoop.js';
 export type { PruneOptions, PruneReport, Retention, RetentionDays } from './Retention.js';
+export { lastOnly, nextMicros } from './CollectionStore.js';
+export type {
+  CollectionObject,
+  CollectionObjectInput,
+  CollectionObjectQuery,
+  CollectionPage,
+  CollectionStore,
+  SharedCollection,
+  SharedCollectionInput,
+  VersionMatch,
+} from './CollectionStore.js';
 export { normalizeWatch, conditionKey, watchHitKey } from './WatchStore.js';
 export type { Watch, WatchCondition, WatchHit, WatchHitQuery, WatchNotify, WatchStore } from './WatchStore.js';
 export { HUNT_LIMITS } from './HuntReader.js';

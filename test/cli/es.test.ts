@@ -21,7 +21,7 @@ test.skipIf(skip !== undefined)(
       const first = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
       assert.equal(first.code, 0, first.stderr);
       const r = JSON.parse(first.stdout) as { alias: string; applied: string[]; created: string[]; ilm: boolean };
-      const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits', 'locator'].map(
+      const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits', 'collections', 'collection-objects', 'locator'].map(
         (x) => `${prefix}-${x}`,
       );
       assert.deepEqual(r.created, [`${prefix}-behaviours-000001`, ...singles]);
@@ -105,7 +105,7 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
   assert.equal(first.code, 0, first.stderr);
   assert.match(
     first.stdout,
-    /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts, cli-watches, cli-watch-hits, cli-locator\n/,
+    /created {2}cli-behaviours-000001, cli-dead-letters, cli-batches, cli-private-files, cli-artefacts, cli-watches, cli-watch-hits, cli-collections, cli-collection-objects, cli-locator\n/,
   );
   assert.match(first.stdout, /applied {2}lifecycle policy cli-behaviours \(retention off: nothing is deleted\)\n/);
   assert.match(
@@ -117,6 +117,8 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
     'cli-artefacts',
     'cli-batches',
     'cli-behaviours-000001',
+    'cli-collection-objects',
+    'cli-collections',
     'cli-dead-letters',
     'cli-locator',
     'cli-private-files',
@@ -134,6 +136,8 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
     'cli-artefacts',
     'cli-batches',
     'cli-behaviours-000001',
+    'cli-collection-objects',
+    'cli-collections',
     'cli-dead-letters',
     'cli-locator',
     'cli-private-files',
@@ -146,6 +150,8 @@ test('es setup creates templates, the lifecycle policy, the alias and bookkeepin
     'cli-artefacts',
     'cli-batches',
     'cli-behaviours',
+    'cli-collection-objects',
+    'cli-collections',
     'cli-dead-letters',
     'cli-locator',
     'cli-private-files',

@@ -22,6 +22,7 @@ import { retentionConformance } from './retentionConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { sinkDocs } from './sinkConformance.js';
 import { watchConformance } from './watchConformance.js';
+import { collectionConformance } from './collectionConformance.js';
 
 let n = 0;
 
@@ -94,6 +95,23 @@ watchConformance(
   async () => {
     const r = openRealStore(real as Exclude<typeof real, { skip: string }>);
     return { watches: r.store.watches, close: r.close };
+  },
+  { skip },
+);
+collectionConformance(
+  'elasticsearch (real cluster)',
+  async () => {
+    const cluster = real as Exclude<typeof real, { skip: string }>;
+    const r = openRealStore(cluster);
+    return {
+      collections: r.store.collections,
+      other: async () => {
+        // another process's client on the same indices
+        const other = openElasticsearchStore(`es:${cluster.url}`, { ...cluster.auth, indexPrefix: r.prefix, maxRetries: 0 });
+        return { collections: other.collections, close: () => other.close() };
+      },
+      close: r.close,
+    };
   },
   { skip },
 );

@@ -12,6 +12,8 @@ import {
   sourceJson,
   stripProjection,
   watchHitMappings,
+  collectionMappings,
+  collectionObjectMappings,
   watchMappings,
 } from '../../src/store/index.js';
 import { makeDoc } from './sinkConformance.js';
@@ -123,6 +125,10 @@ describe('behaviour index design', () => {
         'PUT /hunt-watches missing',
         'PUT /_index_template/hunt-watch-hits always',
         'PUT /hunt-watch-hits missing',
+        'PUT /_index_template/hunt-collections always',
+        'PUT /hunt-collections missing',
+        'PUT /_index_template/hunt-collection-objects always',
+        'PUT /hunt-collection-objects missing',
         'PUT /_index_template/hunt-locator always',
         'PUT /hunt-locator missing',
       ],
@@ -269,6 +275,8 @@ describe('watch index design', () => {
     for (const [name, mappings] of [
       ['hunt-watches', watchMappings()],
       ['hunt-watch-hits', watchHitMappings()],
+      ['hunt-collections', collectionMappings()],
+      ['hunt-collection-objects', collectionObjectMappings()],
     ] as const) {
       const template = plan.find((s) => s.path === `/_index_template/${name}`)?.body as {
         index_patterns: string[];

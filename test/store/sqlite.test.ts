@@ -14,6 +14,7 @@ import { writePreviousLayout } from './previousLayout.js';
 import { retentionConformance } from './retentionConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
 import { watchConformance } from './watchConformance.js';
+import { collectionConformance } from './collectionConformance.js';
 
 const dir = tempDir();
 let n = 0;
@@ -41,6 +42,19 @@ retentionConformance('sqlite', async ({ retentionDays, now }) => {
 watchConformance('sqlite', async () => {
   const store = openStore(`sqlite:${join(dir, `w${n++}.db`)}`);
   return { watches: store.watches, close: () => store.close() };
+});
+
+collectionConformance('sqlite', async () => {
+  const file = join(dir, `c${n++}.db`);
+  const store = openStore(`sqlite:${file}`);
+  return {
+    collections: store.collections,
+    other: async () => {
+      const other = openStore(`sqlite:${file}`, {}, { mustExist: true });
+      return { collections: other.collections, close: () => other.close() };
+    },
+    close: () => store.close(),
+  };
 });
 
 test('private files live in their own indexed table of the same file, apart from the behaviours', async () => {

@@ -224,6 +224,12 @@ export function watchConformance(name: string, open: () => Promise<WatchStoreFix
         assert.equal(await f.watches.recordHit(hit('page', '6', 100, 9000), CREATED), true);
         assert.deepEqual(await f.watches.hits('page', { after: anchor }), newest.slice(3));
         assert.deepEqual(await f.watches.hits('page', { after: newest[0] as WatchHit, since: 3000 }), newest.slice(1, 4));
+        // oldest first: the same order reversed, paged by `after` the same way (what a sync catching up reads)
+        const oldest = [...newest].reverse();
+        oldest.push(hit('page', '6', 100, 9000));
+        assert.deepEqual(await f.watches.hits('page', { oldestFirst: true }), oldest);
+        assert.deepEqual(await f.watches.hits('page', { oldestFirst: true, since: 3000, limit: 2 }), oldest.slice(2, 4));
+        assert.deepEqual(await f.watches.hits('page', { oldestFirst: true, after: oldest[2] as WatchHit, limit: 3 }), oldest.slice(3, 6));
       } finally {
         await f.close();
       }

@@ -53,9 +53,17 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
       try {
         // names, not wildcards: clusters default to action.destructive_requires_name
         // the single-index stores: each index and its template share one name
-        const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits', 'locator'].map(
-          (s) => `${prefix}-${s}`,
-        );
+        const singles = [
+          'dead-letters',
+          'batches',
+          'private-files',
+          'artefacts',
+          'watches',
+          'watch-hits',
+          'collections',
+          'collection-objects',
+          'locator',
+        ].map((s) => `${prefix}-${s}`);
         // every partition behind the read alias (the daily indices and the undated one), by name
         const partitions = Object.keys(
           await admin.indices.getAlias({ name: `${prefix}-behaviours` }, { ignore: [404] }).catch(() => ({})),

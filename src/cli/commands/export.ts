@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Writable } from 'node:stream';
 import { basename, dirname, join } from 'node:path';
 import { SandtrailError } from '../../errors/index.js';
-import { describeSelection, exportMisp, exportStix, type ExportSelection, type ExportSummary } from '../../share/index.js';
+import { describeSelection, exportMisp, exportStix, saveExport, type ExportSelection, type ExportSummary } from '../../share/index.js';
 import type { PivotKind } from '../../store/index.js';
 import { escapeControls, withStore, type CliContext } from '../context.js';
 import { parseSince } from '../sinceFlag.js';
@@ -69,6 +69,7 @@ function outError(target: string, err: unknown, opening: boolean): SandtrailErro
  * half file). The summary goes to stderr, or stdout with --json and --out.
  */
 export async function exportCommand(opts: Record<string, unknown>, ctx: CliContext): Promise<number> {
+  if (typeof opts.save === 'string') return saveCommand(opts.save, opts, ctx);
   const format = (opts.format ?? 'stix') as Format;
   if (!EXPORT_FORMATS.includes(format))
     throw new SandtrailError('USAGE', `--format must be ${EXPORT_FORMATS.join(' or ')}, got "${String(opts.format)}"`);
@@ -115,5 +116,33 @@ export async function exportCommand(opts: Record<string, unknown>, ctx: CliConte
   const line = `exported ${summary.behaviours} behaviour(s) as ${summary.objects} ${what} (${describeSelection(selection)})${target ? ` to ${target}` : ''}`;
   if (opts.json) process.stdout.write(`${JSON.stringify({ format, ...summary, ...(target ? { out: target } : {}) })}\n`);
   else process.stderr.write(`${escapeControls(line)}\n`);
+  return 0;
+}
+
+/**
+ * `sandtrail export --save NAME`: the selection kept in the store as a shared collection that
+ * `serve` offers over TAXII 2.1; saving again under the name adds what the selection holds now.
+ */
+async function saveCommand(name: string, opts: Record<string, unknown>, ctx: CliContext): Promise<number> {
+  if (opts.out !== undefined || (opts.format !== undefined && opts.format !== 'stix'))
+    throw new SandtrailError('USAGE', '--save keeps the export in the store as a TAXII collection (STIX): it takes no --out or --format');
+  const selection = exportSelection(opts);
+  const r = await withStore(
+    ctx,
+    async (store) => {
+      if (selection.watch !== undefined && !(await store.watches.get(selection.watch))) {
+        throw new SandtrailError('NOT_FOUND', `no watch named "${selection.watch}" in ${store.spec}`);
+      }
+      return saveExport(store, name, selection);
+    },
+    // an existing store only: a mistyped --store must not become an empty one
+    { mustExist: true },
+  );
+  const summary = { collection: r.collection.id, name, behaviours: r.behaviours, added: r.added };
+  if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else
+    process.stderr.write(
+      `${escapeControls(`saved ${r.behaviours} behaviour(s) as TAXII collection ${r.collection.id} "${name}" (${describeSelection(selection)}): ${r.added} new object(s)`)}\n`,
+    );
   return 0;
 }

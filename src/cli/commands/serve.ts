@@ -3,13 +3,27 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { SandtrailError } from '../../errors/index.js';
 import { startReadApi } from '../../serve/index.js';
-import { openStore } from '../../store/index.js';
+import { openStore, type Store } from '../../store/index.js';
+import { WatchSyncer } from '../../taxii/index.js';
 import { stopOnSignals } from '../stopOnSignals.js';
 import type { CliContext } from '../context.js';
 
 /** `sandtrail serve`: the v3-compatible read API and the hunting page, until SIGINT/SIGTERM. */
 export async function serveCommand(ctx: CliContext): Promise<number> {
+  const keys = (ctx.config.serve.apiKeys ?? '').split(',').map((k) => k.trim());
+  if (ctx.config.gti.apiKey && keys.includes(ctx.config.gti.apiKey))
+    throw new SandtrailError(
+      'CONFIG_INVALID',
+      'serve.apiKeys holds the GTI API key: give serve keys of its own (the GTI key is never accepted here)',
+    );
   const store = openStore(ctx.config.store, ctx.config, { readOnly: true });
+  // TAXII watch collections are written as they are read: a store of its own, opened on the first
+  // sync and only on an existing store (serve never creates one)
+  let writer: Store | undefined;
+  const syncer = new WatchSyncer(async () => {
+    writer = openStore(ctx.config.store, ctx.config, { mustExist: true });
+    return writer;
+  }, ctx.log);
   try {
     // a cluster out of reach, or holding no store under this prefix, is said now, as every read says it
     await store.check();
@@ -17,7 +31,7 @@ export async function serveCommand(ctx: CliContext): Promise<number> {
     // Taken before the address is printed: a signal sent on reading it must find the handler there
     const stop = stopOnSignals('the read API lets requests under way finish');
     try {
-      const api = await startReadApi({ config: ctx.config, store, log: ctx.log });
+      const api = await startReadApi({ config: ctx.config, store, log: ctx.log, syncWatch: (w) => syncer.sync(w) });
       process.stderr.write(`sandtrail serve: ${api.url}/ (hunting page), API base ${api.url}/api/v3\n`);
       if (!stop.signal.aborted) await once(stop.signal, 'abort');
       ctx.log.info('stopping the read API');
@@ -27,6 +41,7 @@ export async function serveCommand(ctx: CliContext): Promise<number> {
     }
     return 0;
   } finally {
+    await writer?.close();
     await store.close();
   }
 }

@@ -39,6 +39,7 @@ const toHit = (s: HitSource): WatchHit => ({
 
 /** Newest first; behaviour_id last makes the sort unique within a watch, as search_after needs. */
 const HIT_SORT: estypes.Sort = [{ at: 'desc' }, { last_modified: 'desc' }, { behaviour_id: 'asc' }];
+const OLDEST_FIRST: estypes.Sort = [{ at: 'asc' }, { last_modified: 'asc' }, { behaviour_id: 'desc' }];
 
 const isConflict = (err: unknown): boolean => errorType(err) === 'version_conflict_engine_exception';
 
@@ -167,7 +168,7 @@ export class ElasticsearchWatchStore implements WatchStore {
       for await (const h of scan<HitSource>(this.client, {
         index: this.hitIndex,
         query: { bool: { filter } },
-        sort: HIT_SORT,
+        sort: q.oldestFirst ? OLDEST_FIRST : HIT_SORT,
         // date fields sort by epoch milliseconds, last_modified (epoch seconds) included
         ...(q.after ? { searchAfter: [q.after.at, q.after.lastModified * 1000, q.after.behaviourId] } : {}),
         offset: q.offset ?? 0,

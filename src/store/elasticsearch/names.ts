@@ -33,6 +33,12 @@ export interface EsNames {
   /** Watch hits: one document per (watch, behaviour, version), created once. */
   watchHits: string;
   watchHitsTemplate: string;
+  /** Shared (TAXII) collections: one document per collection, `_id` = its UUID. */
+  collections: string;
+  collectionsTemplate: string;
+  /** The objects of the shared collections, each with the date it was added. */
+  collectionObjects: string;
+  collectionObjectsTemplate: string;
   /** Where each behaviour's copies may be: one entry per behaviour id listing the partitions its versions went to. */
   locator: string;
   locatorTemplate: string;
@@ -78,6 +84,10 @@ export function esNames(prefix = 'sandtrail'): EsNames {
     watchesTemplate: `${prefix}-watches`,
     watchHits: `${prefix}-watch-hits`,
     watchHitsTemplate: `${prefix}-watch-hits`,
+    collections: `${prefix}-collections`,
+    collectionsTemplate: `${prefix}-collections`,
+    collectionObjects: `${prefix}-collection-objects`,
+    collectionObjectsTemplate: `${prefix}-collection-objects`,
     locator: `${prefix}-locator`,
     locatorTemplate: `${prefix}-locator`,
   };

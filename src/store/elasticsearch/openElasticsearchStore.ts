@@ -12,6 +12,7 @@ import { ElasticsearchHuntReader } from './ElasticsearchHuntReader.js';
 import { ElasticsearchPrivateFileStore } from './ElasticsearchPrivateFileStore.js';
 import { ElasticsearchRetention } from './ElasticsearchRetention.js';
 import { ElasticsearchSink } from './ElasticsearchSink.js';
+import { ElasticsearchCollectionStore } from './ElasticsearchCollectionStore.js';
 import { ElasticsearchWatchStore } from './ElasticsearchWatchStore.js';
 import { esNames, isValidPrefix } from './names.js';
 import { classifyRequestError, errorType, storeFailure } from './classify.js';
@@ -197,6 +198,7 @@ export interface ElasticsearchStore {
   privateFiles: ElasticsearchPrivateFileStore;
   artefacts: ElasticsearchArtefactLog;
   watches: ElasticsearchWatchStore;
+  collections: ElasticsearchCollectionStore;
   hunt: ElasticsearchHuntReader;
   retention: ElasticsearchRetention;
   client: Client;
@@ -285,6 +287,7 @@ export function openElasticsearchStore(specOrUrl: string, options: Elasticsearch
     }),
     artefacts: new ElasticsearchArtefactLog(client, bookkeeping),
     watches: new ElasticsearchWatchStore(client, bookkeeping),
+    collections: new ElasticsearchCollectionStore(client, bookkeeping),
     hunt: new ElasticsearchHuntReader(client, { prefix }),
     retention: new ElasticsearchRetention(client, { prefix, onPartitionsDeleted: () => sink.forgetPartitions() }),
     client,

@@ -21,7 +21,7 @@ import { clusterHasIlm } from './ilm.js';
 import { repairPartitions } from './repairPartitions.js';
 import { completeLocator, locatorMappings, locatorSettings } from './locator.js';
 import { privateFileMappings, privateFileSettings } from './privateFileMapping.js';
-import { watchHitMappings, watchMappings } from './watchMapping.js';
+import { collectionMappings, collectionObjectMappings, watchHitMappings, watchMappings } from './watchMapping.js';
 
 export interface SetupOptions extends BehaviourIndexSettings {
   prefix?: string;
@@ -176,6 +176,9 @@ export function setupPlan(options: SetupOptions = {}): SetupStep[] {
     // watchlists: a handful of watches and the hits they record, bookkeeping-sized
     ...bookkeepingSteps(n.watchesTemplate, n.watches, watchMappings(), small, meta),
     ...bookkeepingSteps(n.watchHitsTemplate, n.watchHits, watchHitMappings(), small, meta),
+    // shared (TAXII) collections: a few collections, the objects of their hits and saved exports
+    ...bookkeepingSteps(n.collectionsTemplate, n.collections, collectionMappings(), small, meta),
+    ...bookkeepingSteps(n.collectionObjectsTemplate, n.collectionObjects, collectionObjectMappings(), small, meta),
     // one small entry per behaviour, as many as the behaviours kept: the behaviours' primaries
     ...bookkeepingSteps(n.locatorTemplate, n.locator, locatorMappings(meta), locatorSettings(options), meta),
   ];

@@ -47,3 +47,46 @@ export function watchHitMappings(): Record<string, unknown> {
     },
   };
 }
+
+/** Shared collections index mappings: the name sorts the list; the rest is read whole. */
+export function collectionMappings(): Record<string, unknown> {
+  const unindexed = { type: 'keyword', index: false, doc_values: false } as const;
+  return {
+    dynamic: false,
+    _meta: meta,
+    properties: {
+      id: keyword,
+      name: keyword,
+      kind: keyword,
+      title: unindexed,
+      description: unindexed,
+      selection: unindexed,
+      created_at: { type: 'date', format: 'epoch_millis' },
+      added_through: { type: 'long' },
+      synced_from: { type: 'long' },
+      lease_until: { type: 'long' },
+    },
+  };
+}
+
+/**
+ * Collection objects index mappings: filtered by collection, id, type and version marks, paged
+ * by `date_added` (epoch microseconds, a long: a date field would keep milliseconds only); the
+ * STIX object itself is kept, never indexed.
+ */
+export function collectionObjectMappings(): Record<string, unknown> {
+  return {
+    dynamic: false,
+    _meta: meta,
+    properties: {
+      collection: keyword,
+      object_id: keyword,
+      type: keyword,
+      version: keyword,
+      date_added: { type: 'long' },
+      first: { type: 'boolean' },
+      latest: { type: 'boolean' },
+      object: { type: 'object', enabled: false },
+    },
+  };
+}

@@ -116,11 +116,14 @@ export class SqliteWatchStore implements WatchStore {
   async hits(name: string, q: WatchHitQuery = {}): Promise<WatchHit[]> {
     const a = q.after;
     // after a hit in the listing's order: older, or as old and of an older version, or the same and a later id
-    const after = a ? 'AND (at < @at OR (at = @at AND (last_modified < @lm OR (last_modified = @lm AND behaviour_id > @id))))' : '';
+    const [lt, gt, desc, asc] = q.oldestFirst ? ['>', '<', 'ASC', 'DESC'] : ['<', '>', 'DESC', 'ASC'];
+    const after = a
+      ? `AND (at ${lt} @at OR (at = @at AND (last_modified ${lt} @lm OR (last_modified = @lm AND behaviour_id ${gt} @id))))`
+      : '';
     const rows = this.db
       .prepare(
         `SELECT * FROM watch_hits WHERE watch = @name AND at >= @since ${after}
-         ORDER BY at DESC, last_modified DESC, behaviour_id ASC LIMIT @limit OFFSET @offset`,
+         ORDER BY at ${desc}, last_modified ${desc}, behaviour_id ${asc} LIMIT @limit OFFSET @offset`,
       )
       .all({
         name,

@@ -8,6 +8,7 @@ export { SqliteBatchLog } from './SqliteBatchLog.js';
 export { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 export { SqliteArtefactLog } from './SqliteArtefactLog.js';
 export { SqliteWatchStore } from './SqliteWatchStore.js';
+export { SqliteCollectionStore } from './SqliteCollectionStore.js';
 export { writeWhenFree } from './writeWhenFree.js';
 export { isTransientSqlite, isBusy, sqliteStoreFault } from './sqliteErrors.js';
 export { demoStoreFile, markDemoStore } from './demoStore.js';

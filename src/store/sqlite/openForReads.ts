@@ -9,6 +9,7 @@ import { SqliteDeadLetterStore } from './SqliteDeadLetterStore.js';
 import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
+import { SqliteCollectionStore } from './SqliteCollectionStore.js';
 
 /** How a command uses the store file: `readOnly` never creates or writes it; `mustExist` writes an existing one only. */
 export interface StoreFileAccess {
@@ -129,6 +130,7 @@ function currentSchema(): { shape: Shape; ddl: Map<string, string> } {
     new SqlitePrivateFileStore(mem);
     new SqliteArtefactLog(mem);
     new SqliteWatchStore(mem);
+    new SqliteCollectionStore(mem);
     const ddl = new Map(
       (mem.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all() as { name: string; sql: string }[]).map((r) => [
         r.name,

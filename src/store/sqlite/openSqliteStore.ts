@@ -12,6 +12,7 @@ import { SqlitePrivateFileStore } from './SqlitePrivateFileStore.js';
 import { SqliteRetention } from './SqliteRetention.js';
 import { SqliteSink } from './SqliteSink.js';
 import { SqliteWatchStore } from './SqliteWatchStore.js';
+import { SqliteCollectionStore } from './SqliteCollectionStore.js';
 import { guardPart } from './guardStore.js';
 import { checkStoreFile, openForReads } from './openForReads.js';
 import { isBusy, sqliteStoreFault } from './sqliteErrors.js';
@@ -106,6 +107,7 @@ function openGuarded(file: string, o: SqliteStoreOptions): Store {
     artefacts: guardPart(new SqliteArtefactLog(db), path, stillThere),
     hunt: guardPart(new SqliteHuntReader(db), path, stillThere),
     watches: guardPart(new SqliteWatchStore(db), path, stillThere),
+    collections: guardPart(new SqliteCollectionStore(db), path, stillThere),
     retention: guardPart(new SqliteRetention(db), path, stillThere),
     // opened above: a file that cannot be had has thrown already
     check: async () => undefined,

@@ -1,0 +1,167 @@
+import { SandtrailError } from '../errors/index.js';
+import type { BehaviourDoc } from '../normalize/index.js';
+import type { CollectionObjectInput, CollectionStore, SharedCollection, Sink, Watch, WatchHitQuery, WatchStore } from '../store/index.js';
+import { describeSelection, selectedBehaviours, selectionKey, type ExportSelection } from './selectedBehaviours.js';
+import { derivedId } from './stixIds.js';
+import { stixObjectsOf, type StixObject } from './stixObjects.js';
+import { EXTENSION_DEFINITION, IDENTITY } from './stixProducer.js';
+
+/** What sharing reads and writes. */
+export interface SharingStore {
+  sink: Sink;
+  watches: WatchStore;
+  collections: CollectionStore;
+}
+
+/** Hits are read again this far back of the sync position: a worker's clock or a slow commit may record one a little late. */
+export const HIT_OVERLAP_MS = 60_000;
+/** Objects per append: one transaction (SQLite) or one bulk request (Elasticsearch). */
+const APPEND_CHUNK = 1000;
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+const uuidOf = (key: string): string => derivedId('collection', key).slice('collection--'.length);
+
+/** The collection id of a watch: a watch removed and added again under its name starts a new collection. */
+export function watchCollectionId(w: Pick<Watch, 'name' | 'createdAt'>): string {
+  return uuidOf(`watch\u0000${w.name}\u0000${w.createdAt}`);
+}
+
+/** The collection id of an export saved under `name`. */
+export function exportCollectionId(name: string): string {
+  return uuidOf(`export\u0000${name}`);
+}
+
+/** A STIX object as a collection takes it: a report's own analysis is versioned, anything shared is not. */
+export function collectionInput(o: StixObject): CollectionObjectInput {
+  const version = typeof o.modified === 'string' ? o.modified : typeof o.created === 'string' ? o.created : '';
+  return { id: o.id, type: o.type, version, object: o, versioned: o.type === 'malware-analysis' };
+}
+
+/** The producer's two objects, which every collection holds once. */
+const producerInputs = (): CollectionObjectInput[] => [IDENTITY, EXTENSION_DEFINITION].map((o) => collectionInput({ ...o }));
+
+/** Buffers objects and appends them to a collection in chunks. */
+class Appender {
+  private buffer: CollectionObjectInput[] = producerInputs();
+  added = 0;
+
+  constructor(
+    private readonly collections: CollectionStore,
+    private readonly id: string,
+  ) {}
+
+  async add(doc: BehaviourDoc, syncedFrom?: number): Promise<void> {
+    this.buffer.push(...stixObjectsOf(doc).map(collectionInput));
+    if (this.buffer.length >= APPEND_CHUNK) await this.flush(syncedFrom);
+  }
+
+  async flush(syncedFrom?: number): Promise<void> {
+    if (this.buffer.length === 0 && syncedFrom === undefined) return;
+    const { added } = await this.collections.append(this.id, this.buffer, syncedFrom === undefined ? {} : { syncedFrom });
+    this.added += added;
+    this.buffer = [];
+  }
+}
+
+/** What a save or a sync added. */
+export interface ShareSummary {
+  collection: SharedCollection;
+  behaviours: number;
+  /** Objects added to the collection (those it held already are not counted). */
+  added: number;
+  /** False when a sync stopped at its time budget with hits still to read. */
+  complete: boolean;
+}
+
+/**
+ * Saves an export as a shared collection under `name` (created, or topped up with what the
+ * selection holds now): TAXII clients poll it like a watch's.
+ */
+export async function saveExport(store: SharingStore, name: string, selection: ExportSelection): Promise<ShareSummary> {
+  if (!NAME_RE.test(name))
+    throw new SandtrailError('USAGE', `bad collection name "${name}": 1-100 letters, digits, ".", "_" or "-", not starting with a symbol`);
+  const collection = await store.collections.save({
+    id: exportCollectionId(name),
+    name,
+    kind: 'export',
+    title: name,
+    description: `sandtrail export: ${describeSelection(selection)}`,
+    selection: selectionKey(selection),
+    createdAt: Date.now(),
+  });
+  const appender = new Appender(store.collections, collection.id);
+  let behaviours = 0;
+  for await (const doc of selectedBehaviours(store, selection)) {
+    await appender.add(doc);
+    behaviours++;
+  }
+  await appender.flush();
+  return { collection: (await store.collections.get(collection.id)) ?? collection, behaviours, added: appender.added, complete: true };
+}
+
+/** What a watch's collection holds, in words. */
+export function watchCollectionDescription(w: Pick<Watch, 'name' | 'conditions'>): string {
+  return `sandtrail watchlist ${w.name}: the behaviour reports it hit (${w.conditions.map((c) => `${c.kind} ${c.value}`).join(', ')})`;
+}
+
+/** The collection of a watch, created on its first sync. */
+export async function watchCollection(store: Pick<SharingStore, 'collections'>, w: Watch): Promise<SharedCollection> {
+  const id = watchCollectionId(w);
+  return (
+    (await store.collections.get(id)) ??
+    store.collections.save({
+      id,
+      name: w.name,
+      kind: 'watch',
+      title: w.name,
+      description: watchCollectionDescription(w),
+      selection: selectionKey({ watch: w.name }),
+      createdAt: w.createdAt,
+    })
+  );
+}
+
+/**
+ * Brings a watch's collection up to its hits: the hits recorded since its sync position (less
+ * HIT_OVERLAP_MS), oldest first, each behaviour's objects appended and the position moved with
+ * each chunk, so a sync stopped by `budgetMs` (or a crash) goes on where it was.
+ */
+export async function syncWatchCollection(
+  store: SharingStore,
+  w: Watch,
+  o: { budgetMs?: number; pageSize?: number; now?: () => number } = {},
+): Promise<ShareSummary> {
+  const now = o.now ?? Date.now;
+  const started = now();
+  const pageSize = o.pageSize ?? 200;
+  const collection = await watchCollection(store, w);
+  const appender = new Appender(store.collections, collection.id);
+  let position = collection.syncedFrom;
+  let after: WatchHitQuery['after'];
+  let behaviours = 0;
+  let complete = true;
+  for (;;) {
+    const hits = await store.watches.hits(w.name, {
+      since: Math.max(0, collection.syncedFrom - HIT_OVERLAP_MS),
+      limit: pageSize,
+      oldestFirst: true,
+      ...(after ? { after } : {}),
+    });
+    for (const h of hits) {
+      const doc = await store.sink.get(h.behaviourId);
+      position = Math.max(position, h.at);
+      // expired or pruned since the hit: nothing left to share
+      if (!doc) continue;
+      await appender.add(doc, position);
+      behaviours++;
+    }
+    if (hits.length < pageSize) break;
+    after = hits[hits.length - 1];
+    if (o.budgetMs !== undefined && now() - started > o.budgetMs) {
+      complete = false;
+      break;
+    }
+  }
+  await appender.flush(position);
+  return { collection: (await store.collections.get(collection.id)) ?? collection, behaviours, added: appender.added, complete };
+}
