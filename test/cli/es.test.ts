@@ -21,9 +21,17 @@ test.skipIf(skip !== undefined)(
       const first = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
       assert.equal(first.code, 0, first.stderr);
       const r = JSON.parse(first.stdout) as { alias: string; applied: string[]; created: string[]; ilm: boolean };
-      const singles = ['dead-letters', 'batches', 'private-files', 'artefacts', 'watches', 'watch-hits', 'collections', 'collection-objects', 'locator'].map(
-        (x) => `${prefix}-${x}`,
-      );
+      const singles = [
+        'dead-letters',
+        'batches',
+        'private-files',
+        'artefacts',
+        'watches',
+        'watch-hits',
+        'collections',
+        'collection-objects',
+        'locator',
+      ].map((x) => `${prefix}-${x}`);
       assert.deepEqual(r.created, [`${prefix}-behaviours-000001`, ...singles]);
       // what the cluster holds, asked of the cluster
       const indices = Object.keys(await admin.indices.get({ index: `${prefix}-*` })).sort();
