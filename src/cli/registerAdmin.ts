@@ -63,7 +63,7 @@ export function registerAdminCommands(program: Command, kit: ProgramKit): void {
     .option('--dry-run', 'count what would go, remove nothing')
     .option(
       '--json',
-      'one JSON object: {dryRun, behavioursBefore, bookkeepingBefore, behaviours, partitions, deadLetters, batches, watchHits, artefacts, done}',
+      'one JSON object: {dryRun, behavioursBefore, bookkeepingBefore, behaviours, partitions, deadLetters, batches, watchHits, artefacts, sharedObjects, done}',
     )
     .action(
       action(async (o: { olderThan?: string; bookkeepingOlderThan?: string; dryRun?: boolean; json?: boolean }, cmd: Command) =>

@@ -21,6 +21,34 @@ export interface SharedCollection {
   syncedFrom: number;
 }
 
+/** A collection as the backends keep it (their columns and fields are snake_case). */
+export interface StoredCollection {
+  id: string;
+  name: string;
+  kind: SharedCollection['kind'];
+  title: string;
+  description: string;
+  selection: string;
+  created_at: number;
+  added_through: number;
+  synced_from: number;
+}
+
+/** A stored collection as the interface gives it. */
+export function collectionOf(r: StoredCollection): SharedCollection {
+  return {
+    id: r.id,
+    name: r.name,
+    kind: r.kind,
+    title: r.title,
+    description: r.description,
+    selection: r.selection,
+    createdAt: r.created_at,
+    addedThrough: r.added_through,
+    syncedFrom: r.synced_from,
+  };
+}
+
 /** What a collection is saved with (the rest is the store's). */
 export type SharedCollectionInput = Omit<SharedCollection, 'addedThrough' | 'syncedFrom'>;
 

@@ -72,6 +72,16 @@ export interface FileRollup {
  * The hunting reads of a store, answered from the stored documents through indexes (SQLite) or
  * single aggregation requests (Elasticsearch), so they stay exact under at-least-once delivery.
  */
+/** A value's behaviours over time: counts per bucket of analysis date (a bucket starts at `t`, Unix seconds). */
+export interface Timeline {
+  /** The bucket's length in seconds: 3600 (hours) or 86400 (days). */
+  bucketSeconds: number;
+  /** Buckets holding behaviours, oldest first. */
+  counts: { t: number; count: number }[];
+  /** Behaviours without an analysis date (in no bucket). */
+  undated: number;
+}
+
 export interface HuntReader {
   /** Statistics of one pivot value and a page of its newest behaviours; zero behaviours when unknown. */
   pivotStats(kind: PivotKind, value: string, page?: { limit?: number; offset?: number }): Promise<PivotStats>;
@@ -87,6 +97,14 @@ export interface HuntReader {
    * the file's SHA-256 through the reports carrying it); null when no report of the file is stored.
    */
   fileRollup(hash: string): Promise<FileRollup | null>;
+  /**
+   * A value's behaviours counted per hour or day of their analysis date, aggregated by the store
+   * (every behaviour counted once, however many it holds): the counts and `undated` sum to the
+   * value's `behaviours`.
+   */
+  timeline(kind: PivotKind, value: string, bucketSeconds: 3600 | 86400): Promise<Timeline>;
+  /** The summaries of several values of one kind (at most HUNT_LIMITS.top.max), in `values` order; an unknown value's counts are zeros. */
+  valueSummaries(kind: PivotKind, values: readonly string[]): Promise<PivotSummary[]>;
 }
 
 /** Sizes of the hunting reads: the defaults and caps every backend applies, so they answer alike. */

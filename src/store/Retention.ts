@@ -5,7 +5,7 @@ export type RetentionDays = number | 'off';
 export interface PruneOptions {
   /** Behaviours whose `last_modification_date` is before this (Unix seconds) go; absent: none. */
   behavioursBefore?: number;
-  /** Dead letters, batch-log rows, watch hits and artefact records written before this (Unix seconds) go; absent: none. */
+  /** Dead letters, batch-log rows, watch hits, artefact records and shared collection objects written before this (Unix seconds) go; absent: none. */
   bookkeepingBefore?: number;
   /**
    * Upper bound of the rows (documents) this call removes one by one, so one call is a short step;
@@ -26,6 +26,8 @@ export interface PruneReport {
   batches: number;
   watchHits: number;
   artefacts: number;
+  /** Objects of the shared (TAXII) collections, by when they were added. */
+  sharedObjects: number;
   /** False when `maxRows` ended the call before everything expired was removed. */
   done: boolean;
 }
@@ -58,5 +60,5 @@ export function retentionCutoffs(
 
 /** An empty report (nothing removed yet). */
 export function emptyPruneReport(): PruneReport {
-  return { behaviours: 0, partitions: [], deadLetters: 0, batches: 0, watchHits: 0, artefacts: 0, done: true };
+  return { behaviours: 0, partitions: [], deadLetters: 0, batches: 0, watchHits: 0, artefacts: 0, sharedObjects: 0, done: true };
 }

@@ -98,5 +98,5 @@ export class RetentionLoop {
 }
 
 function removedAny(r: PruneReport): boolean {
-  return r.behaviours + r.deadLetters + r.batches + r.watchHits + r.artefacts + r.partitions.length > 0;
+  return r.behaviours + r.deadLetters + r.batches + r.watchHits + r.artefacts + r.sharedObjects + r.partitions.length > 0;
 }

@@ -51,8 +51,10 @@ export type {
   PivotSummary,
   RelatedBehaviours,
   SeenValue,
+  Timeline,
 } from './HuntReader.js';
 export { rollupFile } from './rollupFile.js';
+export { doneThrough, ingestFreshness, type IngestFreshness } from './ingestFreshness.js';
 export { contactedOf, hostName, hostOfUrl, type Contacted } from './contacted.js';
 export type { ArtefactLog, ArtefactRecord } from './ArtefactLog.js';
 export {

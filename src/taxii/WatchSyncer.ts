@@ -15,7 +15,8 @@ const SYNC_BUDGET_MS = 10_000;
 export class WatchSyncer {
   private readonly running = new Map<string, Promise<void>>();
   private store: Promise<SharingStore | undefined> | undefined;
-  private refusedSaid = false;
+  /** A failed sync is logged once, until one succeeds again (every request retries it). */
+  private failing = false;
 
   constructor(
     private readonly open: () => Promise<SharingStore>,
@@ -45,12 +46,17 @@ export class WatchSyncer {
     if (!store) return;
     try {
       const r = await syncWatchCollection(store, w, { budgetMs: this.budgetMs });
+      this.failing = false;
       if (r.added > 0)
         this.log.info({ watch: w.name, behaviours: r.behaviours, added: r.added, complete: r.complete }, 'TAXII collection synced');
     } catch (err) {
       // readers get what the collection holds; the next request tries again
-      if (!this.refusedSaid) this.log.error({ watch: w.name, code: errorCode(err), err: messageOf(err) }, 'TAXII collection sync failed');
-      this.refusedSaid = true;
+      if (!this.failing)
+        this.log.error(
+          { watch: w.name, code: errorCode(err), err: messageOf(err) },
+          'TAXII collection sync failed: its collection is served as it is until a sync succeeds',
+        );
+      this.failing = true;
     }
   }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test as vitestTest } from 'vitest';
 import type { BehaviourDoc } from '../../src/normalize/index.js';
 import { decodeChunk, encodeChunk } from '../../src/wire/index.js';
-import { type HuntReader, type Sink } from '../../src/store/index.js';
+import { type HuntReader, type PivotStats, type PivotSummary, type Sink } from '../../src/store/index.js';
 import { sinkDocOf, type DocMeta, type SinkDoc } from '../../src/wire/index.js';
 import { D1, F1, F3, G1, H1, H2, H3, J1, J2, M1, M3, S1, SHA1_1, T0, corpus, hex, report } from './huntCorpus.js';
 
@@ -118,6 +118,41 @@ export function huntConformance(name: string, open: () => Promise<HuntFixture>, 
         assert.deepEqual([ja3s.behaviours, ja3s.files, ja3s.newest.map((l) => l.id)], [2, 2, ids(docs, 0, 3)]);
         const dropped = await hunt.pivotStats('dropped_sha256', D1.toUpperCase());
         assert.deepEqual([dropped.value, dropped.behaviours, dropped.firstSeen, dropped.lastSeen], [D1, 2, T0 + 50, T0 + 100]);
+      }));
+
+    test("timeline: a value's behaviours per hour or day of analysis, the undated apart, summing to its behaviours", () =>
+      withStore(async ({ hunt }) => {
+        assert.deepEqual(await hunt.timeline('behash', H1.toUpperCase(), 3600), {
+          bucketSeconds: 3600,
+          counts: [{ t: T0, count: 3 }],
+          undated: 1,
+        });
+        const day = Math.floor(T0 / 86_400) * 86_400;
+        assert.deepEqual(await hunt.timeline('behash', H1, 86_400), { bucketSeconds: 86_400, counts: [{ t: day, count: 3 }], undated: 1 });
+        for (const [kind, value] of [
+          ['sigma_rule_id', G1],
+          ['sha256', F3],
+          ['ja3s', S1],
+          ['dropped_sha256', D1],
+        ] as const) {
+          const t = await hunt.timeline(kind, value, 3600);
+          const stats = await hunt.pivotStats(kind, value);
+          assert.equal(t.counts.reduce((n, c) => n + c.count, 0) + t.undated, stats.behaviours, `${kind} ${value}`);
+          assert.ok(t.counts.every((c) => c.t % 3600 === 0 && c.count > 0));
+        }
+        assert.deepEqual(await hunt.timeline('ja3', 'f'.repeat(32), 86_400), { bucketSeconds: 86_400, counts: [], undated: 0 });
+        // several values' summaries at once: what pivotStats says of each, in the order asked
+        for (const [kind, values] of [
+          ['behash', [H2, 'f'.repeat(32), H1.toUpperCase()]],
+          ['sigma_rule_id', [G1]],
+          ['sha256', [F3, F1]],
+        ] as const) {
+          const many = await hunt.valueSummaries(kind, values);
+          const summaryOnly = ({ newest: _n, offset: _o, limit: _l, ...rest }: PivotStats): PivotSummary => rest;
+          const one = await Promise.all(values.map(async (v) => summaryOnly(await hunt.pivotStats(kind, v))));
+          assert.deepEqual(many, one, kind);
+        }
+        assert.deepEqual(await hunt.valueSummaries('ja3', []), []);
       }));
 
     test('top: most frequent values with their summaries, with and without since', () =>

@@ -215,9 +215,24 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
           ['evtx'],
         );
         assert.equal(await s.dlq.count(), 1, 'a dead letter written now is not before day 10 of the test clock');
+        // shared collection objects are added now too, by the real clock
+        const c = await s.collections.save({
+          id: '00000000-0000-4000-8000-0000000000aa',
+          name: 'kept-a-day',
+          kind: 'export',
+          title: 'kept-a-day',
+          description: '',
+          selection: '[]',
+          createdAt: Date.now(),
+        });
+        const shared = (id: string) => ({ id, type: 'mutex', version: '', versioned: false, object: { type: 'mutex', id, name: id } });
+        await s.collections.append(c.id, [shared('mutex--1'), shared('mutex--2')]);
+        assert.equal(r.sharedObjects, 0);
         const later = await s.retention.prune({ bookkeepingBefore: Math.floor(Date.now() / 1000) + DAY });
         assert.equal(later.deadLetters, 1);
+        assert.equal(later.sharedObjects, 2);
         assert.equal(await s.dlq.count(), 0);
+        assert.deepEqual((await s.collections.objects(c.id, { limit: 10 })).objects, []);
         assert.equal(await s.sink.count(), 1, 'bookkeeping retention never touches behaviours');
       });
     });

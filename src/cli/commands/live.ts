@@ -3,14 +3,14 @@ import { SandtrailError } from '../../errors/index.js';
 import { createSource } from '../../feed/index.js';
 import { checkRedis, createQueues, formatCursor, parseCursor, Scheduler, redactUrl, type Queues } from '../../queue/index.js';
 import { closeProcess, closeQueues, startProcessOps, superviseWorkers, type ProcessOps } from '../../runner/index.js';
-import { openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
+import { ingestFreshness, openStore, type BatchLogEntry, type RetentionDays } from '../../store/index.js';
 import { clusterLine, clusterStatus, type ClusterStatus } from './clusterStatus.js';
 import { artefactChoiceOf } from '../artefactChoice.js';
 import type { ArtefactFlags } from '../artefactFlags.js';
 import { writeOut, type CliContext } from '../context.js';
 import { openStoreAndRedis } from '../storeAndRedis.js';
 import { countFlag, lagMinutesFlag } from '../countFlag.js';
-import { addMinutes, minuteRange, minuteToMs, type MinuteId } from '../../minute/index.js';
+import { addMinutes } from '../../minute/index.js';
 
 /**
  * `sandtrail run`: live ingestion. A scheduler enqueues each minute once it can be published,
@@ -113,29 +113,6 @@ async function fromRedis<T>(p: Promise<T>, url: string, ms = STATUS_REDIS_TIMEOU
 }
 
 /**
- * The newest minute of the batch log through which every minute has its outcome (anything but
- * `pending`), from the start of the run of consecutive minutes that ends at the newest one: what
- * the live cursor would be, for stores filled by backfills (they keep no cursor).
- */
-export function doneThrough(entries: readonly Pick<BatchLogEntry, 'batch' | 'status'>[]): MinuteId | null {
-  const byBatch = new Map(entries.map((e) => [e.batch, e.status]));
-  const sorted = [...byBatch.keys()].sort();
-  const newest = sorted[sorted.length - 1];
-  if (!newest) return null;
-  // the run of consecutive minutes that ends at the newest: older minutes a backfill ran again
-  // (days before, apart from it) say nothing of how far ingestion is
-  let start = newest;
-  while (byBatch.has(addMinutes(start, -1))) start = addMinutes(start, -1);
-  let done: MinuteId | null = null;
-  for (const m of minuteRange(start, newest)) {
-    const status = byBatch.get(m);
-    if (status === undefined || status === 'pending') break;
-    done = m;
-  }
-  return done;
-}
-
-/**
  * `sandtrail status`: cursor, lag, queue depths, recent batches, gaps and dead letters. The batch
  * log and the dead letters are read from the store; the cursor and the queue depths from Redis,
  * only when REDIS_URL names one (a private Redis is gone with the command that started it).
@@ -165,14 +142,12 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
       q && redisUrl ? await fromRedis(Scheduler.pointers(q, config.queuePrefix), redisUrl) : { cursor: null, scheduled: null };
     const depths =
       q && redisUrl ? await fromRedis(Promise.all([q.feed.getJobCounts(...counts), q.index.getJobCounts(...counts)]), redisUrl) : undefined;
-    // lookups share the batch log under lookup-<hash> keys; status is about feed minutes
-    const recent = await store.batches.minutes(Math.max(last, 1440));
-    const missing = recent
-      .filter((e) => e.status === 'missing')
-      .map((e) => e.batch)
-      .sort();
+    // lookups share the batch log under lookup-<hash> keys; status is about feed minutes. The live
+    // cursor when a scheduler keeps one; else the batch log says how far every minute is done
+    const fresh = await ingestFreshness(store.batches, { minutes: Math.max(last, 1440), cursor });
+    const { recent, missing } = fresh;
     const alerts: string[] = [];
-    const newest = [...recent].sort((a, b) => b.batch.localeCompare(a.batch));
+    const newest = recent;
     for (const run of missingRuns(missing)) {
       if (run.length >= config.feed.missingAlertMinutes)
         alerts.push(`${run.length} consecutive minutes missing: ${run[0]} to ${run[run.length - 1]}`);
@@ -185,18 +160,16 @@ export async function statusCommand(opts: { json?: boolean; last?: string }, ctx
         `retention: behaviours last modified on ${isoDay(oldest)} are still held, more than ${days} days ago: is an index worker running? (or sandtrail prune)`,
       );
     }
-    const failed = recent.filter((e) => e.status === 'failed').length;
+    const failed = fresh.failed.length;
     if (failed) alerts.push(`${failed} failed batch(es) in the last ${recent.length}`);
     const cluster = await clusterStatus(store);
     // red: some of the store's data cannot be read or written; yellow: a node lost now would lose data
     if (cluster?.allowed && cluster.status !== 'green') alerts.push(`Elasticsearch cluster ${clusterLine(cluster)}`);
-    // the live cursor when a scheduler keeps one; else the batch log says how far every minute is done
-    const done = cursor ?? doneThrough(recent);
     const report: StatusReport = {
       cursor: cursor ? formatCursor({ minute: addMinutes(cursor, 1), consumed: 0 }) : null,
       scheduled,
       // lag: now minus the end of the newest fully processed minute
-      lag_seconds: done ? Math.round((Date.now() - minuteToMs(done) - 60_000) / 1000) : null,
+      lag_seconds: fresh.lagSeconds,
       queues: depths ? { feed: depths[0], index: depths[1] } : null,
       recent_batches: newest
         .slice(0, last)

@@ -69,7 +69,7 @@ export async function pruneCommand(opts: PruneFlags, ctx: CliContext): Promise<n
   const parts = [
     cut.behavioursBefore !== undefined ? `${total.behaviours} behaviour(s) last modified before ${out.behavioursBefore}` : null,
     cut.bookkeepingBefore !== undefined
-      ? `${total.deadLetters} dead letter(s), ${total.batches} batch-log row(s), ${total.watchHits} watch hit(s), ${total.artefacts} artefact record(s) written before ${out.bookkeepingBefore}`
+      ? `${total.deadLetters} dead letter(s), ${total.batches} batch-log row(s), ${total.watchHits} watch hit(s), ${total.artefacts} artefact record(s), ${total.sharedObjects} shared collection object(s) written before ${out.bookkeepingBefore}`
       : null,
   ].filter((p): p is string => p !== null);
   await writeOut(`${verb} ${parts.join('; ')}\n`);
@@ -83,6 +83,7 @@ function add(sum: PruneReport, step: PruneReport): void {
   sum.deadLetters += step.deadLetters;
   sum.batches += step.batches;
   sum.watchHits += step.watchHits;
+  sum.sharedObjects += step.sharedObjects;
   sum.artefacts += step.artefacts;
   sum.done = step.done;
 }

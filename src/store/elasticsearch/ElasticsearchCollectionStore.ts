@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { SandtrailError } from '../../errors/index.js';
 import {
+  collectionOf,
   nextMicros,
   type CollectionObject,
   type CollectionObjectInput,
@@ -11,24 +11,11 @@ import {
   type SharedCollection,
   type SharedCollectionInput,
 } from '../CollectionStore.js';
-import { errorType, isIndexNotFound, isNotFound, itemFailure, readFailure, storeFailure } from './classify.js';
+import { isIndexNotFound, isNotFound, itemFailure, readFailure, storeFailure } from './classify.js';
+import { claimCollection, getCollection, isConflict, releaseCollection, type CollectionSource } from './collectionLease.js';
 import { deleteMatching } from './deleteMatching.js';
 import type { EsBookkeepingOptions } from './ElasticsearchDeadLetterStore.js';
 import { esNames } from './names.js';
-
-interface CollectionSource {
-  id: string;
-  name: string;
-  kind: SharedCollection['kind'];
-  title: string;
-  description: string;
-  selection: string;
-  created_at: number;
-  added_through: number;
-  synced_from: number;
-  /** Epoch ms until which one append holds the collection. */
-  lease_until: number;
-}
 
 interface ObjectSource {
   collection: string;
@@ -41,24 +28,6 @@ interface ObjectSource {
   object: Record<string, unknown>;
 }
 
-/** How long an append may hold a collection before another process may take it over. */
-const LEASE_MS = 5 * 60_000;
-/** How long an append waits for another process's append to the same collection. */
-const WAIT_MS = 60_000;
-
-const toCollection = (s: CollectionSource): SharedCollection => ({
-  id: s.id,
-  name: s.name,
-  kind: s.kind,
-  title: s.title,
-  description: s.description,
-  selection: s.selection,
-  createdAt: s.created_at,
-  addedThrough: s.added_through,
-  syncedFrom: s.synced_from,
-});
-
-const isConflict = (err: unknown): boolean => errorType(err) === 'version_conflict_engine_exception';
 /** An object's document id: the first version of a shared object, each version of a versioned one. */
 const keyOf = (collection: string, o: Pick<CollectionObjectInput, 'id' | 'version' | 'versioned'>): string =>
   o.versioned ? `${collection}|${o.id}|${o.version}` : `${collection}|${o.id}`;
@@ -120,7 +89,7 @@ export class ElasticsearchCollectionStore implements CollectionStore {
         size: 10_000,
         sort: [{ name: 'asc' }, { id: 'asc' }],
       });
-      return r.hits.hits.flatMap((h) => (h._source ? [toCollection(h._source)] : []));
+      return r.hits.hits.flatMap((h) => (h._source ? [collectionOf(h._source)] : []));
     } catch (err) {
       if (isIndexNotFound(err)) return [];
       throw readFailure('collection store list', err);
@@ -128,8 +97,8 @@ export class ElasticsearchCollectionStore implements CollectionStore {
   }
 
   async get(id: string): Promise<SharedCollection | null> {
-    const got = await this.getRaw(id);
-    return got ? toCollection(got.source) : null;
+    const got = await getCollection(this.client, this.collections, id);
+    return got ? collectionOf(got.source) : null;
   }
 
   async remove(id: string): Promise<boolean> {
@@ -154,7 +123,7 @@ export class ElasticsearchCollectionStore implements CollectionStore {
 
   async append(id: string, objects: readonly CollectionObjectInput[], o: { syncedFrom?: number } = {}): Promise<{ added: number }> {
     await this.o.ready?.();
-    const lease = await this.claim(id);
+    const lease = await claimCollection(this.client, this.collections, id);
     let done = false;
     try {
       const fresh = await this.notHeld(id, objects);
@@ -209,12 +178,12 @@ export class ElasticsearchCollectionStore implements CollectionStore {
       throw storeFailure('collection store append', err);
     } finally {
       // a failed append lets the next one in at once rather than after the lease
-      if (!done) await this.release(id, lease).catch(() => undefined);
+      if (!done) await releaseCollection(this.client, this.collections, id, lease).catch(() => undefined);
     }
   }
 
   async objects(id: string, q: CollectionObjectQuery): Promise<CollectionPage> {
-    const got = await this.getRaw(id);
+    const got = await getCollection(this.client, this.collections, id);
     if (!got) return { objects: [], more: false };
     const filter: estypes.QueryDslQueryContainer[] = [
       { term: { collection: id } },
@@ -257,53 +226,6 @@ export class ElasticsearchCollectionStore implements CollectionStore {
       if (isIndexNotFound(err)) return { objects: [], more: false };
       throw readFailure('collection store objects', err);
     }
-  }
-
-  private async getRaw(id: string): Promise<{ source: CollectionSource; seqNo: number; primaryTerm: number } | null> {
-    try {
-      const r = await this.client.get<CollectionSource>({ index: this.collections, id });
-      return r.found && r._source ? { source: r._source, seqNo: r._seq_no ?? 0, primaryTerm: r._primary_term ?? 0 } : null;
-    } catch (err) {
-      if (isNotFound(err)) return null;
-      throw readFailure('collection store get', err);
-    }
-  }
-
-  /** Takes the collection for one append: waits out another process's lease, then writes its own. */
-  private async claim(id: string): Promise<{ source: CollectionSource; seqNo: number; primaryTerm: number }> {
-    const deadline = Date.now() + WAIT_MS;
-    for (;;) {
-      const got = await this.getRaw(id);
-      if (!got) throw new SandtrailError('NOT_FOUND', `no shared collection ${id}`);
-      if (got.source.lease_until <= Date.now()) {
-        const leaseUntil = Date.now() + LEASE_MS;
-        try {
-          const r = await this.client.update<CollectionSource, Partial<CollectionSource>>({
-            index: this.collections,
-            id,
-            doc: { lease_until: leaseUntil },
-            if_seq_no: got.seqNo,
-            if_primary_term: got.primaryTerm,
-          });
-          return { source: { ...got.source, lease_until: leaseUntil }, seqNo: r._seq_no ?? 0, primaryTerm: r._primary_term ?? 0 };
-        } catch (err) {
-          if (!isConflict(err)) throw storeFailure('collection store append', err);
-        }
-      }
-      if (Date.now() > deadline)
-        throw new SandtrailError('SINK_UNAVAILABLE', `collection ${id} is being written by another process: try again later`);
-      await sleep(200);
-    }
-  }
-
-  private async release(id: string, held: { seqNo: number; primaryTerm: number }): Promise<void> {
-    await this.client.update({
-      index: this.collections,
-      id,
-      doc: { lease_until: 0 },
-      if_seq_no: held.seqNo,
-      if_primary_term: held.primaryTerm,
-    });
   }
 
   /** The objects the collection does not hold, each once. */

@@ -11,6 +11,7 @@ import {
   type PivotStats,
   type PivotSummary,
   type RelatedBehaviours,
+  type Timeline,
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
@@ -236,5 +237,42 @@ export class ElasticsearchHuntReader implements HuntReader {
     });
     const docs = (r?.hits.hits ?? []).flatMap((x) => (x._source ? [stripProjection(x._source)] : []));
     return docs.length === 0 ? null : rollupFile(sha256, docs);
+  }
+
+  async timeline(kind: PivotKind, value: string, bucketSeconds: 3600 | 86400): Promise<Timeline> {
+    const key = pivotKey(value);
+    const r =
+      key === ''
+        ? undefined
+        : await this.search('timeline', {
+            query: term(kind, key),
+            size: 0,
+            track_total_hits: true,
+            aggs: {
+              t: { date_histogram: { field: 'analysis_date', fixed_interval: bucketSeconds === 3600 ? '1h' : '1d', min_doc_count: 1 } },
+            },
+          });
+    const total = r?.hits.total;
+    const behaviours = typeof total === 'number' ? total : (total?.value ?? 0);
+    const counts = buckets(r?.aggregations?.t).map((b) => ({ t: Math.floor(Number(b.key) / 1000), count: b.doc_count }));
+    return { bucketSeconds, counts, undated: behaviours - counts.reduce((n, c) => n + c.count, 0) };
+  }
+
+  async valueSummaries(kind: PivotKind, values: readonly string[]): Promise<PivotSummary[]> {
+    const keys = [...new Set(values.slice(0, HUNT_LIMITS.top.max).map(pivotKey))].filter((v) => v !== '');
+    const r =
+      keys.length === 0
+        ? undefined
+        : await this.search('value summaries', {
+            size: 0,
+            track_total_hits: false,
+            query: { terms: { [PIVOT_FIELDS[kind]]: keys } },
+            aggs: { v: { terms: { field: PIVOT_FIELDS[kind], include: keys, size: keys.length }, aggs: SUMMARY_AGGS } },
+          });
+    const found = new Map(buckets(r?.aggregations?.v).map((b) => [String(b.key), b]));
+    return values.slice(0, HUNT_LIMITS.top.max).map((v) => {
+      const b = found.get(pivotKey(v));
+      return summaryOf(kind, pivotKey(v), b?.doc_count ?? 0, b as unknown as Aggs | undefined);
+    });
   }
 }

@@ -62,6 +62,8 @@ export class ElasticsearchRetention implements Retention {
           const n = await this.byQuery(this.names[index], { range: { [field]: { lt: ms, format: 'epoch_millis' } } }, step, report);
           report[key] = n;
         }
+        // shared collection objects: added at epoch microseconds (a long, not a date)
+        report.sharedObjects = await this.byQuery(this.names.collectionObjects, { range: { date_added: { lt: ms * 1000 } } }, step, report);
       }
     } catch (err) {
       throw storeFailure('Elasticsearch retention', err);

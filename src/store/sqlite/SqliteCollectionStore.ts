@@ -1,7 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { SandtrailError } from '../../errors/index.js';
 import {
+  collectionOf,
   nextMicros,
+  type StoredCollection,
   type CollectionObject,
   type CollectionObjectInput,
   type CollectionObjectQuery,
@@ -37,19 +39,8 @@ CREATE TABLE IF NOT EXISTS shared_objects (
   PRIMARY KEY (collection, date_added)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS shared_objects_version ON shared_objects(collection, object_id, version);
+CREATE INDEX IF NOT EXISTS shared_objects_added ON shared_objects(date_added);
 `;
-
-interface CollectionRow {
-  id: string;
-  name: string;
-  kind: SharedCollection['kind'];
-  title: string;
-  description: string;
-  selection: string;
-  created_at: number;
-  added_through: number;
-  synced_from: number;
-}
 
 interface ObjectRow {
   object_id: string;
@@ -58,18 +49,6 @@ interface ObjectRow {
   date_added: number;
   object: string;
 }
-
-const fromRow = (r: CollectionRow): SharedCollection => ({
-  id: r.id,
-  name: r.name,
-  kind: r.kind,
-  title: r.title,
-  description: r.description,
-  selection: r.selection,
-  createdAt: r.created_at,
-  addedThrough: r.added_through,
-  syncedFrom: r.synced_from,
-});
 
 /** Shared collections in the embedded SQLite file: an append is one immediate transaction. */
 export class SqliteCollectionStore implements CollectionStore {
@@ -97,13 +76,13 @@ export class SqliteCollectionStore implements CollectionStore {
 
   async list(): Promise<SharedCollection[]> {
     if (!this.present) return [];
-    return (this.db.prepare('SELECT * FROM shared_collections ORDER BY name, id').all() as CollectionRow[]).map(fromRow);
+    return (this.db.prepare('SELECT * FROM shared_collections ORDER BY name, id').all() as StoredCollection[]).map(collectionOf);
   }
 
   async get(id: string): Promise<SharedCollection | null> {
     if (!this.present) return null;
-    const row = this.db.prepare('SELECT * FROM shared_collections WHERE id = ?').get(id) as CollectionRow | undefined;
-    return row ? fromRow(row) : null;
+    const row = this.db.prepare('SELECT * FROM shared_collections WHERE id = ?').get(id) as StoredCollection | undefined;
+    return row ? collectionOf(row) : null;
   }
 
   async remove(id: string): Promise<boolean> {

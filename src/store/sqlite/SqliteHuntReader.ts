@@ -14,6 +14,7 @@ import {
   type PivotStats,
   type PivotSummary,
   type RelatedBehaviours,
+  type Timeline,
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
 import { pivotKey, type PivotKind } from '../Sink.js';
@@ -239,5 +240,40 @@ export class SqliteHuntReader implements HuntReader {
         .map((r) => JSON.parse(r.doc) as BehaviourDoc);
       return docs.length === 0 ? null : rollupFile(sha256, docs);
     });
+  }
+
+  async timeline(kind: PivotKind, value: string, bucketSeconds: 3600 | 86400): Promise<Timeline> {
+    const key = pivotKey(value);
+    return this.days.snapshot(() => {
+      const counts = new Map<number, number>();
+      let undated = 0;
+      // each day's rows of the value (its pivot rows carry their behaviour's analysis date), bucketed in
+      // SQL; the bucket is one of two integers, written into the statement (a bound number is a REAL)
+      const b = bucketSeconds === 3600 ? 3600 : 86_400;
+      const bucket = `analysis_date / ${b} * ${b}`;
+      for (const p of this.days.parts.list()) {
+        const rows = this.days
+          .stmt(p, (q) =>
+            kind === 'sha256'
+              ? `SELECT ${bucket} AS t, count(*) AS n FROM ${q.behaviours} WHERE sha256 = @value GROUP BY t`
+              : `SELECT ${bucket} AS t, count(*) AS n FROM ${q.pivots} WHERE kind = @kind AND value = @value GROUP BY t`,
+          )
+          .all({ kind, value: key }) as { t: number | null; n: number }[];
+        for (const { t, n } of rows) {
+          if (t === null) undated += n;
+          else counts.set(t, (counts.get(t) ?? 0) + n);
+        }
+      }
+      return {
+        bucketSeconds,
+        counts: [...counts.entries()].sort(([a], [b]) => a - b).map(([t, count]) => ({ t, count })),
+        undated,
+      };
+    });
+  }
+
+  async valueSummaries(kind: PivotKind, values: readonly string[]): Promise<PivotSummary[]> {
+    const keys = values.slice(0, HUNT_LIMITS.top.max).map(pivotKey);
+    return keys.length === 0 ? [] : this.days.snapshot(() => this.summaries(kind, keys));
   }
 }

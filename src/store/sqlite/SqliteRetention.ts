@@ -13,7 +13,7 @@ const STEP_ROWS = 2000;
 
 /** One bookkeeping table: how to count and remove the rows written before a time (ms). */
 interface BookTable {
-  key: keyof Pick<PruneReport, 'deadLetters' | 'batches' | 'watchHits' | 'artefacts'>;
+  key: keyof Pick<PruneReport, 'deadLetters' | 'batches' | 'watchHits' | 'artefacts' | 'sharedObjects'>;
   count: Statement;
   /** Whether a row written before a time remains (one probe of the time index, not a count). */
   any: Statement;
@@ -96,7 +96,33 @@ export class SqliteRetention implements Retention {
         remove: byKey('watch_hits', 'watch, behaviour_id, last_modified', 'at'),
       },
       { key: 'artefacts', ...this.probes('artefacts', 'fetched_at'), remove: byKey('artefacts', 'behaviour_id, kind', 'fetched_at') },
+      this.sharedObjects(),
     ];
+  }
+
+  /**
+   * The objects of the shared collections, by the time they were added (epoch microseconds: the
+   * cutoff in ms is scaled in the statements). Prepared on first use: a store file opened read
+   * only may predate the table.
+   */
+  private sharedObjects(): BookTable {
+    const WHERE = 'date_added < ? * 1000';
+    let s: { count: Statement; any: Statement; remove: Statement } | undefined;
+    const get = () =>
+      (s ??= {
+        count: this.db.prepare(`SELECT count(*) FROM shared_objects WHERE ${WHERE}`).pluck(),
+        any: this.db.prepare(`SELECT 1 FROM shared_objects WHERE ${WHERE} LIMIT 1`).pluck(),
+        remove: this.db.prepare(
+          `DELETE FROM shared_objects WHERE (collection, date_added) IN (SELECT collection, date_added FROM shared_objects WHERE ${WHERE} ORDER BY date_added LIMIT ?)`,
+        ),
+      });
+    const lazy = (k: 'count' | 'any'): Statement => ({ get: (before: number) => get()[k].get(before) }) as unknown as Statement;
+    return {
+      key: 'sharedObjects',
+      count: lazy('count'),
+      any: lazy('any'),
+      remove: (before, limit) => get().remove.run(before, limit).changes,
+    };
   }
 
   private probes(table: string, column: string): Pick<BookTable, 'count' | 'any'> {
