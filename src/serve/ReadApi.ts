@@ -23,6 +23,7 @@ import {
 import { answerClientError } from './clientError.js';
 import { filePage } from './filePage.js';
 import { HUNT_PAGE } from './huntPage.js';
+import { registerHuntViews } from './huntViews.js';
 import { decodePivotCursor, encodePivotCursor, pivotPage } from './pivotPage.js';
 
 export interface ReadApiOptions {
@@ -333,6 +334,7 @@ export async function startReadApi(o: ReadApiOptions): Promise<ReadApi> {
     },
   );
 
+  registerHuntViews(app, { store, fail, object: sandtrail });
   registerTaxii(app, {
     store,
     ...(o.syncWatch ? { sync: o.syncWatch } : {}),

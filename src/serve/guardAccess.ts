@@ -5,6 +5,7 @@ import { answerRaw, loopbackHostHeader, sameSecret, type FailedAuth } from '../o
 import { isTaxiiUrl } from '../taxii/index.js';
 import { v3Error, type V3ErrorCode } from './envelope.js';
 import { API_CSP, HUNT_PAGE_CSP } from './huntPage.js';
+import { ASSET_PATH } from './huntViews.js';
 
 export interface GuardOptions {
   /** serve.apiKeys; none: loopback only. */
@@ -46,8 +47,8 @@ export function guardAccess(app: FastifyInstance, o: GuardOptions): void {
         : fail(reply, 'ForbiddenError', 'without serve.apiKeys only requests to localhost are answered');
     }
     // by the route matched, not the raw URL (`/%61pi/...` and absolute-form targets route to the API too):
-    // only the hunting page itself is open, and its requests carry the key
-    if (req.routeOptions.url === '/') return;
+    // only the hunting page itself and its charting library are open; the page's requests carry the key
+    if (req.routeOptions.url === '/' || req.routeOptions.url?.startsWith(ASSET_PATH)) return;
     // TAXII clients (Sentinel, OpenCTI, taxii2-client) send a key as HTTP Basic's password
     const given = req.headers['x-apikey'] ?? basicPassword(req.headers.authorization);
     if (typeof given !== 'string' || given === '')

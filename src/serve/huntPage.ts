@@ -9,6 +9,7 @@ import { HUNT_SCRIPT } from './huntPageScript.js';
 export const HUNT_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sandtrail hunt</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="assets/uplot.css"><script src="assets/uplot.js"></script>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1c2430;background:#f4f6f8}
 header{background:#1c2430;color:#fff;padding:10px 18px;display:flex;gap:12px;align-items:center;flex-wrap:wrap}
@@ -28,6 +29,12 @@ td{max-width:48em}
 .ctl{color:#a40000;background:#fde8e8;border-radius:2px;font-size:85%}
 .more{color:#5b6670;font-style:italic}
 .copy{font-size:11px;padding:1px 6px;margin-left:6px}
+h3{font-size:14px;margin:6px 0 4px}
+small{font-weight:normal;color:#5b6670}
+.split{display:flex;gap:24px;flex-wrap:wrap}.split>div{flex:1 1 420px;min-width:0}
+.bars{min-width:0}.bars meter{width:220px;height:14px}td.n{text-align:right}
+#timeline{background:#fff;border:1px solid #d6dbe1;padding:6px;min-height:40px;max-width:1120px}
+.windows a,.windows b{margin:0 4px}
 </style></head>
 <body>
 <header><b>sandtrail hunt</b>
@@ -38,7 +45,7 @@ td{max-width:48em}
 </select> <input id="value" placeholder="a value to pivot on" autocomplete="off"> <button>Go</button></form>
 <label>x-apikey <input id="key" type="password" size="14"></label>
 </header>
-<main id="view"><p>Type a behash, sigma rule id, JA3/JA3S, dropped-file SHA-256, a file hash or a behaviour id.</p></main>
+<main id="view"><p>Type a behash, sigma rule id, JA3/JA3S, dropped-file SHA-256, a file hash or a behaviour id; or wait for what the store holds.</p></main>
 <script>
 ${HUNT_SCRIPT}</script></body></html>
 `;
@@ -50,14 +57,16 @@ function inlineHash(tag: 'script' | 'style'): string {
 }
 
 /**
- * The page's Content-Security-Policy: its own inline script and style by hash and nothing else,
+ * The page's Content-Security-Policy: its own inline script and style by hash and the charting
+ * library it serves itself, nothing else,
  * requests to its own origin only, never framed. A value a report planted in the page can neither
  * run nor load anything.
  */
 export const HUNT_PAGE_CSP = [
   "default-src 'none'",
-  `script-src ${inlineHash('script')}`,
-  `style-src ${inlineHash('style')}`,
+  // 'self': the charting library under /assets/, from the package itself
+  `script-src 'self' ${inlineHash('script')}`,
+  `style-src 'self' ${inlineHash('style')}`,
   "connect-src 'self'",
   "img-src 'self' data:",
   "base-uri 'none'",

@@ -50,6 +50,8 @@ export interface DeadLetterStore {
   remove(ids: readonly string[]): Promise<number>;
   purge(): Promise<number>;
   count(filter?: { stage?: DeadLetterStage; batch?: string; batches?: readonly string[] }): Promise<number>;
+  /** How many entries of each code were written at or after `sinceMs` (epoch ms), most first, ties by code. */
+  codes(sinceMs: number): Promise<{ code: string; count: number }[]>;
 }
 
 /** Builds the deterministic id of a dead letter. */

@@ -63,7 +63,10 @@ export interface FileRollup {
   ja3: SeenValue[];
   ja3s: SeenValue[];
   dropped_sha256: SeenValue[];
-  mitre_techniques: SeenValue[];
+  /** ATT&CK techniques by id, with the description the reports give (null when none does). */
+  mitre_techniques: (SeenValue & { name: string | null })[];
+  /** Signature matches (YARA, Sigma, CAPA, OpenIOC rules) by format and name. */
+  signatures: { name: string; format: string | null; description: string | null; sandboxes: string[] }[];
   hosts: SeenValue[];
   ips: SeenValue[];
 }

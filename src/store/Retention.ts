@@ -37,6 +37,8 @@ export interface Retention {
   prune(o: PruneOptions): Promise<PruneReport>;
   /** The oldest `last_modification_date` (Unix seconds) among the behaviours held; null when none. */
   oldest(): Promise<number | null>;
+  /** The newest `last_modification_date` (Unix seconds) among the behaviours held; null when none. */
+  newest(): Promise<number | null>;
 }
 
 const DAY_SEC = 86_400;

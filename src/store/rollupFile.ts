@@ -37,6 +37,9 @@ export function rollupFile(sha256: string, docs: readonly BehaviourDoc[]): FileR
   const ja3s = new Seen();
   const dropped = new Seen();
   const mitre = new Seen();
+  const mitreNames = new Map<string, string>();
+  const signatures = new Seen();
+  const signatureInfo = new Map<string, { name: string; format: string | null; description: string | null }>();
   const hosts = new Seen();
   const ips = new Seen();
   let md5: string | null = null;
@@ -62,7 +65,25 @@ export function rollupFile(sha256: string, docs: readonly BehaviourDoc[]): FileR
     for (const v of p?.ja3 ?? []) ja3.add(pivotKey(v), box);
     for (const v of p?.ja3s ?? []) ja3s.add(pivotKey(v), box);
     for (const v of p?.dropped_sha256 ?? []) dropped.add(pivotKey(v), box);
-    for (const t of objects(a.mitre_attack_techniques)) mitre.add(text(t.id), box);
+    for (const t of objects(a.mitre_attack_techniques)) {
+      const id = text(t.id);
+      mitre.add(id, box);
+      // the reports carry each technique's description: the first report naming it gives it
+      const name = text(t.signature_description);
+      if (id !== undefined && name !== undefined && !mitreNames.has(id)) mitreNames.set(id, name);
+    }
+    for (const m of objects(a.signature_matches)) {
+      const name = text(m.name);
+      if (name === undefined) continue;
+      const format =
+        text(m.format)
+          ?.replace(/^SIG_FORMAT_/, '')
+          .toLowerCase() ?? null;
+      // a rule is its name within its format (a YARA and a Sigma rule may share a name)
+      const key = `${format ?? 'unknown'}:${name}`;
+      signatures.add(key, box);
+      if (!signatureInfo.has(key)) signatureInfo.set(key, { name, format, description: text(m.description) ?? null });
+    }
     const net = contactedOf(a);
     for (const h of net.hosts) hosts.add(h, box);
     for (const ip of net.ips) ips.add(ip, box);
@@ -82,7 +103,11 @@ export function rollupFile(sha256: string, docs: readonly BehaviourDoc[]): FileR
     ja3: ja3.list(),
     ja3s: ja3s.list(),
     dropped_sha256: dropped.list(),
-    mitre_techniques: mitre.list(),
+    mitre_techniques: mitre.list().map((t) => ({ ...t, name: mitreNames.get(t.value) ?? null })),
+    signatures: signatures.list().map(({ value, sandboxes }) => ({
+      ...(signatureInfo.get(value) as { name: string; format: string | null; description: string | null }),
+      sandboxes,
+    })),
     hosts: hosts.list(),
     ips: ips.list(),
   };

@@ -560,7 +560,7 @@ test('serve.apiKeys: each key needs the 16 characters http.token does, refused a
     assert.equal(r.headers.get('referrer-policy'), 'no-referrer');
   }
   const page = await fetch(`${api.url}/`);
-  assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'sha256-/);
+  assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self' 'sha256-/);
 });
 
 test('wrong keys from one address: past the limit its requests get 429 with Retry-After, a right key included, and one warning names the address, never a key', async () => {

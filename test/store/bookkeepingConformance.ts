@@ -105,6 +105,13 @@ export function bookkeepingConformance(name: string, open: () => Promise<Bookkee
         assert.equal(await f.dlq.count({ stage: 'index' }), 1);
         assert.equal(await f.dlq.count({ batches: ['202611010001', '202611019999'] }), 1);
         assert.equal(await f.dlq.count({ batches: [] }), 0);
+        // codes of the entries written since a time: most first, ties by code; none from the future
+        const startedAt = Math.min(...all.map((e) => e.createdAt));
+        assert.deepEqual(await f.dlq.codes(startedAt), [
+          { code: 'not_json', count: 3 },
+          { code: 'mapper_parsing_exception', count: 1 },
+        ]);
+        assert.deepEqual(await f.dlq.codes(Date.now() + 60_000), []);
 
         const seen: string[] = [];
         for await (const e of f.dlq.iterate(2)) seen.push(e.id);

@@ -267,9 +267,15 @@ export function huntConformance(name: string, open: () => Promise<HuntFixture>, 
           ja3: [{ value: J1, sandboxes: ['CAPE Sandbox', 'Zenbox'] }],
           ja3s: [{ value: S1, sandboxes: ['Zenbox'] }],
           dropped_sha256: [{ value: D1, sandboxes: ['Zenbox'] }],
+          // with the description the reports give, when one does
           mitre_techniques: [
-            { value: 'T1055', sandboxes: ['CAPE Sandbox', 'Zenbox'] },
-            { value: 'T1071', sandboxes: ['Zenbox'] },
+            { value: 'T1055', sandboxes: ['CAPE Sandbox', 'Zenbox'], name: 'Process Injection' },
+            { value: 'T1071', sandboxes: ['Zenbox'], name: null },
+          ],
+          // by format and name (the format without its SIG_FORMAT_ prefix)
+          signatures: [
+            { name: 'inject thread', format: 'capa', description: 'inject thread rule', sandboxes: ['Zenbox'] },
+            { name: 'Loader_Strings', format: 'yara', description: 'Loader_Strings rule', sandboxes: ['CAPE Sandbox', 'Zenbox'] },
           ],
           // DNS names, HTTP and IDS URLs' hosts, TLS SNI and IDS host names; DNS answers, IP
           // traffic and IDS destinations (not the alert's source: the sandbox itself)

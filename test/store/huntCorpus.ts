@@ -39,6 +39,8 @@ export interface Spec {
   dropped?: string[];
   verdicts?: unknown[];
   mitre?: string[];
+  /** Signature matches: [format, name] pairs. */
+  signatures?: [string, string][];
   dns?: { hostname: string; resolved_ips?: string[] }[];
   http?: string[];
   ips?: string[];
@@ -59,7 +61,16 @@ export function report(s: Spec): BehaviourDoc {
     identity: { sha256: s.sha, sandboxName: s.sandbox, sandboxId: s.sandbox, analysisDate: s.at ?? T0 },
   });
   const a = r.attributes;
-  for (const k of ['tls', 'ja3_digests', 'files_dropped', 'sigma_analysis_results', 'mitre_attack_techniques', 'verdicts']) delete a[k];
+  for (const k of [
+    'tls',
+    'ja3_digests',
+    'files_dropped',
+    'sigma_analysis_results',
+    'mitre_attack_techniques',
+    'signature_matches',
+    'verdicts',
+  ])
+    delete a[k];
   for (const k of ['dns_lookups', 'http_conversations', 'ip_traffic', 'ids_alerts', 'ids_results']) delete a[k];
   if (s.at === null) delete a.analysis_date;
   a.behash = s.behash;
@@ -68,7 +79,16 @@ export function report(s: Spec): BehaviourDoc {
   if (s.sigma) a.sigma_analysis_results = s.sigma;
   if (s.dropped) a.files_dropped = s.dropped.map((sha256, i) => ({ path: `C:\\drop${i}.exe`, sha256: sha256.toUpperCase() }));
   if (s.verdicts) a.verdicts = s.verdicts;
-  if (s.mitre) a.mitre_attack_techniques = s.mitre.map((id) => ({ id, severity: 'HIGH' }));
+  // the reports carry a technique's description; the corpus's second technique has none
+  const described: Record<string, string> = { T1055: 'Process Injection' };
+  if (s.mitre)
+    a.mitre_attack_techniques = s.mitre.map((id) => ({
+      id,
+      severity: 'HIGH',
+      ...(described[id] ? { signature_description: described[id] } : {}),
+    }));
+  if (s.signatures)
+    a.signature_matches = s.signatures.map(([format, name]) => ({ format, name, description: `${name} rule`, rule_src: 'test' }));
   if (s.dns) a.dns_lookups = s.dns;
   if (s.http) a.http_conversations = s.http.map((url) => ({ url, request_method: 'GET' }));
   if (s.ips) a.ip_traffic = s.ips.map((destination_ip) => ({ destination_ip, destination_port: 443 }));
@@ -97,6 +117,10 @@ export function corpus(): BehaviourDoc[] {
       dropped: [D1],
       verdicts: ['MALWARE', 'TROJAN'],
       mitre: ['T1055', 'T1071'],
+      signatures: [
+        ['SIG_FORMAT_YARA', 'Loader_Strings'],
+        ['SIG_FORMAT_CAPA', 'inject thread'],
+      ],
       dns: [{ hostname: 'Evil.Example', resolved_ips: ['203.0.113.5'] }],
       http: ['http://evil.example/gate.php'],
       ips: ['203.0.113.5'],
@@ -112,6 +136,7 @@ export function corpus(): BehaviourDoc[] {
       sigma: [{ rule_id: 'sigma-rule-1' }],
       verdicts: ['MALWARE'],
       mitre: ['T1055'],
+      signatures: [['SIG_FORMAT_YARA', 'Loader_Strings']],
       dns: [{ hostname: 'c2.example' }],
       ips: ['198.51.100.7', 'not-an-ip'],
       ids: [{ hostname: 'IDS.example', url: 'http://ids-url.example/x', dest_ip: '192.0.2.9', src_ip: '10.0.0.5' }],

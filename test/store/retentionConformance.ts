@@ -124,6 +124,7 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         nowSec = at(20);
         const cut = { behavioursBefore: nowSec - 5 * DAY };
         assert.equal(await s.retention.oldest(), at(2), 'the oldest live version (the moved one is now of day 16)');
+        assert.equal(await s.retention.newest(), at(18));
         const dry = await s.retention.prune({ ...cut, dryRun: true });
         assert.equal(dry.behaviours, 1, 'the moved behaviour is not counted: its live version is newer');
         assert.equal(await s.sink.count(), 3, 'a dry run removes nothing');
@@ -174,6 +175,7 @@ export function retentionConformance(name: string, open: OpenRetentionStore, opt
         }
         assert.equal(removed, 7);
         assert.equal(await s.retention.oldest(), null, 'an empty store has no oldest behaviour');
+        assert.equal(await s.retention.newest(), null);
         assert.ok(steps >= 3);
         assert.equal(await s.sink.count(), 0);
       });

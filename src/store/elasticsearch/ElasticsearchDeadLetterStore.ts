@@ -182,4 +182,21 @@ export class ElasticsearchDeadLetterStore implements DeadLetterStore {
       throw failure('count', err);
     }
   }
+
+  async codes(sinceMs: number): Promise<{ code: string; count: number }[]> {
+    try {
+      await refreshForRead(this.client, this.index);
+      const r = await this.client.search({
+        index: this.index,
+        size: 0,
+        query: { range: { createdAt: { gte: sinceMs, format: 'epoch_millis' } } },
+        aggs: { codes: { terms: { field: 'code', size: 100, order: [{ _count: 'desc' }, { _key: 'asc' }] } } },
+      });
+      const buckets = (r.aggregations?.codes as estypes.AggregationsStringTermsAggregate | undefined)?.buckets;
+      return (Array.isArray(buckets) ? buckets : []).map((b) => ({ code: String(b.key), count: b.doc_count }));
+    } catch (err) {
+      if (isIndexNotFound(err)) return [];
+      throw failure('codes', err);
+    }
+  }
 }

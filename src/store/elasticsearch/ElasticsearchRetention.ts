@@ -73,11 +73,20 @@ export class ElasticsearchRetention implements Retention {
   }
 
   async oldest(): Promise<number | null> {
+    return this.edge('asc');
+  }
+
+  async newest(): Promise<number | null> {
+    return this.edge('desc');
+  }
+
+  /** The first last_modification_date in this order. */
+  private async edge(order: 'asc' | 'desc'): Promise<number | null> {
     try {
       const r = await this.client.search<{ last_modification_date?: unknown }>({
         index: this.names.alias,
         size: 1,
-        sort: [{ last_modification_date: { order: 'asc' } }],
+        sort: [{ last_modification_date: { order } }],
         _source: ['last_modification_date'],
         track_total_hits: false,
       });
@@ -85,7 +94,7 @@ export class ElasticsearchRetention implements Retention {
       return typeof v === 'number' ? v : null;
     } catch (err) {
       if (isIndexNotFound(err)) return null;
-      throw readFailure('Elasticsearch retention oldest', err);
+      throw readFailure(`Elasticsearch retention ${order === 'asc' ? 'oldest' : 'newest'}`, err);
     }
   }
 

@@ -122,4 +122,11 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
     const sql = `SELECT count(*) AS n FROM dead_letters ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     return (this.db.prepare(sql).get(...args) as { n: number }).n;
   }
+
+  async codes(sinceMs: number): Promise<{ code: string; count: number }[]> {
+    // through the created_at index: the recent entries only
+    return this.db
+      .prepare('SELECT code, count(*) AS count FROM dead_letters WHERE created_at >= ? GROUP BY code ORDER BY count DESC, code')
+      .all(sinceMs) as { code: string; count: number }[];
+  }
 }

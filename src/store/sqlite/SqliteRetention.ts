@@ -28,6 +28,7 @@ interface DayPrune {
   anyExpired: Statement;
   any: Statement;
   oldest: Statement;
+  newest: Statement;
   deleteDoc: Statement;
   deletePivot: Statement;
 }
@@ -57,6 +58,7 @@ export class SqliteRetention implements Retention {
         anyExpired: db.prepare(`SELECT 1 FROM ${t} WHERE last_modification_date < ? LIMIT 1`).pluck(),
         any: db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).pluck(),
         oldest: db.prepare(`SELECT min(last_modification_date) FROM ${t}`).pluck(),
+        newest: db.prepare(`SELECT max(last_modification_date) FROM ${t}`).pluck(),
         deleteDoc: db.prepare(`DELETE FROM ${t} WHERE id = ?`),
         deletePivot: db.prepare(`DELETE FROM ${p.pivots} WHERE ${PIVOT_ROW}`),
       };
@@ -197,6 +199,16 @@ export class SqliteRetention implements Retention {
       if (m !== null && p.day !== UNDATED) break;
     }
     return oldest;
+  }
+
+  async newest(): Promise<number | null> {
+    // the last entry of each by_lmd index, every day's (the undated tables may hold any date)
+    let newest: number | null = null;
+    for (const p of this.parts.list()) {
+      const m = this.unlessDropped(p, () => this.day(p).newest.get() as number | null) ?? null;
+      if (m !== null && (newest === null || m > newest)) newest = m;
+    }
+    return newest;
   }
 
   /**
