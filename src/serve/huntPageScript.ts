@@ -84,8 +84,22 @@ async function drawTimeline(kind, value) {
     series: [{}, { label: 'behaviours', stroke: '#0b5cad', fill: 'rgba(11,92,173,0.3)', paths: uPlot.paths.bars({ size: [0.9, 48] }), points: { show: false } }],
   }, [xs, ys], el);
 }
+// the other kinds' values the value's behaviours carry, ranked (read after the page is shown: on a
+// large value the store counts a while)
+async function drawCooccurring(kind, value) {
+  const { data } = await api('cooccurring/' + encodeURIComponent(kind) + '?value=' + encodeURIComponent(value) + '&limit=10');
+  const el = $('#cooccurring');
+  if (!el) return;
+  const byKind = new Map();
+  for (const v of data.attributes.values) byKind.set(v.kind, (byKind.get(v.kind) || []).concat([v]));
+  el.innerHTML = byKind.size === 0 ? '<p>none</p>' : [...byKind.entries()].map(([k, list]) => {
+    const max = Math.max(1, ...list.map((v) => v.behaviours));
+    return '<div><h3>' + show(KIND_NAMES[k] || k) + '</h3><table class="bars" data-testid="cooccurring-' + k + '">' +
+      list.map((v) => '<tr><td>' + pivotLink(k, v.value) + '</td><td><meter min="0" max="' + max + '" value="' + v.behaviours + '"></meter></td><td class="n">' + v.behaviours + '</td></tr>').join('') + '</table></div>';
+  }).join('');
+}
 async function showPivot(kind, value) {
-  after = () => drawTimeline(kind, value);
+  after = () => Promise.all([drawTimeline(kind, value), drawCooccurring(kind, value)]);
   // by query, not path: '.', '..' and values longer than a path segment are reachable too
   const { data } = await api('pivots/' + encodeURIComponent(kind) + '?value=' + encodeURIComponent(value) + '&limit=40');
   const s = data.attributes;
@@ -95,6 +109,7 @@ async function showPivot(kind, value) {
     '<span>first seen ' + day(s.firstSeen) + '</span><span>last seen ' + day(s.lastSeen) + '</span></div>' +
     '<h2>over time <small id="timeline-caption" data-testid="timeline-caption"></small></h2><div id="timeline" data-testid="timeline"></div>' +
     '<div class="split"><div><h2>by sandbox</h2>' + bars(s.sandboxes, 'sandboxes') + '</div><div><h2>by verdict</h2>' + bars(s.verdicts, 'verdicts') + '</div></div>' +
+    '<h2>carried with it <small>(the values of the other kinds its behaviours hold, with how many)</small></h2><div id="cooccurring" class="split" data-testid="cooccurring"><p>…</p></div>' +
     '<h2>newest</h2>' + behaviours(s.newest);
 }
 const WINDOWS = [[3600, '1 h'], [86400, '24 h'], [604800, '7 d'], [2592000, '30 d']];

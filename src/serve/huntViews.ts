@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pivotKindOf, type Store } from '../store/index.js';
-import type { V3ErrorCode } from './envelope.js';
+import { parseLimit, type V3ErrorCode } from './envelope.js';
 import { overviewOf } from './overview.js';
 
 /** Where the page's charting library is served from (the package's own copy: no CDN). */
 export const ASSET_PATH = '/assets/';
 const HOUR = 3600;
 const DAY = 86_400;
+const KIND_ERROR = 'pivot kind must be one of behash, sigma_rule_id, ja3, ja3s, dropped_sha256, sha256';
 /** A value whose behaviours span at most this is drawn per hour, else per day. */
 const HOURLY_SPAN = 3 * DAY;
 
@@ -52,6 +53,28 @@ export function registerHuntViews(app: FastifyInstance, o: HuntViewOptions): voi
     const overview = await overviewOf(store, { windowSeconds: seconds });
     return { data: o.object(req, 'sandtrail_overview', 'overview', overview, `overview?window=${seconds}`) };
   });
+
+  app.get<{ Params: { kind: string }; Querystring: { value?: string; limit?: string } }>(
+    '/api/v3/sandtrail/cooccurring/:kind',
+    async (req, reply) => {
+      const kind = pivotKindOf(req.params.kind);
+      if (!kind) return fail(reply, 'InvalidArgumentError', KIND_ERROR);
+      const { value } = req.query;
+      if (value === undefined || value === '') return fail(reply, 'InvalidArgumentError', 'the value is missing: ?value=V');
+      const limit = parseLimit(req.query.limit, 10);
+      if (limit === null) return fail(reply, 'InvalidArgumentError', 'limit must be an integer between 1 and 40');
+      const values = await store.hunt.cooccurring(kind, value, limit);
+      return {
+        data: o.object(
+          req,
+          'sandtrail_cooccurring',
+          `${kind}:${value}`,
+          { kind, value, values },
+          `cooccurring/${kind}?value=${encodeURIComponent(value)}`,
+        ),
+      };
+    },
+  );
 
   app.get<{ Params: { kind: string }; Querystring: { value?: string; bucket?: string } }>(
     '/api/v3/sandtrail/timeline/:kind',

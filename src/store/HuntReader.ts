@@ -106,6 +106,11 @@ export interface HuntReader {
    * value's `behaviours`.
    */
   timeline(kind: PivotKind, value: string, bucketSeconds: 3600 | 86400): Promise<Timeline>;
+  /**
+   * The values of the other kinds that a value's behaviours carry, each with how many of them do:
+   * the `limit` most frequent per kind (ties by value), kinds in PIVOT_KINDS order.
+   */
+  cooccurring(kind: PivotKind, value: string, limit?: number): Promise<{ kind: PivotKind; value: string; behaviours: number }[]>;
   /** The summaries of several values of one kind (at most HUNT_LIMITS.top.max), in `values` order; an unknown value's counts are zeros. */
   valueSummaries(kind: PivotKind, values: readonly string[]): Promise<PivotSummary[]>;
 }

@@ -93,6 +93,12 @@ test.skipIf(!hasChromium)(
     const stats = await store.hunt.pivotStats('behash', hot.value);
     assert.equal(await page.getByTestId('sandboxes').locator('meter').count(), stats.sandboxes.length);
     assert.equal(await page.getByTestId('verdicts').locator('meter').count(), stats.verdicts.length);
+    // what its behaviours carry with it, as the store counts it
+    const carried = await store.hunt.cooccurring('behash', hot.value);
+    const firstKind = carried[0]?.kind ?? 'ja3';
+    await page.getByTestId(`cooccurring-${firstKind}`).waitFor();
+    const shown = await page.getByTestId(`cooccurring-${firstKind}`).locator('tr').first().locator('td').allTextContents();
+    assert.deepEqual([shown[0], Number(shown[2])], [carried[0]?.value, carried[0]?.behaviours]);
     const pivotShot = artifactPath('hunt-page-pivot.png');
     await page.screenshot({ path: pivotShot, fullPage: true });
 

@@ -29,7 +29,7 @@ interface Overview {
 
 function views(name: string, skip: string | undefined, open: () => Promise<{ store: Store; close: () => Promise<void> }>): void {
   describe.skipIf(skip)(`hunting page reads: ${name}${skip ? ` [skipped: ${skip}]` : ''}`, () => {
-    test('overview and timeline answer what the store holds; the chart library is the package’s; misuse is 400', async () => {
+    test('overview, timeline and co-occurring values answer what the store holds; the chart library is the package’s; misuse is 400', async () => {
       const { store, close } = await open();
       cleanup(close);
       const docs = corpus();
@@ -97,7 +97,12 @@ function views(name: string, skip: string | undefined, open: () => Promise<{ sto
       ).data.attributes;
       assert.equal(byDay.bucketSeconds, 86_400);
 
+      const co = ((await (await get(`cooccurring/behash?value=${H1}&limit=3`)).json()) as { data: { attributes: { values: unknown[] } } })
+        .data.attributes.values;
+      assert.deepEqual(co, await store.hunt.cooccurring('behash', H1, 3));
       for (const [path, status] of [
+        ['cooccurring/behash', 400],
+        ['cooccurring/behash?value=x&limit=0', 400],
         ['overview?window=59', 400],
         ['overview?window=9999999999', 400],
         ['overview?window=1h', 400],

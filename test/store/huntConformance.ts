@@ -155,6 +155,51 @@ export function huntConformance(name: string, open: () => Promise<HuntFixture>, 
         assert.deepEqual(await hunt.valueSummaries('ja3', []), []);
       }));
 
+    test("cooccurring: the other kinds' values a value's behaviours carry, most first, as counted from the documents", () =>
+      withStore(async ({ hunt }, docs) => {
+        // the oracle: the corpus's own documents, counted here
+        const expected = (kind: 'behash' | 'sigma_rule_id' | 'sha256', value: string, limit: number) => {
+          const v = value.toLowerCase();
+          const mine = docs.filter((d) =>
+            kind === 'sha256'
+              ? d.sha256 === v
+              : kind === 'behash'
+                ? d.pivots.behash?.toLowerCase() === v
+                : d.pivots.sigma_rule_ids.some((x) => x.toLowerCase() === v),
+          );
+          const lists = {
+            behash: 'behash',
+            sigma_rule_id: 'sigma_rule_ids',
+            ja3: 'ja3',
+            ja3s: 'ja3s',
+            dropped_sha256: 'dropped_sha256',
+          } as const;
+          return (['behash', 'sigma_rule_id', 'ja3', 'ja3s', 'dropped_sha256'] as const)
+            .filter((k) => k !== kind)
+            .flatMap((k) => {
+              const counts = new Map<string, number>();
+              for (const d of mine) {
+                const raw = d.pivots[lists[k]];
+                for (const v of new Set((Array.isArray(raw) ? raw : raw ? [raw] : []).map((x) => x.toLowerCase())))
+                  counts.set(v, (counts.get(v) ?? 0) + 1);
+              }
+              return [...counts.entries()]
+                .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+                .slice(0, limit)
+                .map(([value, behaviours]) => ({ kind: k, value, behaviours }));
+            });
+        };
+        for (const [kind, value] of [
+          ['behash', H1],
+          ['sigma_rule_id', G1],
+          ['sha256', F1],
+        ] as const) {
+          assert.deepEqual(await hunt.cooccurring(kind, value), expected(kind, value, 10), `${kind} ${value}`);
+          assert.deepEqual(await hunt.cooccurring(kind, value, 1), expected(kind, value, 1), `${kind} ${value} limit 1`);
+        }
+        assert.deepEqual(await hunt.cooccurring('ja3', 'f'.repeat(32)), []);
+      }));
+
     test('top: most frequent values with their summaries, with and without since', () =>
       withStore(async ({ hunt }) => {
         const behash = await hunt.top('behash');

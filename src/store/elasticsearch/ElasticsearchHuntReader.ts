@@ -14,7 +14,7 @@ import {
   type Timeline,
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
-import { pivotKey, type PivotKind } from '../Sink.js';
+import { PIVOT_KINDS, pivotKey, type PivotKind } from '../Sink.js';
 import { verdictsOf } from '../../wire/index.js';
 import { isIndexNotFound, readFailure } from './classify.js';
 import { PIVOT_FIELDS, topValuesTerms } from './mapping.js';
@@ -274,5 +274,21 @@ export class ElasticsearchHuntReader implements HuntReader {
       const b = found.get(pivotKey(v));
       return summaryOf(kind, pivotKey(v), b?.doc_count ?? 0, b as unknown as Aggs | undefined);
     });
+  }
+
+  async cooccurring(kind: PivotKind, value: string, limit = 10): Promise<{ kind: PivotKind; value: string; behaviours: number }[]> {
+    const key = pivotKey(value);
+    const n = boundedInt(limit, 10, HUNT_LIMITS.top.max);
+    const others = PIVOT_KINDS.filter((k) => k !== kind && k !== 'sha256');
+    const r =
+      key === '' || n === 0
+        ? undefined
+        : await this.search('co-occurring values', {
+            size: 0,
+            track_total_hits: false,
+            query: term(kind, key),
+            aggs: Object.fromEntries(others.map((k) => [k, { terms: topValuesTerms(k, n) }])),
+          });
+    return others.flatMap((k) => buckets(r?.aggregations?.[k]).map((b) => ({ kind: k, value: String(b.key), behaviours: b.doc_count })));
   }
 }

@@ -17,7 +17,7 @@ import {
   type Timeline,
 } from '../HuntReader.js';
 import { fileHashKind, rollupFile } from '../rollupFile.js';
-import { pivotKey, type PivotKind } from '../Sink.js';
+import { PIVOT_KINDS, pivotKey, type PivotKind } from '../Sink.js';
 import { GROUP_COLUMNS, IN_VALUES, mergeGroups, summarize, type Group } from './huntSql.js';
 import { rankShared, type NewestRow } from './rankShared.js';
 import { topSince } from './topSince.js';
@@ -276,4 +276,43 @@ export class SqliteHuntReader implements HuntReader {
     const keys = values.slice(0, HUNT_LIMITS.top.max).map(pivotKey);
     return keys.length === 0 ? [] : this.days.snapshot(() => this.summaries(kind, keys));
   }
+
+  async cooccurring(kind: PivotKind, value: string, limit = 10): Promise<{ kind: PivotKind; value: string; behaviours: number }[]> {
+    const key = pivotKey(value);
+    const n = boundedInt(limit, 10, HUNT_LIMITS.top.max);
+    return this.days.snapshot(() => {
+      const counts = new Map<string, Map<string, number>>();
+      // the value's behaviours in each day (their rows are in their own day), their documents' pivots
+      for (const p of this.days.parts.list()) {
+        const rows = this.days
+          .stmt(p, (q) =>
+            kind === 'sha256'
+              ? `SELECT json_extract(doc, '$.pivots') FROM ${q.behaviours} WHERE sha256 = @value`
+              : `SELECT json_extract(d.doc, '$.pivots') FROM ${q.pivots} r JOIN ${q.behaviours} d ON d.id = r.id WHERE r.kind = @kind AND r.value = @value`,
+          )
+          .pluck()
+          .all({ kind, value: key }) as (string | null)[];
+        for (const pivots of rows) {
+          if (typeof pivots !== 'string') continue;
+          for (const k of pivotKeysOf(JSON.parse(pivots) as Pivots)) {
+            if (k.kind === kind) continue;
+            const m = counts.get(k.kind) ?? new Map<string, number>();
+            m.set(k.value, (m.get(k.value) ?? 0) + 1);
+            counts.set(k.kind, m);
+          }
+        }
+      }
+      return ranked(counts, n);
+    });
+  }
+}
+
+/** The `n` most frequent values of each kind, kinds in PIVOT_KINDS order. */
+function ranked(counts: Map<string, Map<string, number>>, n: number): { kind: PivotKind; value: string; behaviours: number }[] {
+  return PIVOT_KINDS.flatMap((k) =>
+    [...(counts.get(k) ?? new Map<string, number>()).entries()]
+      .sort(([a, x], [b, y]) => y - x || compareText(a, b))
+      .slice(0, n)
+      .map(([value, behaviours]) => ({ kind: k, value, behaviours })),
+  );
 }
