@@ -9,7 +9,7 @@ import { HUNT_SCRIPT } from './huntPageScript.js';
 export const HUNT_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sandtrail hunt</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="assets/uplot.css"><script src="assets/uplot.js"></script>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="assets/uplot.css"><script src="assets/uplot.js"></script>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1c2430;background:#f4f6f8}
 header{background:#1c2430;color:#fff;padding:10px 18px;display:flex;gap:12px;align-items:center;flex-wrap:wrap}
