@@ -34,8 +34,12 @@ test.skipIf(!hasChromium)(
     page.on('pageerror', (e) => errors.push(e.message));
     // a Content-Security-Policy violation is reported on the console and as an event in the page
     const violations: string[] = [];
+    // console errors once the key is given (before it, the landing view's read is refused, 401, as it must be)
+    const consoleErrors: string[] = [];
+    let keyGiven = false;
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      if (m.type() === 'error' && keyGiven) consoleErrors.push(m.text());
     });
     await page.exposeFunction('reportViolation', (v: string) => violations.push(v));
     await page.addInitScript({
@@ -57,6 +61,9 @@ test.skipIf(!hasChromium)(
     page.on('request', (r) => {
       if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) elsewhere.push(r.url());
     });
+    await page.getByTestId('error').waitFor();
+    assert.match((await page.getByTestId('error').textContent()) ?? '', /AuthenticationRequiredError/);
+    keyGiven = true;
     await page.fill('#key', 'hunt-page-key-01');
     await page.dispatchEvent('#key', 'change');
 
@@ -132,6 +139,7 @@ test.skipIf(!hasChromium)(
     assert.ok(existsSync(shot));
     assert.deepEqual(errors, []);
     assert.deepEqual(elsewhere, [], 'no request leaves the host');
+    assert.deepEqual(consoleErrors, [], 'no console error once the key is given');
     assert.deepEqual(violations, [], 'the page works under its own Content-Security-Policy');
   },
 );
