@@ -13,7 +13,7 @@ export interface SharingStore {
   collections: CollectionStore;
 }
 
-/** Hits are read again this far back of the sync position: a worker's clock or a slow commit may record one a little late. */
+/** How late a hit may be recorded (a worker's clock behind serve's, a slow commit): a sync position stays this far behind the clock. */
 export const HIT_OVERLAP_MS = 60_000;
 /** Objects per append: one transaction (SQLite) or one bulk request (Elasticsearch). */
 const APPEND_CHUNK = 1000;
@@ -44,6 +44,10 @@ const producerInputs = (): CollectionObjectInput[] => [IDENTITY, EXTENSION_DEFIN
 class Appender {
   private buffer: CollectionObjectInput[] = producerInputs();
   added = 0;
+  /** Objects not yet appended beyond the producer's two, which every collection holds from its first append. */
+  get pending(): number {
+    return this.added === 0 && this.buffer.length === 2 ? 0 : this.buffer.length;
+  }
 
   constructor(
     private readonly collections: CollectionStore,
@@ -122,9 +126,11 @@ export async function watchCollection(store: Pick<SharingStore, 'collections'>, 
 }
 
 /**
- * Brings a watch's collection up to its hits: the hits recorded since its sync position (less
- * HIT_OVERLAP_MS), oldest first, each behaviour's objects appended and the position moved with
- * each chunk, so a sync stopped by `budgetMs` (or a crash) goes on where it was.
+ * Brings a watch's collection up to its hits: the hits recorded from its sync position on, oldest
+ * first, each behaviour's objects appended and the position moved with each chunk, so a sync
+ * stopped by `budgetMs` (or a crash) goes on where it was. The position never passes the clock of
+ * the read less HIT_OVERLAP_MS: a hit a worker records late (its clock behind, its commit slow)
+ * is read by the next sync; hits older than that were all there to read, and are not read again.
  */
 export async function syncWatchCollection(
   store: SharingStore,
@@ -136,23 +142,23 @@ export async function syncWatchCollection(
   const pageSize = o.pageSize ?? 200;
   const collection = await watchCollection(store, w);
   const appender = new Appender(store.collections, collection.id);
-  let position = collection.syncedFrom;
+  const since = collection.syncedFrom;
+  // every hit recorded before this time was there to be read by now
+  const settled = started - HIT_OVERLAP_MS;
+  const at = (t: number): number => Math.max(since, Math.min(t, settled));
   let after: WatchHitQuery['after'];
+  let last: number | undefined;
   let behaviours = 0;
   let complete = true;
   for (;;) {
-    const hits = await store.watches.hits(w.name, {
-      since: Math.max(0, collection.syncedFrom - HIT_OVERLAP_MS),
-      limit: pageSize,
-      oldestFirst: true,
-      ...(after ? { after } : {}),
-    });
+    const hits = await store.watches.hits(w.name, { since, limit: pageSize, oldestFirst: true, ...(after ? { after } : {}) });
     for (const h of hits) {
       const doc = await store.sink.get(h.behaviourId);
-      position = Math.max(position, h.at);
+      last = h.at;
       // expired or pruned since the hit: nothing left to share
       if (!doc) continue;
-      await appender.add(doc, position);
+      // hits recorded at this very millisecond may follow: the position stays on it
+      await appender.add(doc, at(h.at));
       behaviours++;
     }
     if (hits.length < pageSize) break;
@@ -162,6 +168,9 @@ export async function syncWatchCollection(
       break;
     }
   }
-  await appender.flush(position);
+  // read through: every hit up to the last one was read (none at all: every hit until settled)
+  const position = last === undefined ? at(Number.MAX_SAFE_INTEGER) : at(complete ? last + 1 : last);
+  // nothing new and the position where it was: nothing to write
+  if (appender.pending > 0 || position !== since) await appender.flush(position);
   return { collection: (await store.collections.get(collection.id)) ?? collection, behaviours, added: appender.added, complete };
 }
