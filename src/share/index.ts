@@ -11,6 +11,7 @@ export { mispOf, type MispAttribute, type MispObject } from './mispObjects.js';
 export { scoId, derivedId } from './stixIds.js';
 export { literal as stixLiteral } from './stixPattern.js';
 export { IDENTITY, EXTENSION_DEFINITION } from './stixProducer.js';
+export { BoundedSeen } from './BoundedSeen.js';
 export {
   HIT_OVERLAP_MS,
   collectionInput,
