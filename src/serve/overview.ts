@@ -52,8 +52,8 @@ export async function overviewOf(store: Store, o: { windowSeconds: number; now?:
       kind,
       inWindow.map((v) => v.value),
     );
-    const fresh = new Set(overall.filter((v) => v.firstSeen !== null && v.firstSeen >= since).map((v) => v.value));
-    kinds.push({ kind, new: inWindow.filter((v) => fresh.has(v.value)).slice(0, SHOWN), grew: inWindow.slice(0, SHOWN) });
+    const firstInWindow = new Set(overall.filter((v) => v.firstSeen !== null && v.firstSeen >= since).map((v) => v.value));
+    kinds.push({ kind, new: inWindow.filter((v) => firstInWindow.has(v.value)).slice(0, SHOWN), grew: inWindow.slice(0, SHOWN) });
   }
   const hits = (await Promise.all(watches.map((w) => store.watches.hits(w.name, { limit: SHOWN }))))
     .flat()

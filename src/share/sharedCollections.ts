@@ -44,10 +44,8 @@ const producerInputs = (): CollectionObjectInput[] => [IDENTITY, EXTENSION_DEFIN
 class Appender {
   private buffer: CollectionObjectInput[] = producerInputs();
   added = 0;
-  /** Objects not yet appended beyond the producer's two, which every collection holds from its first append. */
-  get pending(): number {
-    return this.added === 0 && this.buffer.length === 2 ? 0 : this.buffer.length;
-  }
+  /** Behaviours whose objects were offered (the producer's two alone are no reason to write). */
+  offered = 0;
 
   constructor(
     private readonly collections: CollectionStore,
@@ -56,6 +54,7 @@ class Appender {
 
   async add(doc: BehaviourDoc, syncedFrom?: number): Promise<void> {
     this.buffer.push(...stixObjectsOf(doc).map(collectionInput));
+    this.offered++;
     if (this.buffer.length >= APPEND_CHUNK) await this.flush(syncedFrom);
   }
 
@@ -171,6 +170,6 @@ export async function syncWatchCollection(
   // read through: every hit up to the last one was read (none at all: every hit until settled)
   const position = last === undefined ? at(Number.MAX_SAFE_INTEGER) : at(complete ? last + 1 : last);
   // nothing new and the position where it was: nothing to write
-  if (appender.pending > 0 || position !== since) await appender.flush(position);
+  if (appender.offered > 0 || position !== since) await appender.flush(position);
   return { collection: (await store.collections.get(collection.id)) ?? collection, behaviours, added: appender.added, complete };
 }
