@@ -1,5 +1,5 @@
 import type { BehaviourDoc } from '../normalize/index.js';
-import type { PivotKind, Sink, WatchHitQuery, WatchStore } from '../store/index.js';
+import { pivotKey, type PivotKind, type Sink, type WatchHitQuery, type WatchStore } from '../store/index.js';
 import { BoundedSeen } from './BoundedSeen.js';
 
 /** What an export holds: the behaviours of one pivot value, or of a watch's hits, within an optional window. */
@@ -17,7 +17,7 @@ export interface ExportSelection {
 export function selectionKey(s: ExportSelection): string {
   return JSON.stringify([
     s.pivot?.kind ?? null,
-    s.pivot?.value.trim().toLowerCase() ?? null,
+    s.pivot ? pivotKey(s.pivot.value) : null,
     s.watch ?? null,
     s.since ?? null,
     s.until ?? null,
@@ -73,8 +73,8 @@ export async function* selectedBehaviours(
 }
 
 function matches(d: BehaviourDoc, p: { kind: PivotKind; value: string }): boolean {
-  const v = p.value.trim().toLowerCase();
-  const of = (list: readonly string[]): boolean => list.some((x) => x.toLowerCase() === v);
+  const v = pivotKey(p.value);
+  const of = (list: readonly string[]): boolean => list.some((x) => pivotKey(x) === v);
   switch (p.kind) {
     case 'behash':
       return d.pivots.behash === v;

@@ -1,5 +1,5 @@
-import { SandtrailError } from '../errors/index.js';
 import type { BehaviourDoc } from '../normalize/index.js';
+import { checkName } from '../store/index.js';
 import type { CollectionObjectInput, CollectionStore, SharedCollection, Sink, Watch, WatchHitQuery, WatchStore } from '../store/index.js';
 import { describeSelection, selectedBehaviours, selectionKey, type ExportSelection } from './selectedBehaviours.js';
 import { derivedId } from './stixIds.js';
@@ -17,7 +17,6 @@ export interface SharingStore {
 export const HIT_OVERLAP_MS = 60_000;
 /** Objects per append: one transaction (SQLite) or one bulk request (Elasticsearch). */
 const APPEND_CHUNK = 1000;
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 const uuidOf = (key: string): string => derivedId('collection', key).slice('collection--'.length);
 
@@ -81,8 +80,7 @@ export interface ShareSummary {
  * selection holds now): TAXII clients poll it like a watch's.
  */
 export async function saveExport(store: SharingStore, name: string, selection: ExportSelection): Promise<ShareSummary> {
-  if (!NAME_RE.test(name))
-    throw new SandtrailError('USAGE', `bad collection name "${name}": 1-100 letters, digits, ".", "_" or "-", not starting with a symbol`);
+  checkName('collection', name);
   const collection = await store.collections.save({
     id: exportCollectionId(name),
     name,

@@ -82,6 +82,20 @@ export interface WatchStore {
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/**
+ * Throws USAGE unless `name` is a name sandtrail stores (a watch's, a saved collection's): it
+ * appears in URLs and file names, so 1-100 letters, digits, ".", "_" or "-", not starting with a symbol.
+ */
+export function checkName(what: string, name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !NAME_RE.test(name)) {
+    throw new SandtrailError(
+      'USAGE',
+      `bad ${what} name "${String(name)}": 1-100 letters, digits, ".", "_" or "-", not starting with a symbol`,
+    );
+  }
+}
+
 const HEX_LENGTH: Partial<Record<PivotKind, number>> = { sha256: 64, dropped_sha256: 64, ja3: 32, ja3s: 32 };
 
 /** The key a condition value is compared by, for both sides: pivot values compare lower-case, trimmed. */
@@ -107,12 +121,7 @@ function conditionValue(c: WatchCondition): string {
  * watch means the same in SQLite and Elasticsearch.
  */
 export function normalizeWatch(w: Watch): Watch {
-  if (typeof w?.name !== 'string' || !NAME_RE.test(w.name)) {
-    throw new SandtrailError(
-      'USAGE',
-      `bad watch name "${String(w?.name)}": 1-100 letters, digits, ".", "_" or "-", not starting with a symbol`,
-    );
-  }
+  checkName('watch', w?.name);
   if (!Array.isArray(w.conditions) || w.conditions.length === 0) {
     throw new SandtrailError('USAGE', `watch ${w.name}: at least one condition is needed`);
   }

@@ -39,7 +39,7 @@ export type {
   SharedCollectionInput,
   VersionMatch,
 } from './CollectionStore.js';
-export { normalizeWatch, conditionKey, watchHitKey } from './WatchStore.js';
+export { checkName, normalizeWatch, conditionKey, watchHitKey } from './WatchStore.js';
 export type { Watch, WatchCondition, WatchHit, WatchHitQuery, WatchNotify, WatchStore } from './WatchStore.js';
 export { HUNT_LIMITS } from './HuntReader.js';
 export type {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'vitest';
-import { HIT_OVERLAP_MS, syncWatchCollection, watchCollectionId } from '../../src/share/index.js';
+import { HIT_OVERLAP_MS, saveExport, syncWatchCollection, watchCollectionId } from '../../src/share/index.js';
 import { openStore, type WatchHit } from '../../src/store/index.js';
 import { makeDoc, sinkDocs } from '../store/sinkConformance.js';
 import { cleanup, tempDir } from '../support/env.js';
@@ -63,4 +63,22 @@ test('a sync reads each hit once it is settled, a late one included, and moves i
   const quiet = await sync(now + 6 * HIT_OVERLAP_MS);
   assert.deepEqual([quiet.behaviours, quiet.collection.syncedFrom], [0, now + 5 * HIT_OVERLAP_MS]);
   assert.equal((await sync(now + 7 * HIT_OVERLAP_MS)).behaviours, 0);
+});
+
+test('a saved collection is named as a watch is: a name that is not one is refused before the store is written', async () => {
+  const store = openStore(`sqlite:${join(tempDir(), 'names.db')}`);
+  cleanup(() => store.close());
+  for (const name of ['', '../up', '-x', 'a b', 'x'.repeat(101)]) {
+    await assert.rejects(saveExport(store, name, { pivot: { kind: 'behash', value: BEHASH } }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'USAGE');
+      assert.match(err.message, /^bad collection name ".*": 1-100 letters, digits/);
+      return true;
+    });
+    await assert.rejects(store.watches.add({ name, conditions: [{ kind: 'behash', value: BEHASH }], notify: {}, createdAt: 1 }), {
+      code: 'USAGE',
+      message: new RegExp(`^bad watch name "${name.replace(/[.]/g, '\\.')}"`),
+    });
+  }
+  assert.deepEqual(await store.collections.list(), [], 'nothing saved');
+  assert.equal((await saveExport(store, 'x'.repeat(100), { pivot: { kind: 'behash', value: BEHASH } })).collection.name, 'x'.repeat(100));
 });
