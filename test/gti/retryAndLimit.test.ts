@@ -53,7 +53,8 @@ test('a Retry-After longer than maxWaitMs is capped', async () => {
   const started = Date.now();
   assert.equal(await callWithRetry(call.fn, { retries: 1, backoffMs: 10, maxWaitMs: 50, onRetry: (i) => waits.push(i.waitMs) }), 'done');
   assert.deepEqual(waits, [50]);
-  assert.ok(Date.now() - started < 1000);
+  // the hour asked for was not waited: a margin a busy machine cannot reach, nowhere near 3,600 s
+  assert.ok(Date.now() - started < 30_000, `${Date.now() - started} ms`);
 });
 
 test('refused credentials, 403, 404 and bad requests are thrown at once, never retried', async () => {
