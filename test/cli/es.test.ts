@@ -3,7 +3,7 @@ import { afterAll, test } from 'vitest';
 import { setupPlan } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 import { FakeElasticsearch } from '../support/fakeElasticsearch.js';
-import { openRealStore, realCluster, type Reachable } from '../support/realElasticsearch.js';
+import { openRealStore, realCluster, singleIndexNames, type Reachable } from '../support/realElasticsearch.js';
 
 const fake = new FakeElasticsearch();
 afterAll(() => fake.close());
@@ -21,17 +21,7 @@ test.skipIf(skip !== undefined)(
       const first = await runCli(['es', 'setup', '--store', `es:${real.url}`, '--json'], { env });
       assert.equal(first.code, 0, first.stderr);
       const r = JSON.parse(first.stdout) as { alias: string; applied: string[]; created: string[]; ilm: boolean };
-      const singles = [
-        'dead-letters',
-        'batches',
-        'private-files',
-        'artefacts',
-        'watches',
-        'watch-hits',
-        'collections',
-        'collection-objects',
-        'locator',
-      ].map((x) => `${prefix}-${x}`);
+      const singles = singleIndexNames(prefix);
       assert.deepEqual(r.created, [`${prefix}-behaviours-000001`, ...singles]);
       // what the cluster holds, asked of the cluster
       const indices = Object.keys(await admin.indices.get({ index: `${prefix}-*` })).sort();

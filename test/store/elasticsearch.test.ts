@@ -16,7 +16,7 @@ import { artefactLogConformance } from './artefactLogConformance.js';
 import { bookkeepingConformance } from './bookkeepingConformance.js';
 import { huntConformance } from './huntConformance.js';
 import { FakeElasticsearch, mockedClient, type ItemError } from '../support/fakeElasticsearch.js';
-import { openRealStore, realCluster } from '../support/realElasticsearch.js';
+import { TEST_INDEX_LAYOUT, openRealStore, realCluster } from '../support/realElasticsearch.js';
 import { makePrivateFile, privateFileConformance } from './privateFileConformance.js';
 import { retentionConformance } from './retentionConformance.js';
 import { makeDoc, sinkConformance } from './sinkConformance.js';
@@ -129,7 +129,15 @@ retentionConformance(
     const cluster = real as Exclude<typeof real, { skip: string }>;
     // the fixture's prefix and cleanup, with a store of its own that has the retention and the clock
     const r = openRealStore(cluster);
-    const o = { ...cluster.auth, indexPrefix: r.prefix, refresh: 'wait_for' as const, maxRetries: 0, retentionDays, now };
+    const o = {
+      ...cluster.auth,
+      indexPrefix: r.prefix,
+      refresh: 'wait_for' as const,
+      maxRetries: 0,
+      retentionDays,
+      now,
+      index: TEST_INDEX_LAYOUT,
+    };
     const store = openElasticsearchStore(`es:${cluster.url}`, o);
     return {
       store,

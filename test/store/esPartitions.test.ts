@@ -15,7 +15,7 @@ import {
 } from '../../src/store/index.js';
 import { FakeElasticsearch, mockedClient } from '../support/fakeElasticsearch.js';
 import { makeDoc, sinkDocs } from './sinkConformance.js';
-import { openRealStore, realCluster, type Reachable } from '../support/realElasticsearch.js';
+import { TEST_INDEX_LAYOUT, openRealStore, realCluster, type Reachable } from '../support/realElasticsearch.js';
 
 const cluster = await realCluster();
 
@@ -82,7 +82,13 @@ async function withRealEnv(fn: (e: Shared) => Promise<void>): Promise<void> {
   const alias = `${prefix}-behaviours`;
   const stores: ElasticsearchStore[] = [];
   const open = (o: ElasticsearchStoreOptions = {}): ElasticsearchStore => {
-    const s = openElasticsearchStore(`es:${(cluster as Reachable).url}`, { client, indexPrefix: prefix, refresh: 'wait_for', ...o });
+    const s = openElasticsearchStore(`es:${(cluster as Reachable).url}`, {
+      client,
+      indexPrefix: prefix,
+      refresh: 'wait_for',
+      index: TEST_INDEX_LAYOUT,
+      ...o,
+    });
     stores.push(s);
     return s;
   };

@@ -32,6 +32,12 @@ export async function requireCluster(): Promise<Reachable> {
 
 let n = 0;
 
+/**
+ * The behaviour indices' layout in tests: a refresh every second (Elasticsearch's own default)
+ * rather than the store's 5 s, so a write with `refresh: 'wait_for'` waits up to 1 s, not 5.
+ */
+export const TEST_INDEX_LAYOUT = { refreshInterval: '1s' } as const;
+
 /** A store on the real cluster under a fresh prefix; `close` deletes everything it created. */
 export function openRealStore(cluster: { url: string; auth: { apiKey?: string; username?: string; password?: string } }): {
   store: ElasticsearchStore;
@@ -41,7 +47,13 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
   close(): Promise<void>;
 } {
   const prefix = `sandtrail-test-${process.pid}-${Date.now().toString(36)}-${n++}`;
-  const store = openElasticsearchStore(`es:${cluster.url}`, { ...cluster.auth, indexPrefix: prefix, refresh: 'wait_for', maxRetries: 0 });
+  const store = openElasticsearchStore(`es:${cluster.url}`, {
+    ...cluster.auth,
+    indexPrefix: prefix,
+    refresh: 'wait_for',
+    maxRetries: 0,
+    index: TEST_INDEX_LAYOUT,
+  });
   const { apiKey, username, password } = cluster.auth;
   const auth = apiKey ? { apiKey } : username ? { username, password: password ?? '' } : undefined;
   const admin = new Client({ node: cluster.url, ...(auth ? { auth } : {}) });
@@ -52,18 +64,7 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
     close: async () => {
       try {
         // names, not wildcards: clusters default to action.destructive_requires_name
-        // the single-index stores: each index and its template share one name
-        const singles = [
-          'dead-letters',
-          'batches',
-          'private-files',
-          'artefacts',
-          'watches',
-          'watch-hits',
-          'collections',
-          'collection-objects',
-          'locator',
-        ].map((s) => `${prefix}-${s}`);
+        const singles = singleIndexNames(prefix);
         // every partition behind the read alias (the daily indices and the undated one), by name
         const partitions = Object.keys(
           await admin.indices.getAlias({ name: `${prefix}-behaviours` }, { ignore: [404] }).catch(() => ({})),
@@ -87,6 +88,25 @@ export function openRealStore(cluster: { url: string; auth: { apiKey?: string; u
       }
     },
   };
+}
+
+/**
+ * The single-index stores of a store under `prefix`, in the order `es setup` creates them: each
+ * index and its template share one name. `es.test.ts` checks that setup creates exactly these, so
+ * a store added without them here fails there rather than leaving its index behind every test.
+ */
+export function singleIndexNames(prefix: string): string[] {
+  return [
+    'dead-letters',
+    'batches',
+    'private-files',
+    'artefacts',
+    'watches',
+    'watch-hits',
+    'collections',
+    'collection-objects',
+    'locator',
+  ].map((s) => `${prefix}-${s}`);
 }
 
 /**
