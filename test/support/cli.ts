@@ -20,13 +20,21 @@ export function baseEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs the real CLI (`src/cli/run.ts` under tsx) as a child process; `nodeArgs` go to node before the script. */
+let built: string | undefined;
+
+/**
+ * Runs the CLI a user runs (`bin/sandtrail.js` over `dist/`, see builtCli) as a child process;
+ * `nodeArgs` go to node before the script. The build, not `src/` under tsx: what ships is what is
+ * tested, and a start costs a third of the CPU (no TypeScript loader in the process or its index thread).
+ */
 export function runCli(
   args: string[],
   opts: { env?: NodeJS.ProcessEnv; input?: Buffer | string; nodeArgs?: string[] } = {},
 ): Promise<CliResult> {
+  built ??= builtCli();
+  const script = built;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), 'src/cli/run.ts', ...args], {
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), script, ...args], {
       env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -48,9 +56,11 @@ export interface StartedCli {
   stderr(): string;
 }
 
-/** Starts the CLI (`script`: the tsx entry by default, or builtCli()'s) without waiting for it, stdin closed. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, script = 'src/cli/run.ts'): StartedCli {
-  const node = script.endsWith('.ts') ? ['--import', 'tsx', script] : [script];
+/** Starts the CLI (`script`: the build by default, as runCli; a `.ts` entry runs under tsx) without waiting for it, stdin closed. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, script?: string): StartedCli {
+  built ??= builtCli();
+  const entry = script ?? built;
+  const node = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry];
   const child = spawn(process.execPath, [...node, ...args], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -71,7 +81,8 @@ function newest(dir: string): number {
 
 /**
  * The built CLI a user runs (`bin/sandtrail.js` over `dist/`), built first when `dist/` is missing
- * or older than the sources (the test command builds it; a test file run alone may find it stale).
+ * or older than the sources (the test command builds it, and the run's global setup before any
+ * test file starts, so that no two test processes build it at once).
  */
 export function builtCli(): string {
   const entry = 'dist/src/cli/run.js';

@@ -1,3 +1,4 @@
+import { builtCli } from './cli.js';
 import { ElasticsearchNode } from './elasticsearchNode.js';
 import { RedisServer } from './redisServer.js';
 
@@ -10,6 +11,8 @@ import { RedisServer } from './redisServer.js';
  * of the distribution than scripts/elasticsearch/pom.xml's.
  */
 export default async function setup(): Promise<() => Promise<void>> {
+  // the CLI the tests run is the build: brought up to date once, before test processes start
+  builtCli();
   const stops: (() => Promise<void>)[] = [];
   if (!process.env.SANDTRAIL_TEST_REDIS_URL) {
     const redis = await RedisServer.start({ aof: false });
