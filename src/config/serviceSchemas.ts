@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-const positiveInt = z.number().int().positive();
+/** A whole number from 1: counts, sizes and durations. */
+export const positiveInt = z.number().int().positive();
 
 /** Lookups: behaviour reports fetched per file hash through their own queue. */
 export const lookupSchema = z

@@ -1,4 +1,6 @@
-import { SandtrailError, type ErrorCode } from '../errors/index.js';
+import { SandtrailError } from '../errors/index.js';
+import { answerSignal, bounded } from './answerSignal.js';
+import { codeFor, downloadRefused, failure, isGone, networkError } from './gtiErrors.js';
 
 export interface GtiClientOptions {
   baseUrl: string;
@@ -28,50 +30,6 @@ export interface GtiClientOptions {
 
 /** Redirects followed for one API request before it is refused. */
 const MAX_REDIRECTS = 5;
-
-/** Upstream error codes (from `{"error": {"code"}}`) → our stable codes. */
-const BY_UPSTREAM: Readonly<Record<string, ErrorCode>> = {
-  WrongCredentialsError: 'GTI_AUTH',
-  AuthenticationRequiredError: 'GTI_AUTH',
-  ForbiddenError: 'GTI_FORBIDDEN',
-  NotFoundError: 'GTI_NOT_FOUND',
-  NotAvailableYet: 'GTI_NOT_AVAILABLE_YET',
-  QuotaExceededError: 'GTI_RATE_LIMITED',
-  TooManyRequestsError: 'GTI_RATE_LIMITED',
-  TransientError: 'GTI_TRANSIENT',
-  DeadlineExceededError: 'GTI_TRANSIENT',
-};
-
-function codeFor(status: number, upstream: string | undefined): ErrorCode {
-  if (upstream && BY_UPSTREAM[upstream]) return BY_UPSTREAM[upstream];
-  if (status === 401) return 'GTI_AUTH';
-  if (status === 403) return 'GTI_FORBIDDEN';
-  if (status === 404) return 'GTI_NOT_FOUND';
-  if (status === 429) return 'GTI_RATE_LIMITED';
-  if (status >= 500) return 'GTI_TRANSIENT';
-  return 'GTI_BAD_REQUEST';
-}
-
-/** A download's file is gone: its link expired (410) or never was (404). */
-const isGone = (status: number): boolean => status === 404 || status === 410;
-
-/**
- * Why a host other than the API (a storage host a download redirects to, a feed link's host)
- * refused a download: asked again only for what may pass (408, 425, 5xx; a 429 after its
- * Retry-After); refused access (401, 403) and any other answer are final, never paid for again.
- */
-function downloadRefused(res: Response, what: string): SandtrailError {
-  const s = res.status;
-  const code: ErrorCode =
-    s === 429
-      ? 'GTI_RATE_LIMITED'
-      : s === 408 || s === 425 || s >= 500
-        ? 'GTI_TRANSIENT'
-        : s === 401 || s === 403
-          ? 'GTI_FORBIDDEN'
-          : 'GTI_BAD_REQUEST';
-  return new SandtrailError(code, `${what}: ${s}`, { status: s, retryAfterS: Number(res.headers.get('retry-after')) || undefined });
-}
 
 /**
  * The one HTTP client for the GTI API: `x-apikey` and `x-tool` headers, a timeout per request,
@@ -307,62 +265,6 @@ function contentLength(res: Response): number | null {
 /** Redirect statuses fetch would follow. */
 function isRedirect(status: number): boolean {
   return [301, 302, 303, 307, 308].includes(status);
-}
-
-/**
- * The caller's signal (a worker's stop) bounded by the request timeout: a caller passing its own
- * signal must not lose the timeout, or a server that never answers holds the call for good.
- */
-/**
- * The signal of one exchange: its answer must begin within `headersMs`; with `bodyMs`, its body
- * then has that long in all (a download streams for minutes; an API that hangs is said in seconds).
- */
-function answerSignal(
-  signal: AbortSignal | undefined,
-  headersMs: number,
-  bodyMs: number | undefined,
-): { signal: AbortSignal; began: () => void } {
-  if (bodyMs === undefined) return { signal: bounded(signal, headersMs), began: () => undefined };
-  const headers = timeoutSignal(headersMs);
-  // once the answer began, only the body's bound (and the caller's signal) stay
-  return { signal: AbortSignal.any([bounded(signal, bodyMs), headers.signal]), began: headers.clear };
-}
-
-function bounded(signal: AbortSignal | undefined, ms: number): AbortSignal {
-  const timeout = timeoutSignal(ms).signal;
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
-}
-
-/**
- * A signal that aborts `ms` from now, held by a timer of its own. Not AbortSignal.timeout(): on
- * Node 20, one that only an AbortSignal.any() refers to can be garbage-collected, and then never
- * fires (a stalled answer then held a call, and a worker's stop, for good).
- */
-function timeoutSignal(ms: number): { signal: AbortSignal; clear: () => void } {
-  const c = new AbortController();
-  const timer = setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
-  timer.unref();
-  return { signal: c.signal, clear: () => clearTimeout(timer) };
-}
-
-/**
- * A fetch that failed without an answer is worth asking again (GTI_NETWORK), except a storage
- * host's redirects that never end (fetch gives up after 20): asking again would pay the API's
- * hop to it each time, for the same loop (GTI_BAD_RESPONSE, `final`: not asked again).
- */
-function networkError(err: unknown, message: string): SandtrailError {
-  const cause = (err as { cause?: { message?: string } }).cause?.message ?? '';
-  return /redirect count exceeded/i.test(cause)
-    ? new SandtrailError('GTI_BAD_RESPONSE', message, { final: true })
-    : new SandtrailError('GTI_NETWORK', message);
-}
-
-/** Why a fetch failed, with the cause undici keeps apart ("fetch failed" alone names nothing). */
-function failure(err: unknown, timeoutMs: number): string {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs} ms (gti.timeoutMs)`;
-  const cause = e.cause?.code ?? e.cause?.message;
-  return cause && !e.message.includes(cause) ? `${e.message} (${cause})` : e.message;
 }
 
 /** A link without its query string (signed download URLs carry their token there). */

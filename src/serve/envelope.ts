@@ -86,3 +86,8 @@ export function withoutLinks(extra: Record<string, unknown>): Record<string, unk
   }
   return { ...extra, relationships: out };
 }
+
+/** An MD5, SHA-1 or SHA-256 in hex, as the API takes a file's id. */
+export function isFileHash(h: string): boolean {
+  return /^[0-9a-fA-F]+$/.test(h) && [32, 40, 64].includes(h.length);
+}

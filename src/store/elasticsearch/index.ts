@@ -18,13 +18,10 @@ export { clusterVersion } from './ilm.js';
 export { describeShard } from './clusterState.js';
 export type { ElasticsearchHealthOptions } from './health.js';
 export type { SetupOptions, SetupResult, SetupStep } from './setup.js';
-export { openElasticsearchStore, createElasticsearchClient, parseElasticsearchSpec } from './openElasticsearchStore.js';
-export type {
-  ElasticsearchConnectionOptions,
-  ElasticsearchStore,
-  ElasticsearchStoreOptions,
-  ParsedElasticsearchSpec,
-} from './openElasticsearchStore.js';
+export { openElasticsearchStore } from './openElasticsearchStore.js';
+export type { ElasticsearchStore, ElasticsearchStoreOptions } from './openElasticsearchStore.js';
+export { createElasticsearchClient, parseElasticsearchSpec } from './createElasticsearchClient.js';
+export type { ElasticsearchConnectionOptions, ParsedElasticsearchSpec } from './createElasticsearchClient.js';
 export { esNames, isValidPrefix } from './names.js';
 export { dayIndexName, dayOfIndex } from './partitions.js';
 export { behaviourPolicy, deleteMinAge } from './lifecycle.js';
