@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
 import { writeFeed } from '../../src/synth/index.js';
-import { builtCli, runCli, startCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
@@ -35,7 +35,7 @@ async function refusedFleet(workers: (dir: string) => [string, string][], refusa
 
 /** `sandtrail worker KIND`, once it says it started. */
 async function startedWorker(kind: string, env: Record<string, string>): Promise<void> {
-  const w = startCli(['worker', kind], env, builtCli());
+  const w = startCli(['worker', kind], env);
   cleanup(() => void w.child.kill('SIGKILL'));
   let log = '';
   w.child.stderr?.on('data', (s: Buffer | string) => (log += String(s)));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'vitest';
 import { writeFeed } from '../../src/synth/index.js';
-import { builtCli, startCli, type StartedCli } from '../support/cli.js';
+import { startCli, type StartedCli } from '../support/cli.js';
 import { cleanup, tempDir, uniquePrefix } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
 
@@ -28,10 +28,9 @@ test('fleet workers stopped while Redis answers nothing (a frozen host) end with
     SANDTRAIL_STORE: `sqlite:${join(dir, 's.db')}`,
     SANDTRAIL_LOG_LEVEL: 'info',
   };
-  const cli = builtCli();
   const outputs: string[] = [];
   const start = (args: string[]): { p: StartedCli; err: () => string } => {
-    const p = startCli(args, env, cli);
+    const p = startCli(args, env);
     const i = outputs.push('') - 1;
     p.child.stderr?.on('data', (s: Buffer | string) => (outputs[i] += String(s)));
     cleanup(() => void p.child.kill('SIGKILL'));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'vitest';
 import { writeFeed } from '../../src/synth/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { builtCli, runCli, startCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
@@ -155,7 +155,7 @@ test('mirror stopped by SIGINT drops the download under way, prints what it did 
   const env = { GTI_APIKEY: KEY, GTI_BASE_URL: fake.baseUrl, REDIS_URL: await testRedisUrl(), SANDTRAIL_QUEUE_PREFIX: uniquePrefix() };
   accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
   const args = ['mirror', '--from', start, '--to', addMinutes(start, 2), '--out', out, '--json'];
-  const { child, exited } = startCli(args, env, builtCli());
+  const { child, exited } = startCli(args, env);
   await slowStarted;
   await sleep(300);
   child.kill('SIGINT');

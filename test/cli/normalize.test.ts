@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { test } from 'vitest';
 import type { FeedManifest } from '../../src/synth/index.js';
-import { baseEnv, runCli } from '../support/cli.js';
+import { baseEnv, builtCli, runCli } from '../support/cli.js';
 
 const feed = join('sample', 'feed');
 const manifest = JSON.parse(readFileSync(join(feed, 'manifest.json'), 'utf8')) as FeedManifest;
@@ -63,7 +63,7 @@ test('normalize from a slow pipe whose first read holds a byte: still told bzip2
   const gz = gzipSync(execFileSync('bzip2', ['-dc', join(feed, clean.file)]));
   const expected = (await runCli(['normalize', join(feed, clean.file)])).stdout;
   for (const bytes of [bz2, gz]) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'normalize'], {
+    const child = spawn(process.execPath, [builtCli(), 'normalize'], {
       env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -5,7 +5,7 @@ import { test } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { writeFeed } from '../../src/synth/index.js';
-import { baseEnv, runCli } from '../support/cli.js';
+import { baseEnv, builtCli, runCli } from '../support/cli.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { tempDir, testRedisUrl, uniquePrefix, cleanup } from '../support/env.js';
 import { startFakeGti } from '../support/fakeGti.js';
@@ -32,7 +32,7 @@ test('sandtrail run --source api catches up from --start, says so, stores the fe
     SANDTRAIL_LIVE_TICK_MS: '200',
   };
   accountApi(fake, { redisUrl: env.REDIS_URL, queuePrefix: env.SANDTRAIL_QUEUE_PREFIX });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'run', '--source', 'api', '--start', start], {
+  const child = spawn(process.execPath, [builtCli(), 'run', '--source', 'api', '--start', start], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { test } from 'vitest';
 import { buildProgram } from '../../src/cli/index.js';
 import { openStore, type DeadLetterInput } from '../../src/store/index.js';
-import { baseEnv, runCli } from '../support/cli.js';
+import { baseEnv, builtWorker, runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 const GLOBAL_FLAGS = ['--config <file>', '--redis-url <url>', '--store <spec>', '--queue-prefix <prefix>', '--log-level <level>'];
@@ -119,8 +119,8 @@ test('a worker without Redis is a configuration error: exit 2, one JSON log line
     ['lookup-worker', 'lookup'],
     ['artefact-worker', 'artefacts'],
     ['scheduler', 'scheduler'],
-  ]) {
-    const bad = spawnSync(process.execPath, ['--import', 'tsx', `workers/${entry}.ts`], {
+  ] as const) {
+    const bad = spawnSync(process.execPath, [builtWorker(entry)], {
       env: { ...baseEnv(), SANDTRAIL_CONFIG: config, REDIS_URL: '' },
       encoding: 'utf8',
       timeout: 60_000,
@@ -129,7 +129,7 @@ test('a worker without Redis is a configuration error: exit 2, one JSON log line
     const fatal = JSON.parse(bad.stderr.trim()) as { level: number; code: string; worker: string };
     assert.deepEqual([fatal.level, fatal.code, fatal.worker], [60, 'CONFIG_INVALID', worker]);
   }
-  const misspelt = spawnSync(process.execPath, ['--import', 'tsx', 'workers/feed-worker.ts'], {
+  const misspelt = spawnSync(process.execPath, [builtWorker('feed-worker')], {
     env: { ...baseEnv(), REDIS_URL: '', SANDTRAIL_REDIS_URL: '', SANDTRAIL_STOR: 'sqlite:/x.db', SANDTRAIL_LOG_LEVEL: 'warn' },
     encoding: 'utf8',
     timeout: 60_000,

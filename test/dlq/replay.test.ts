@@ -5,7 +5,7 @@ import { test } from 'vitest';
 import { replayDeadLetters } from '../../src/dlq/index.js';
 import { openStore, type DeadLetterInput } from '../../src/store/index.js';
 import { makeDoc } from '../store/sinkConformance.js';
-import { builtCli, runCli, startCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 
 const base = { batch: '202611010000', docId: null, path: '$', rawEncoding: 'utf8' as const, rawTruncated: false };
@@ -162,7 +162,7 @@ test('dlq replay --all stops on SIGTERM after the entry under way: summary print
   const entries = nowPassing(30_000);
   await store.dlq.put(entries);
   await store.close();
-  const cli = startCli(['dlq', 'replay', '--all', '--json', '--store', `sqlite:${file}`], {}, builtCli());
+  const cli = startCli(['dlq', 'replay', '--all', '--json', '--store', `sqlite:${file}`], {});
   // a store answering at once never left the event loop a turn: the signal waited for the whole replay
   await new Promise((r) => setTimeout(r, 1500));
   cli.child.kill('SIGTERM');

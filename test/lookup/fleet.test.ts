@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { test } from 'vitest';
 import { runLookupCommand } from '../../src/cli/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openStore } from '../../src/store/index.js';
-import { baseEnv } from '../support/cli.js';
+import { baseEnv, builtWorker } from '../support/cli.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
@@ -14,7 +13,7 @@ import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 const KEY = 'fleet-key-4411';
 
 function startWorker(entry: 'lookup' | 'index', env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join('workers', `${entry}-worker.ts`)], {
+  const child = spawn(process.execPath, [builtWorker(`${entry}-worker`)], {
     env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

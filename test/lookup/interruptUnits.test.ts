@@ -7,7 +7,7 @@ import { createRedis } from '../../src/queue/index.js';
 import { QuotaLedger } from '../../src/quota/index.js';
 import { test } from 'vitest';
 import { accountApi, ledgerTotals, serverTotals } from '../support/apiAccounting.js';
-import { builtCli, startCli } from '../support/cli.js';
+import { startCli } from '../support/cli.js';
 import { cleanup, tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 
@@ -26,18 +26,14 @@ test('a lookup stopped by SIGINT counts in its summary the units its drain spent
   const queuePrefix = uniquePrefix();
   const account = accountApi(fake, { redisUrl, queuePrefix });
   const dir = tempDir();
-  const { child, exited } = startCli(
-    ['lookup', file.sha256, '--json', '--store', `sqlite:${join(dir, 's.db')}`],
-    {
-      GTI_APIKEY: KEY,
-      GTI_BASE_URL: fake.baseUrl,
-      REDIS_URL: redisUrl,
-      SANDTRAIL_QUEUE_PREFIX: queuePrefix,
-      SANDTRAIL_LOOKUP_PAGE_SIZE: '2',
-      SANDTRAIL_LOG_LEVEL: 'warn',
-    },
-    builtCli(),
-  );
+  const { child, exited } = startCli(['lookup', file.sha256, '--json', '--store', `sqlite:${join(dir, 's.db')}`], {
+    GTI_APIKEY: KEY,
+    GTI_BASE_URL: fake.baseUrl,
+    REDIS_URL: redisUrl,
+    SANDTRAIL_QUEUE_PREFIX: queuePrefix,
+    SANDTRAIL_LOOKUP_PAGE_SIZE: '2',
+    SANDTRAIL_LOG_LEVEL: 'warn',
+  });
   await firstAnswer;
   child.kill('SIGINT');
   const r = await exited;
@@ -63,19 +59,15 @@ test('a lookup stopped twice while its request hangs: the request is given up an
   cleanup(() => (hanging.closeAllConnections(), new Promise<void>((resolve) => hanging.close(() => resolve()))));
   const redisUrl = await testRedisUrl();
   const queuePrefix = uniquePrefix();
-  const { child, exited } = startCli(
-    ['lookup', 'ab'.repeat(32), '--json', '--store', `sqlite:${join(tempDir(), 's.db')}`],
-    {
-      GTI_APIKEY: KEY,
-      GTI_BASE_URL: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/api/v3`,
-      GTI_USER: 'analyst',
-      SANDTRAIL_GTI_TIMEOUT_MS: '120000',
-      REDIS_URL: redisUrl,
-      SANDTRAIL_QUEUE_PREFIX: queuePrefix,
-      SANDTRAIL_LOG_LEVEL: 'warn',
-    },
-    builtCli(),
-  );
+  const { child, exited } = startCli(['lookup', 'ab'.repeat(32), '--json', '--store', `sqlite:${join(tempDir(), 's.db')}`], {
+    GTI_APIKEY: KEY,
+    GTI_BASE_URL: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/api/v3`,
+    GTI_USER: 'analyst',
+    SANDTRAIL_GTI_TIMEOUT_MS: '120000',
+    REDIS_URL: redisUrl,
+    SANDTRAIL_QUEUE_PREFIX: queuePrefix,
+    SANDTRAIL_LOG_LEVEL: 'warn',
+  });
   await requested;
   const t0 = Date.now();
   child.kill('SIGINT');

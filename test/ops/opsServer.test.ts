@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'vitest';
 import { ARTEFACT_QUEUE } from '../../src/artefacts/index.js';
 import { Queue } from 'bullmq';
-import { baseEnv } from '../support/cli.js';
+import { baseEnv, builtWorker } from '../support/cli.js';
 import { accountApi } from '../support/apiAccounting.js';
 import { cleanup, tempDir, uniquePrefix } from '../support/env.js';
 import { startTestOps } from '../support/testOps.js';
@@ -69,7 +69,7 @@ test('beyond loopback the server refuses to start without credentials; with them
 });
 
 function startWorker(env: NodeJS.ProcessEnv): { child: ChildProcess; log: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join('workers', 'lookup-worker.ts')], {
+  const child = spawn(process.execPath, [builtWorker('lookup-worker')], {
     env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -7,7 +7,7 @@ import { createQueues } from '../../src/queue/index.js';
 import { runBackfill } from '../../src/runner/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { Rng, writeFeed, type FeedManifest } from '../../src/synth/index.js';
-import { baseEnv } from '../support/cli.js';
+import { baseEnv, builtCli, builtWorker } from '../support/cli.js';
 import type { ConfigInput } from '../../src/config/index.js';
 import { cleanup, tempDir, testConfig } from '../support/env.js';
 import { openRealStore, realCluster, realEsContents } from '../support/realElasticsearch.js';
@@ -15,7 +15,7 @@ import { assertNewestWins, expectedDead, storeContents, type Contents } from '..
 import { addMinutes, minuteRange } from '../../src/minute/index.js';
 
 function startWorker(kind: 'feed' | 'index', env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join('workers', `${kind}-worker.ts`)], {
+  return spawn(process.execPath, [builtWorker(`${kind}-worker`)], {
     env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -198,8 +198,7 @@ test(`SIGKILLs of the backfill command at ${KILLS} seeded points (chunks handed 
     // a small hand-over bound: the feed stage waits on the index thread, so kills land mid-chunk
     SANDTRAIL_INDEX_HANDOFF_MAX_BYTES: '200000',
   };
-  const backfill = (): ChildProcess =>
-    spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const backfill = (): ChildProcess => spawn(process.execPath, [builtCli(), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const store = openStore(config.store, config);
   try {
     const rng = new Rng(SEED + 1);

@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, test } from 'vitest';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
-import { baseEnv, runCli } from '../support/cli.js';
+import { baseEnv, builtCli, runCli } from '../support/cli.js';
 import { tempDir } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
 import { storeContents } from '../support/storeContents.js';
@@ -120,7 +120,7 @@ test('a worker whose rights are taken away while it runs stops within seconds wi
 
 /** `sandtrail worker index` as `name`, killed after 20 s if it has not ended by itself. */
 function indexWorker(name: string): { child: ChildProcess; stderr(): string; done: Promise<{ code: number | null; err: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'worker', 'index'], {
+  const child = spawn(process.execPath, [builtCli(), 'worker', 'index'], {
     env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'info', ...envOf(name, `sqlite:${join(dir, `${name}-worker.db`)}`) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log/index.js';
 import { addMinutes, msToMinute } from '../../src/minute/index.js';
 import { writeFeed, type FeedManifest } from '../../src/synth/index.js';
 import { accountApi } from '../support/apiAccounting.js';
-import { baseEnv, runCli } from '../support/cli.js';
+import { baseEnv, builtWorker, runCli } from '../support/cli.js';
 import { cleanup, tempDir } from '../support/env.js';
 import { makeFakeFile, startFakeGti } from '../support/fakeGti.js';
 import { RedisCluster } from '../support/redisCluster.js';
@@ -319,10 +319,9 @@ interface Started {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** A worker entry point (workers/<kind>-worker.ts, or workers/scheduler.ts) as its own process, killed at the end of the test. */
+/** A worker entry point (dist/workers/<kind>-worker.js, or dist/workers/scheduler.js) as its own process, killed at the end of the test. */
 function startWorker(kind: 'feed' | 'index' | 'lookup' | 'artefact' | 'scheduler', env: NodeJS.ProcessEnv): Started {
-  const entry = kind === 'scheduler' ? 'scheduler.ts' : `${kind}-worker.ts`;
-  const child = spawn(process.execPath, ['--import', 'tsx', join('workers', entry)], {
+  const child = spawn(process.execPath, [builtWorker(kind === 'scheduler' ? 'scheduler' : `${kind}-worker`)], {
     env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

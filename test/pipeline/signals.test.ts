@@ -9,12 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { minuteRange } from '../../src/minute/index.js';
 import { openStore } from '../../src/store/index.js';
 import { writeFeed } from '../../src/synth/index.js';
-import { baseEnv } from '../support/cli.js';
+import { baseEnv, builtCli } from '../support/cli.js';
 import { tempDir, testRedisUrl, uniquePrefix } from '../support/env.js';
 import { RedisServer } from '../support/redisServer.js';
 
 function cli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out: () => string; err: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], {
+  const child = spawn(process.execPath, [builtCli(), ...args], {
     env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

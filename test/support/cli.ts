@@ -22,6 +22,11 @@ export function baseEnv(): NodeJS.ProcessEnv {
 
 let built: string | undefined;
 
+/** The built CLI's entry, brought up to date once per test process (see builtCli). */
+function cliEntry(): string {
+  return (built ??= builtCli());
+}
+
 /**
  * Runs the CLI a user runs (`bin/sandtrail.js` over `dist/`, see builtCli) as a child process;
  * `nodeArgs` go to node before the script. The build, not `src/` under tsx: what ships is what is
@@ -31,8 +36,7 @@ export function runCli(
   args: string[],
   opts: { env?: NodeJS.ProcessEnv; input?: Buffer | string; nodeArgs?: string[] } = {},
 ): Promise<CliResult> {
-  built ??= builtCli();
-  const script = built;
+  const script = cliEntry();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), script, ...args], {
       env: { ...baseEnv(), SANDTRAIL_LOG_LEVEL: 'warn', ...opts.env },
@@ -56,18 +60,21 @@ export interface StartedCli {
   stderr(): string;
 }
 
-/** Starts the CLI (`script`: the build by default, as runCli; a `.ts` entry runs under tsx) without waiting for it, stdin closed. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, script?: string): StartedCli {
-  built ??= builtCli();
-  const entry = script ?? built;
-  const node = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry];
-  const child = spawn(process.execPath, [...node, ...args], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts the CLI (the build, as runCli) without waiting for it, stdin closed. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv): StartedCli {
+  const child = spawn(process.execPath, [cliEntry(), ...args], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   const exited = new Promise<CliResult>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
   return { child, exited, stderr: () => stderr };
+}
+
+/** A worker entry point as operators run it, `node dist/workers/NAME.js` (the build brought up to date as for the CLI). */
+export function builtWorker(name: 'feed-worker' | 'index-worker' | 'lookup-worker' | 'artefact-worker' | 'scheduler'): string {
+  cliEntry();
+  return join('dist', 'workers', `${name}.js`);
 }
 
 /** Newest modification time of the files under `dir` (0 when it is missing). */

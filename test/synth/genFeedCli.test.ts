@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, test } from 'vitest';
+import { builtCli } from '../support/cli.js';
 import { tempDir } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -11,7 +12,7 @@ const tmp = tempDir('synth-cli-');
 afterAll(tmp.cleanup);
 
 function run(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'gen-feed', ...args], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(ROOT, builtCli()), 'gen-feed', ...args], { cwd: ROOT, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
